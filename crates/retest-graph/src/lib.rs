@@ -1,0 +1,22 @@
+//! `retest-graph`: the language-neutral control-flow graph model and the graph
+//! algorithms every other part of retest builds on.
+//!
+//! * [`cfg`] — procedures as CFGs with uniquely labelled out-edges, stable ids,
+//!   source spans, declaration entities, and contraction (condition level →
+//!   statement level).
+//! * [`dom`] — node and edge dominators (Lengauer–Tarjan).
+//! * [`reach`] — reachability, depth-first back edges, strongly connected components.
+//! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
+//!
+//! Architecture invariant: this crate does no I/O beyond writing to a
+//! `std::io::Write` it is handed, and knows nothing about C.
+
+pub mod cfg;
+pub mod dom;
+pub mod dot;
+pub mod reach;
+
+pub use cfg::{
+    Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId,
+    NodeKind, Span,
+};

@@ -1,0 +1,3 @@
+//! Test discovery and execution: parallel runs, timeouts, trace collection.
+
+pub mod trace;
