@@ -251,8 +251,6 @@ pub enum CfgError {
         "contraction maps edges {first} and {second} (both out of group {group} with label {label}) to different targets"
     )]
     AmbiguousContraction { group: u32, label: String, first: u32, second: u32 },
-    #[error("edge {edge} leaves group {group} but has no coarse label")]
-    UnlabelledGroupExit { edge: u32, group: u32 },
 }
 
 /// The CFG of one procedure. Immutable once built; use [`CfgBuilder`] to make one.
@@ -385,10 +383,12 @@ impl Cfg {
     ///
     /// `group[n]` names the coarse node that fine node `n` belongs to; `coarse_nodes`
     /// gives the coarse nodes (indexed by group), `coarse_label[e]` the label that
-    /// fine edge `e` carries in the coarse graph when it leaves its group (ignored for
-    /// edges inside a group). Every fine edge leaving a group with the same coarse
-    /// label must reach the same group. Returns the coarse CFG and the fine→coarse
-    /// mapping of nodes and edges.
+    /// fine edge `e` carries in the coarse graph. A fine edge with no coarse label
+    /// has no counterpart in the coarse graph: flow inside a group, or a path the
+    /// coarse view folds into a node (such as a `noreturn` call in one arm of `?:`).
+    /// A labelled edge from a group to itself is a genuine coarse self-loop
+    /// (`while (c) ;`). Every fine edge with the same (source group, coarse label)
+    /// must reach the same group. Returns the coarse CFG and the fine→coarse mapping.
     pub fn contract(
         &self,
         name: impl Into<String>,
@@ -409,11 +409,8 @@ impl Cfg {
             Default::default();
         for (id, e) in self.edges() {
             let (gs, gd) = (group[e.src.index()], group[e.dst.index()]);
-            if gs == gd {
-                continue;
-            }
             let Some(label) = coarse_label[id.index()].clone() else {
-                return Err(CfgError::UnlabelledGroupExit { edge: id.0, group: gs.0 });
+                continue;
             };
             match seen.get(&(gs, label.clone())) {
                 Some(&(dst, first)) if dst != gd => {
@@ -435,12 +432,8 @@ impl Cfg {
         let edge = self
             .edges()
             .map(|(id, e)| {
-                let (gs, gd) = (group[e.src.index()], group[e.dst.index()]);
-                if gs == gd {
-                    None
-                } else {
-                    coarse.out_edge_labelled(gs, coarse_label[id.index()].as_ref().unwrap())
-                }
+                let gs = group[e.src.index()];
+                coarse_label[id.index()].as_ref().and_then(|l| coarse.out_edge_labelled(gs, l))
             })
             .collect();
         Ok((
@@ -693,7 +686,7 @@ mod tests {
         let labels: Vec<Option<EdgeLabel>> = fine
             .edges()
             .map(|(_, e)| match (e.src.0, e.dst.0) {
-                (1, 2) => None,
+                (1, 2) => None, // a T-> b: inside the decision
                 (_, 3) => Some(EdgeLabel::True),
                 (1, 4) | (2, 4) => Some(EdgeLabel::False),
                 _ => Some(EdgeLabel::Eps),

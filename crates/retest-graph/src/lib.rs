@@ -4,17 +4,21 @@
 //! * [`cfg`] — procedures as CFGs with uniquely labelled out-edges, stable ids,
 //!   source spans, declaration entities, and contraction (condition level →
 //!   statement level).
+//! * [`coverage`] — probes, cell layout, edge coverage from hit cells.
 //! * [`dom`] — node and edge dominators (Lengauer–Tarjan).
 //! * [`reach`] — reachability, depth-first back edges, strongly connected components.
+//! * [`text`] — a compact text rendering.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
 //!
 //! Architecture invariant: this crate does no I/O beyond writing to a
 //! `std::io::Write` it is handed, and knows nothing about C.
 
 pub mod cfg;
+pub mod coverage;
 pub mod dom;
 pub mod dot;
 pub mod reach;
+pub mod text;
 
 pub use cfg::{
     Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId,

@@ -1,14 +1,22 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! `retest-lang-c`: the C front end.
+//!
+//! Runs the user's compiler as the preprocessor ([`preprocess`]), parses the result
+//! with tree-sitter-c, and builds for every function defined in the project's own
+//! files a statement-level and a condition-level CFG ([`build`], [`tu`]), plus the
+//! declarations outside functions ([`decls`]) that selection compares to find
+//! affected names. [`driver`] understands compiler command lines.
+//!
+//! Architecture invariant: the front end never fails on a file. It returns the CFGs
+//! it could build plus problems (file:line, what); a function it could not build
+//! exactly is marked *unanalysable* and selection treats it as changed.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod build;
+pub mod decls;
+pub mod driver;
+pub mod preprocess;
+pub mod syntax;
+pub mod tu;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use build::{FunctionCfgs, Problem, Site};
+pub use preprocess::{Preprocessed, SourceFile, run_preprocessor};
+pub use tu::{Function, TuAnalysis, analyze};

@@ -1,0 +1,1622 @@
+//! CFG construction for one C function definition.
+//!
+//! The builder produces the **condition-level** CFG (one predicate node per
+//! condition of a short-circuit decision, `?:` arms and the two outcomes of a
+//! logical value as their own nodes — the shape compilers produce and the CFDG
+//! paper (001 §V) works on) and, by contracting it, the **statement-level** CFG
+//! (one node per statement, one predicate per decision — the CFG of DejaVu,
+//! 002 §2.1). Every condition-level node belongs to exactly one statement-level
+//! node ("group"); the [`Contraction`] maps one onto the other.
+//!
+//! Shape of the statement-level CFG, following the seeds:
+//! * a unique entry node (text: the signature) followed by the declaration node that
+//!   holds the function's non-executable declarations (002 §2.1), and a unique exit;
+//! * statement nodes for expression statements, executable declarations and
+//!   `return` (which flows to the exit);
+//! * predicate nodes for `if`/`while`/`do`/`for` decisions with `T`/`F` edges; a
+//!   condition that is an integer literal (`while (1)`, `do … while (0)`) is folded
+//!   like a compiler folds it;
+//! * one switch node per `switch` with an edge per case label and a `default` edge
+//!   (to the `default:` label or, without one, past the switch) — 002 §3.1.4;
+//! * jumps (`break`, `continue`, `goto`, labels) are edges, not nodes;
+//! * a call to a `noreturn` function ends its statement's path at the exit;
+//! * computed `goto` and `asm goto` get one out-edge per possible target.
+//!
+//! Statement expressions (`({ … })`) evaluated unconditionally are built as
+//! statements before the statement that contains them; in a conditionally
+//! evaluated position they stay part of the containing node's text.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use retest_graph::coverage::Probe;
+use retest_graph::{Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Span};
+use serde::{Deserialize, Serialize};
+use tree_sitter::Node as Ts;
+
+use crate::syntax::{self, contains_token, normalized, normalized_with, src_text, strip_parens};
+
+/// Where and how instrumentation observes a condition-level node. Byte offsets are
+/// into the preprocessed text.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum Site {
+    /// Not probed (coverage derived from in-edges).
+    None,
+    /// Function entry: insert the probe right after byte `at` (after the body's `{`).
+    Entry { at: usize },
+    /// A statement `[start, end)`: insert the probe before it (wrapping both in braces).
+    Stmt { start: usize, end: usize },
+    /// An expression evaluated for its side effects in a `for` header `[start, end)`:
+    /// prefix it with the probe as a comma operand.
+    Expr { start: usize, end: usize },
+    /// A condition `[start, end)`: rewrite it to record its `T`/`F` outcome.
+    Cond { start: usize, end: usize },
+    /// A `switch` statement `[stmt_start, stmt_end)` whose controlling expression
+    /// is `[cond_start, cond_end)`.
+    Switch { stmt_start: usize, stmt_end: usize, cond_start: usize, cond_end: usize },
+}
+
+/// A problem found while building: where, and what.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Problem {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+/// The CFGs of one function.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FunctionCfgs {
+    pub cond: Cfg,
+    pub stmt: Cfg,
+    pub map: Contraction,
+    /// Per condition-level node: how it is probed.
+    pub probes: Vec<Probe>,
+    /// Per condition-level node: where instrumentation goes.
+    pub sites: Vec<Site>,
+    /// The function's local declarations (also on the declaration node).
+    pub locals: Vec<Declaration>,
+    /// Why the function cannot be analysed exactly, if so (selection treats it as
+    /// changed whenever its text changed).
+    pub unanalysable: Option<String>,
+    /// Non-fatal problems (constructs handled conservatively).
+    pub problems: Vec<Problem>,
+}
+
+/// Facts about the translation unit a function lives in.
+pub struct TuFacts<'a> {
+    pub src: &'a [u8],
+    /// Maps a 0-based line of the preprocessed text to (file, original line).
+    pub locate: &'a dyn Fn(u32) -> Option<(u32, u32)>,
+    /// Functions known never to return.
+    pub noreturn: &'a BTreeSet<String>,
+}
+
+#[derive(Clone)]
+struct Pend {
+    node: usize,
+    label: EdgeLabel,
+    coarse: Option<EdgeLabel>,
+}
+
+fn eps(node: usize) -> Pend {
+    Pend {
+        node,
+        label: EdgeLabel::Eps,
+        coarse: Some(EdgeLabel::Eps),
+    }
+}
+
+/// A pending edge that stays inside its statement-level node (no coarse label).
+fn internal(node: usize) -> Pend {
+    Pend {
+        node,
+        label: EdgeLabel::Eps,
+        coarse: None,
+    }
+}
+
+fn with_coarse(mut v: Vec<Pend>, l: EdgeLabel) -> Vec<Pend> {
+    for p in &mut v {
+        p.coarse = Some(l.clone());
+    }
+    v
+}
+
+struct BNode {
+    node: Node,
+    group: Option<usize>,
+    nop: bool,
+    /// For loop-head nops: the text to use if the nop sits on a cycle of nops
+    /// (an empty infinite loop) and must become a real node.
+    fallback: Option<(String, Option<Span>)>,
+    site: Site,
+    probe: Probe,
+}
+
+struct BEdge {
+    src: usize,
+    dst: usize,
+    label: EdgeLabel,
+    coarse: Option<EdgeLabel>,
+}
+
+struct SwitchCtx {
+    cases: Vec<(String, usize)>,
+    default: Option<usize>,
+}
+
+struct Builder<'a, 't> {
+    tu: &'a TuFacts<'a>,
+    src: &'a [u8],
+    nodes: Vec<BNode>,
+    edges: Vec<BEdge>,
+    groups: Vec<Node>,
+    labels: BTreeMap<String, usize>,
+    defined_labels: BTreeSet<String>,
+    breaks: Vec<Vec<Pend>>,
+    conts: Vec<Vec<Pend>>,
+    switches: Vec<SwitchCtx>,
+    addr_labels: Vec<String>,
+    locals: BTreeSet<String>,
+    local_decls: Vec<Declaration>,
+    /// Statement expressions already built as statements (tree-sitter node ids).
+    hoisted: BTreeSet<usize>,
+    exit: usize,
+    problems: Vec<Problem>,
+    unanalysable: Option<String>,
+    /// Computed-goto nodes whose targets are added once all labels are known.
+    pending_computed: Vec<usize>,
+    _t: std::marker::PhantomData<&'t ()>,
+}
+
+const NORETURN_BUILTIN: &[&str] = &[
+    "exit", "_exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp", "__longjmp_chk",
+    "__builtin_unreachable", "__builtin_trap", "__builtin_abort", "__builtin_exit", "__builtin_longjmp",
+    "__assert_fail", "__assert_perror_fail", "__assert", "__stack_chk_fail", "err", "errx", "verr", "verrx",
+    "pthread_exit", "thrd_exit", "__cxa_throw", "__cxa_rethrow",
+];
+
+/// Whether `name` never returns (built-in list or declared `noreturn` in the TU).
+pub fn is_noreturn(name: &str, declared: &BTreeSet<String>) -> bool {
+    NORETURN_BUILTIN.contains(&name) || declared.contains(name)
+}
+
+fn is_logical(e: Ts<'_>, src: &[u8]) -> Option<&'static str> {
+    if e.kind() != "binary_expression" {
+        return None;
+    }
+    let op = e.child_by_field_name("operator")?;
+    match src_text(op, src) {
+        "&&" => Some("&&"),
+        "||" => Some("||"),
+        _ => None,
+    }
+}
+
+fn is_stmt_expr(e: Ts<'_>) -> Option<Ts<'_>> {
+    if e.kind() == "parenthesized_expression" && e.named_child_count() == 1 {
+        let c = e.named_child(0)?;
+        if c.kind() == "compound_statement" {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// Subtrees whose expressions are not evaluated (or not in a way we can model).
+fn is_unevaluated(kind: &str) -> bool {
+    matches!(
+        kind,
+        "sizeof_expression"
+            | "alignof_expression"
+            | "offsetof_expression"
+            | "generic_expression"
+            | "gnu_asm_expression"
+            | "type_descriptor"
+            | "ERROR"
+            | "initializer_pair"
+    )
+}
+
+/// Integer value of a literal if it is one (`0`, `0x10u`, `1L`, …).
+fn int_literal(e: Ts<'_>, src: &[u8]) -> Option<bool> {
+    let e = strip_parens(e);
+    if e.kind() != "number_literal" {
+        return None;
+    }
+    let t = src_text(e, src).trim_end_matches(['u', 'U', 'l', 'L']);
+    let digits = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if !h.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        h
+    } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
+        b
+    } else {
+        if !t.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        t
+    };
+    Some(digits.chars().any(|c| c != '0'))
+}
+
+impl<'a, 't> Builder<'a, 't> {
+    fn span(&self, n: Ts<'_>) -> Option<Span> {
+        let start = n.start_position();
+        let end = n.end_position();
+        let (file, line) = (self.tu.locate)(start.row as u32)?;
+        let end_line = match (self.tu.locate)(end.row as u32) {
+            Some((f, l)) if f == file && l >= line => l,
+            _ => line,
+        };
+        Some(Span {
+            file,
+            line,
+            col: start.column as u32 + 1,
+            end_line,
+        })
+    }
+
+    fn problem(&mut self, n: Option<Ts<'_>>, msg: impl Into<String>) {
+        let span = n.and_then(|n| self.span(n));
+        self.problems.push(Problem {
+            span,
+            message: msg.into(),
+        });
+    }
+
+    fn give_up(&mut self, n: Ts<'_>, msg: impl Into<String>) {
+        let msg = msg.into();
+        if self.unanalysable.is_none() {
+            let at = self.span(n).map(|s| format!(" (line {})", s.line)).unwrap_or_default();
+            self.unanalysable = Some(format!("{msg}{at}"));
+        }
+        self.problem(Some(n), msg);
+    }
+
+    fn uses_of(&self, n: Ts<'_>) -> syntax::Uses {
+        let hoisted = &self.hoisted;
+        syntax::uses(n, self.src, &self.locals, &|x| hoisted.contains(&x.id()))
+    }
+
+    fn text_of(&self, n: Ts<'_>) -> String {
+        let hoisted = &self.hoisted;
+        normalized_with(n, self.src, &|x| if hoisted.contains(&x.id()) { Some("{…}") } else { None })
+    }
+
+    fn make_node(&self, kind: NodeKind, n: Ts<'_>, text: String) -> Node {
+        let u = self.uses_of(n);
+        let mut node = Node::new(kind, text);
+        node.span = self.span(n);
+        node.refs = u.refs.into_iter().collect();
+        node.calls = u.calls;
+        node.indirect_call = u.indirect_call;
+        node
+    }
+
+    fn add(&mut self, node: Node, group: Option<usize>, site: Site, probe: Probe) -> usize {
+        self.nodes.push(BNode {
+            node,
+            group,
+            nop: false,
+            fallback: None,
+            site,
+            probe,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn nop(&mut self) -> usize {
+        self.nodes.push(BNode {
+            node: Node::new(NodeKind::Statement, ""),
+            group: None,
+            nop: true,
+            fallback: None,
+            site: Site::None,
+            probe: Probe::Derived,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn loop_head(&mut self, s: Ts<'_>, header_text: String) -> usize {
+        let n = self.nop();
+        let sp = self.span(s);
+        self.nodes[n].fallback = Some((header_text, sp));
+        n
+    }
+
+    fn group(&mut self, kind: NodeKind, n: Ts<'_>, text: String) -> usize {
+        let node = self.make_node(kind, n, text);
+        self.groups.push(node);
+        self.groups.len() - 1
+    }
+
+    fn link(&mut self, inc: Vec<Pend>, to: usize) {
+        for p in inc {
+            self.edges.push(BEdge {
+                src: p.node,
+                dst: to,
+                label: p.label,
+                coarse: p.coarse,
+            });
+        }
+    }
+
+    fn label_nop(&mut self, name: &str) -> usize {
+        if let Some(&n) = self.labels.get(name) {
+            return n;
+        }
+        let n = self.nop();
+        self.labels.insert(name.to_string(), n);
+        n
+    }
+
+    fn noreturn_call(&self, e: Ts<'_>) -> bool {
+        let mut e = strip_parens(e);
+        loop {
+            match e.kind() {
+                "cast_expression" => match e.child_by_field_name("value") {
+                    Some(v) => e = strip_parens(v),
+                    None => return false,
+                },
+                "comma_expression" => match e.child_by_field_name("right") {
+                    Some(v) => e = strip_parens(v),
+                    None => return false,
+                },
+                "call_expression" => {
+                    let Some(f) = e.child_by_field_name("function") else { return false };
+                    let f = strip_parens(f);
+                    return f.kind() == "identifier" && is_noreturn(src_text(f, self.src), self.tu.noreturn);
+                }
+                _ => return false,
+            }
+        }
+    }
+
+    // ----- statements -----------------------------------------------------------
+
+    fn stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        match s.kind() {
+            "compound_statement" => {
+                let kids: Vec<Ts<'_>> = {
+                    let mut c = s.walk();
+                    s.named_children(&mut c).collect()
+                };
+                self.stmt_list(&kids, inc)
+            }
+            "expression_statement" => self.expr_stmt(s, inc),
+            "declaration" => self.local_decl(s, inc),
+            "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                self.local_type(s);
+                inc
+            }
+            "if_statement" => self.if_stmt(s, inc),
+            "while_statement" => self.while_stmt(s, inc),
+            "do_statement" => self.do_stmt(s, inc),
+            "for_statement" => self.for_stmt(s, inc),
+            "switch_statement" => self.switch_stmt(s, inc),
+            "case_statement" => self.case_stmt(s, inc),
+            "break_statement" => {
+                match self.breaks.last_mut() {
+                    Some(b) => b.extend(inc),
+                    None => self.give_up(s, "`break` outside a loop or switch"),
+                }
+                Vec::new()
+            }
+            "continue_statement" => {
+                match self.conts.last_mut() {
+                    Some(b) => b.extend(inc),
+                    None => self.give_up(s, "`continue` outside a loop"),
+                }
+                Vec::new()
+            }
+            "goto_statement" => {
+                let Some(l) = s.child_by_field_name("label") else {
+                    self.give_up(s, "`goto` without a label");
+                    return Vec::new();
+                };
+                let name = src_text(l, self.src).to_string();
+                let n = self.label_nop(&name);
+                self.link(inc, n);
+                Vec::new()
+            }
+            "labeled_statement" => {
+                let Some(l) = s.child_by_field_name("label") else {
+                    return inc;
+                };
+                let name = src_text(l, self.src).to_string();
+                let n = self.label_nop(&name);
+                if !self.defined_labels.insert(name.clone()) {
+                    self.give_up(s, format!("label `{name}` defined twice"));
+                }
+                self.link(inc, n);
+                let inner: Vec<Ts<'_>> = {
+                    let mut c = s.walk();
+                    s.named_children(&mut c).filter(|k| k.id() != l.id()).collect()
+                };
+                self.stmt_list(&inner, vec![eps(n)])
+            }
+            "return_statement" => self.return_stmt(s, inc),
+            "attributed_statement" => {
+                let inner: Vec<Ts<'_>> = {
+                    let mut c = s.walk();
+                    s.named_children(&mut c).filter(|k| k.kind() != "attribute_declaration").collect()
+                };
+                self.stmt_list(&inner, inc)
+            }
+            "comment" | "static_assert_declaration" => inc,
+            "ERROR" => self.error_stmt(s, inc),
+            "function_definition" => {
+                self.give_up(s, "nested function definition");
+                inc
+            }
+            k if k.starts_with("preproc_") => {
+                self.give_up(s, format!("preprocessor construct `{k}` inside a function"));
+                inc
+            }
+            k => {
+                self.give_up(s, format!("unsupported statement `{k}`"));
+                inc
+            }
+        }
+    }
+
+    fn stmt_list(&mut self, kids: &[Ts<'_>], mut inc: Vec<Pend>) -> Vec<Pend> {
+        let mut i = 0;
+        while i < kids.len() {
+            let k = kids[i];
+            // computed goto: ERROR('goto') followed by `*expr;`
+            if k.kind() == "ERROR" && normalized(k, self.src) == "goto" {
+                if let Some(next) = kids.get(i + 1) {
+                    if next.kind() == "expression_statement"
+                        && next.named_child(0).map(|e| e.kind()) == Some("pointer_expression")
+                    {
+                        inc = self.computed_goto(k, *next, inc);
+                        i += 2;
+                        continue;
+                    }
+                }
+            }
+            inc = self.stmt(k, inc);
+            i += 1;
+        }
+        inc
+    }
+
+    fn error_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        // `__attribute__((fallthrough));` parses as ERROR(attribute_specifier) + `;`
+        let only_attrs = {
+            let mut c = s.walk();
+            s.named_children(&mut c).all(|k| k.kind() == "attribute_specifier")
+        };
+        if only_attrs && s.named_child_count() > 0 {
+            return inc;
+        }
+        const CONTROL: &[&str] = &[
+            "if", "else", "while", "for", "do", "switch", "case", "default", "goto", "return", "break", "continue",
+            "{", "}",
+        ];
+        if contains_token(s, self.src, CONTROL) {
+            self.give_up(s, format!("cannot parse `{}`", truncate(&normalized(s, self.src), 60)));
+            return inc;
+        }
+        self.problem(Some(s), format!("unparsed statement kept as opaque text: `{}`", truncate(&normalized(s, self.src), 60)));
+        let text = normalized(s, self.src);
+        let g = self.group(NodeKind::Statement, s, text.clone());
+        let node = self.make_node(NodeKind::Statement, s, text);
+        let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.link(inc, n);
+        vec![eps(n)]
+    }
+
+    fn computed_goto(&mut self, kw: Ts<'_>, st: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let text = format!("goto {}", normalized(st, self.src));
+        let g = self.group(NodeKind::Statement, st, text.clone());
+        let mut node = self.make_node(NodeKind::Statement, st, text);
+        node.span = self.span(kw);
+        self.groups[g].span = node.span;
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt {
+                start: kw.start_byte(),
+                end: st.end_byte(),
+            },
+            Probe::Node,
+        );
+        self.link(inc, n);
+        // targets are filled in at the end, when all address-taken labels are known
+        self.nodes[n].node.text.push(' ');
+        self.pending_computed.push(n);
+        Vec::new()
+    }
+
+    fn expr_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let Some(e) = s.named_child(0) else {
+            return inc; // empty statement
+        };
+        if e.kind() == "gnu_asm_expression" {
+            return self.asm_stmt(s, e, inc);
+        }
+        let inc = self.hoist_blocks(e, inc);
+        let text = self.text_of(s);
+        let kind = if self.uses_of(s).calls.is_empty() && !self.uses_of(s).indirect_call {
+            NodeKind::Statement
+        } else {
+            NodeKind::Call
+        };
+        let g = self.group(kind, s, text.clone());
+        let inc = self.hoist(e, inc, g);
+        let node = self.make_node(kind, s, text);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt {
+                start: s.start_byte(),
+                end: s.end_byte(),
+            },
+            Probe::Node,
+        );
+        self.link(inc, n);
+        if self.noreturn_call(e) {
+            self.edges.push(BEdge {
+                src: n,
+                dst: self.exit,
+                label: EdgeLabel::Eps,
+                coarse: Some(EdgeLabel::Eps),
+            });
+            return Vec::new();
+        }
+        vec![eps(n)]
+    }
+
+    fn asm_stmt(&mut self, s: Ts<'_>, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let text = normalized(s, self.src);
+        let g = self.group(NodeKind::Statement, s, text.clone());
+        let node = self.make_node(NodeKind::Statement, s, text);
+        let targets: Vec<String> = match e.child_by_field_name("goto_labels") {
+            Some(gl) => {
+                let mut c = gl.walk();
+                gl.named_children(&mut c).map(|l| src_text(l, self.src).to_string()).collect()
+            }
+            None => Vec::new(),
+        };
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt {
+                start: s.start_byte(),
+                end: s.end_byte(),
+            },
+            Probe::Node,
+        );
+        self.link(inc, n);
+        for t in targets {
+            let l = self.label_nop(&t);
+            self.edges.push(BEdge {
+                src: n,
+                dst: l,
+                label: EdgeLabel::Goto(t.clone()),
+                coarse: Some(EdgeLabel::Goto(t)),
+            });
+        }
+        vec![eps(n)]
+    }
+
+    fn return_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let e = s.named_child(0);
+        let inc = match e {
+            Some(e) => self.hoist_blocks(e, inc),
+            None => inc,
+        };
+        let text = self.text_of(s);
+        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let g = self.group(kind, s, text.clone());
+        let inc = match e {
+            Some(e) => self.hoist(e, inc, g),
+            None => inc,
+        };
+        let node = self.make_node(kind, s, text);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt {
+                start: s.start_byte(),
+                end: s.end_byte(),
+            },
+            Probe::Node,
+        );
+        self.link(inc, n);
+        self.edges.push(BEdge {
+            src: n,
+            dst: self.exit,
+            label: EdgeLabel::Eps,
+            coarse: Some(EdgeLabel::Eps),
+        });
+        Vec::new()
+    }
+
+    /// Records a local type definition as a declaration item.
+    fn local_type(&mut self, s: Ts<'_>) {
+        let mut names = Vec::new();
+        crate::decls::declared_names(s, self.src, &mut names);
+        let text = normalized(s, self.src);
+        let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
+        let mentions = u.refs.into_iter().filter(|r| !names.contains(r)).collect();
+        self.local_decls.push(Declaration {
+            kind: DeclKind::Type,
+            names,
+            text,
+            mentions,
+            span: self.span(s),
+        });
+    }
+
+    fn local_decl(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let mut names = Vec::new();
+        crate::decls::declared_names(s, self.src, &mut names);
+        for n in &names {
+            self.locals.insert(n.clone());
+        }
+        let text = normalized(s, self.src);
+        let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
+        let mentions: Vec<String> = u.refs.iter().filter(|r| !names.contains(r)).cloned().collect();
+        let storage: Vec<String> = {
+            let mut c = s.walk();
+            s.children(&mut c)
+                .filter(|k| k.kind() == "storage_class_specifier")
+                .map(|k| src_text(k, self.src).to_string())
+                .collect()
+        };
+        let is_static = storage.iter().any(|s| s == "static" || s == "extern" || s == "typedef");
+        // The declaration item is what the names are declared as. An automatic
+        // variable's initializer is executable code, compared at its own node, so it
+        // is left out; a static one's is part of the declaration.
+        let decl_text = if is_static { text.clone() } else { text_without_initializers(s, self.src) };
+        self.local_decls.push(Declaration {
+            kind: DeclKind::Variable,
+            names: names.clone(),
+            text: decl_text,
+            mentions,
+            span: self.span(s),
+        });
+        if is_static {
+            return inc;
+        }
+        let inits: Vec<Ts<'_>> = {
+            let mut c = s.walk();
+            s.children_by_field_name("declarator", &mut c)
+                .filter(|d| d.kind() == "init_declarator")
+                .filter_map(|d| d.child_by_field_name("value"))
+                .collect()
+        };
+        let vla = syntax::contains_kind(s, &["array_declarator"]) && {
+            let mut c = s.walk();
+            s.children_by_field_name("declarator", &mut c).any(|d| has_variable_size(d, self.src))
+        };
+        if inits.is_empty() && !vla {
+            return inc;
+        }
+        let mut inc = inc;
+        for v in &inits {
+            inc = self.hoist_blocks(*v, inc);
+        }
+        let text = self.text_of(s);
+        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let g = self.group(kind, s, text.clone());
+        for v in &inits {
+            inc = self.hoist(*v, inc, g);
+        }
+        let node = self.make_node(kind, s, text);
+        // declarations are never probed: a probe may not precede a declaration in C89,
+        // and the declaration's out-edge is traversed whenever its in-edge is.
+        let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.link(inc, n);
+        if inits.iter().any(|v| self.noreturn_call(*v)) {
+            self.edges.push(BEdge {
+                src: n,
+                dst: self.exit,
+                label: EdgeLabel::Eps,
+                coarse: Some(EdgeLabel::Eps),
+            });
+            return Vec::new();
+        }
+        vec![eps(n)]
+    }
+
+    fn cond_inner<'x>(&self, s: Ts<'x>) -> Option<Ts<'x>> {
+        let c = s.child_by_field_name("condition")?;
+        if c.kind() == "parenthesized_expression" {
+            let mut cur = c.walk();
+            let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| k.kind() != "comment").collect();
+            if inner.len() == 1 {
+                return Some(inner[0]);
+            }
+        }
+        Some(c)
+    }
+
+    /// A decision: builds the predicate group for condition `c`, returns (true, false)
+    /// exits with statement-level labels `T` and `F`.
+    fn decision(&mut self, c: Ts<'_>, inc: Vec<Pend>) -> (Vec<Pend>, Vec<Pend>) {
+        let inc = self.hoist_blocks(c, inc);
+        let text = self.text_of(strip_parens(c));
+        let g = self.group(NodeKind::Predicate, c, text);
+        let (t, f) = self.branch(c, inc, g);
+        (with_coarse(t, EdgeLabel::True), with_coarse(f, EdgeLabel::False))
+    }
+
+    fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let Some(c) = self.cond_inner(s) else {
+            self.give_up(s, "`if` without a condition");
+            return inc;
+        };
+        let (t, f) = self.decision(c, inc);
+        let mut out = match s.child_by_field_name("consequence") {
+            Some(b) => self.stmt(b, t),
+            None => t,
+        };
+        match s.child_by_field_name("alternative") {
+            Some(alt) => {
+                let inner: Vec<Ts<'_>> = {
+                    let mut cur = alt.walk();
+                    alt.named_children(&mut cur).collect()
+                };
+                out.extend(self.stmt_list(&inner, f));
+            }
+            None => out.extend(f),
+        }
+        out
+    }
+
+    fn header_text(&self, s: Ts<'_>) -> String {
+        // the loop statement's text up to its body, for an empty infinite loop's node
+        let body = s.child_by_field_name("body");
+        let mut out = String::new();
+        let mut c = s.walk();
+        for k in s.children(&mut c) {
+            if Some(k.id()) == body.map(|b| b.id()) {
+                break;
+            }
+            let t = normalized(k, self.src);
+            if !t.is_empty() {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&t);
+            }
+        }
+        out
+    }
+
+    fn while_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let head = self.loop_head(s, self.header_text(s));
+        self.link(inc, head);
+        let Some(c) = self.cond_inner(s) else {
+            self.give_up(s, "`while` without a condition");
+            return Vec::new();
+        };
+        let (t, f) = self.decision(c, vec![eps(head)]);
+        self.breaks.push(Vec::new());
+        self.conts.push(Vec::new());
+        let body_out = match s.child_by_field_name("body") {
+            Some(b) => self.stmt(b, t),
+            None => t,
+        };
+        self.link(body_out, head);
+        let conts = self.conts.pop().unwrap();
+        self.link(conts, head);
+        let mut out = f;
+        out.extend(self.breaks.pop().unwrap());
+        out
+    }
+
+    fn do_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let top = self.loop_head(s, "do".to_string());
+        self.link(inc, top);
+        self.breaks.push(Vec::new());
+        self.conts.push(Vec::new());
+        let body_out = match s.child_by_field_name("body") {
+            Some(b) => self.stmt(b, vec![eps(top)]),
+            None => vec![eps(top)],
+        };
+        let cond_head = self.nop();
+        self.link(body_out, cond_head);
+        let conts = self.conts.pop().unwrap();
+        self.link(conts, cond_head);
+        let Some(c) = self.cond_inner(s) else {
+            self.give_up(s, "`do` without a condition");
+            return Vec::new();
+        };
+        let (t, f) = self.decision(c, vec![eps(cond_head)]);
+        self.link(t, top);
+        let mut out = f;
+        out.extend(self.breaks.pop().unwrap());
+        out
+    }
+
+    fn for_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let mut inc = inc;
+        if let Some(init) = s.child_by_field_name("initializer") {
+            if init.kind() == "declaration" {
+                inc = self.local_decl(init, inc);
+            } else {
+                inc = self.side_effect_expr(init, inc);
+            }
+        }
+        let head = self.loop_head(s, self.header_text(s));
+        self.link(inc, head);
+        let (t, f) = match s.child_by_field_name("condition") {
+            Some(c) => self.decision(c, vec![eps(head)]),
+            None => (vec![eps(head)], Vec::new()),
+        };
+        self.breaks.push(Vec::new());
+        self.conts.push(Vec::new());
+        let mut body_out = match s.child_by_field_name("body") {
+            Some(b) => self.stmt(b, t),
+            None => t,
+        };
+        body_out.extend(self.conts.pop().unwrap());
+        let after_update = match s.child_by_field_name("update") {
+            Some(u) => self.side_effect_expr(u, body_out),
+            None => body_out,
+        };
+        self.link(after_update, head);
+        let mut out = f;
+        out.extend(self.breaks.pop().unwrap());
+        out
+    }
+
+    /// An expression evaluated for its effects outside a statement (`for` init/update).
+    fn side_effect_expr(&mut self, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let inc = self.hoist_blocks(e, inc);
+        let text = self.text_of(e);
+        let kind = if self.uses_of(e).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let g = self.group(kind, e, text.clone());
+        let inc = self.hoist(e, inc, g);
+        let node = self.make_node(kind, e, text);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Expr {
+                start: e.start_byte(),
+                end: e.end_byte(),
+            },
+            Probe::Node,
+        );
+        self.link(inc, n);
+        vec![eps(n)]
+    }
+
+    fn switch_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let Some(c) = self.cond_inner(s) else {
+            self.give_up(s, "`switch` without a condition");
+            return inc;
+        };
+        let inc = self.hoist_blocks(c, inc);
+        let text = self.text_of(c);
+        let g = self.group(NodeKind::Switch, c, text.clone());
+        let inc = self.hoist(c, inc, g);
+        let node = self.make_node(NodeKind::Switch, c, text);
+        let sw = self.add(
+            node,
+            Some(g),
+            Site::Switch {
+                stmt_start: s.start_byte(),
+                stmt_end: s.end_byte(),
+                cond_start: c.start_byte(),
+                cond_end: c.end_byte(),
+            },
+            Probe::PerEdge,
+        );
+        self.link(inc, sw);
+        self.switches.push(SwitchCtx {
+            cases: Vec::new(),
+            default: None,
+        });
+        self.breaks.push(Vec::new());
+        let body_out = match s.child_by_field_name("body") {
+            Some(b) => self.stmt(b, Vec::new()),
+            None => Vec::new(),
+        };
+        let ctx = self.switches.pop().unwrap();
+        let mut seen = BTreeSet::new();
+        for (label, target) in ctx.cases {
+            let mut l = label.clone();
+            let mut k = 2;
+            while !seen.insert(l.clone()) {
+                l = format!("{label} #{k}");
+                k += 1;
+            }
+            self.edges.push(BEdge {
+                src: sw,
+                dst: target,
+                label: EdgeLabel::Case(l.clone()),
+                coarse: Some(EdgeLabel::Case(l)),
+            });
+        }
+        let mut out = body_out;
+        out.extend(self.breaks.pop().unwrap());
+        match ctx.default {
+            Some(d) => self.edges.push(BEdge {
+                src: sw,
+                dst: d,
+                label: EdgeLabel::Default,
+                coarse: Some(EdgeLabel::Default),
+            }),
+            None => out.push(Pend {
+                node: sw,
+                label: EdgeLabel::Default,
+                coarse: Some(EdgeLabel::Default),
+            }),
+        }
+        out
+    }
+
+    fn case_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let n = self.nop();
+        self.link(inc, n);
+        let value = s.child_by_field_name("value");
+        let is_default = {
+            let mut c = s.walk();
+            let first = s.children(&mut c).next();
+            first.map(|k| k.kind()) == Some("default")
+        };
+        // GNU case range: value, then ERROR("..." expr)
+        let mut label_parts: Vec<Ts<'_>> = Vec::new();
+        let mut body: Vec<Ts<'_>> = Vec::new();
+        {
+            let mut c = s.walk();
+            let mut after_value = false;
+            for k in s.named_children(&mut c) {
+                if Some(k.id()) == value.map(|v| v.id()) {
+                    label_parts.push(k);
+                    after_value = true;
+                    continue;
+                }
+                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
+                    label_parts.push(k);
+                    continue;
+                }
+                after_value = false;
+                body.push(k);
+            }
+        }
+        match self.switches.last_mut() {
+            None => self.give_up(s, "`case` outside a switch"),
+            Some(ctx) => {
+                if is_default {
+                    ctx.default = Some(n);
+                } else {
+                    let text = syntax::normalized_siblings(&label_parts, self.src);
+                    ctx.cases.push((text, n));
+                }
+            }
+        }
+        self.stmt_list(&body, vec![eps(n)])
+    }
+
+    // ----- expressions ----------------------------------------------------------
+
+    /// Builds, as statements, the statement expressions of `e` that are evaluated
+    /// whenever `e` is (not under `&&`/`||` right operands, `?:` arms, or
+    /// unevaluated operands).
+    fn hoist_blocks(&mut self, e: Ts<'_>, mut inc: Vec<Pend>) -> Vec<Pend> {
+        if let Some(block) = is_stmt_expr(e) {
+            if !self.hoisted.contains(&block.id()) {
+                self.hoisted.insert(block.id());
+                self.hoisted.insert(e.id());
+                return self.stmt(block, inc);
+            }
+            return inc;
+        }
+        if is_unevaluated(e.kind()) {
+            return inc;
+        }
+        if is_logical(e, self.src).is_some() {
+            if let Some(l) = e.child_by_field_name("left") {
+                return self.hoist_blocks(l, inc);
+            }
+            return inc;
+        }
+        if e.kind() == "conditional_expression" {
+            if let Some(c) = e.child_by_field_name("condition") {
+                return self.hoist_blocks(c, inc);
+            }
+            return inc;
+        }
+        let kids: Vec<Ts<'_>> = {
+            let mut c = e.walk();
+            e.named_children(&mut c).collect()
+        };
+        for k in kids {
+            inc = self.hoist_blocks(k, inc);
+        }
+        inc
+    }
+
+    /// Creates nodes (in group `g`) for the control flow inside expression `e`
+    /// evaluated for its value: short-circuit operators and `?:`.
+    fn hoist(&mut self, e: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
+        if is_logical(e, self.src).is_some() {
+            let (t, f) = self.branch(e, inc, g);
+            let nt = self.synth(g, e, "(true)");
+            let nf = self.synth(g, e, "(false)");
+            self.link(t, nt);
+            self.link(f, nf);
+            return vec![internal(nt), internal(nf)];
+        }
+        if e.kind() == "conditional_expression" {
+            let Some(c) = e.child_by_field_name("condition") else {
+                return inc;
+            };
+            let (t, f) = self.branch(c, inc, g);
+            let mut out = Vec::new();
+            match e.child_by_field_name("consequence") {
+                Some(x) => out.extend(self.arm(x, t, g)),
+                None => {
+                    // GNU `c ?: y`: the value is the condition's
+                    let n = self.synth(g, c, &self.text_of(c));
+                    self.link(t, n);
+                    out.push(internal(n));
+                }
+            }
+            if let Some(y) = e.child_by_field_name("alternative") {
+                out.extend(self.arm(y, f, g));
+            }
+            return out;
+        }
+        if let Some(block) = is_stmt_expr(e) {
+            if !self.hoisted.contains(&block.id()) && contains_token(block, self.src, &["goto", "break", "continue"]) {
+                self.give_up(e, "jump inside a conditionally evaluated statement expression");
+            }
+            return inc;
+        }
+        if is_unevaluated(e.kind()) {
+            return inc;
+        }
+        let kids: Vec<Ts<'_>> = {
+            let mut c = e.walk();
+            e.named_children(&mut c).collect()
+        };
+        let mut inc = inc;
+        for k in kids {
+            inc = self.hoist(k, inc, g);
+        }
+        inc
+    }
+
+    fn synth(&mut self, g: usize, at: Ts<'_>, text: &str) -> usize {
+        let mut node = Node::new(NodeKind::Statement, text);
+        node.span = self.span(at);
+        self.add(node, Some(g), Site::None, Probe::Derived)
+    }
+
+    /// One arm of `?:`: its own control flow, then a value node.
+    fn arm(&mut self, x: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
+        let inc = self.hoist(x, inc, g);
+        let text = self.text_of(x);
+        let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let node = self.make_node(kind, x, text);
+        let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.link(inc, n);
+        if self.noreturn_call(x) {
+            // the statement-level node folds this path into its ε edge
+            self.edges.push(BEdge {
+                src: n,
+                dst: self.exit,
+                label: EdgeLabel::Eps,
+                coarse: None,
+            });
+            return Vec::new();
+        }
+        vec![internal(n)]
+    }
+
+    /// Condition-level decision structure of `e` in a branching context: returns the
+    /// pending true and false exits. Integer literals fold.
+    fn branch(&mut self, e: Ts<'_>, inc: Vec<Pend>, g: usize) -> (Vec<Pend>, Vec<Pend>) {
+        let e = strip_parens(e);
+        if inc.is_empty() {
+            // unreachable: still build the nodes so the code is represented
+        }
+        match is_logical(e, self.src) {
+            Some("&&") => {
+                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
+                if let (Some(l), Some(r)) = (l, r) {
+                    let (at, af) = self.branch(l, inc, g);
+                    let (bt, mut bf) = self.branch(r, at, g);
+                    bf.splice(0..0, af);
+                    return (bt, bf);
+                }
+            }
+            Some(_) => {
+                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
+                if let (Some(l), Some(r)) = (l, r) {
+                    let (mut at, af) = self.branch(l, inc, g);
+                    let (bt, bf) = self.branch(r, af, g);
+                    at.extend(bt);
+                    return (at, bf);
+                }
+            }
+            None => {}
+        }
+        match e.kind() {
+            "unary_expression" => {
+                let op = e.child_by_field_name("operator").map(|o| src_text(o, self.src));
+                if op == Some("!") {
+                    if let Some(a) = e.child_by_field_name("argument") {
+                        let (t, f) = self.branch(a, inc, g);
+                        return (f, t);
+                    }
+                }
+            }
+            "comma_expression" => {
+                if let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right")) {
+                    let inc = self.hoist(l, inc, g);
+                    return self.branch(r, inc, g);
+                }
+            }
+            "conditional_expression" => {
+                if let Some(c) = e.child_by_field_name("condition") {
+                    let (ct, cf) = self.branch(c, inc, g);
+                    let (mut t, mut f) = match e.child_by_field_name("consequence") {
+                        Some(x) => self.branch(x, ct, g),
+                        None => (ct, Vec::new()),
+                    };
+                    if let Some(y) = e.child_by_field_name("alternative") {
+                        let (yt, yf) = self.branch(y, cf, g);
+                        t.extend(yt);
+                        f.extend(yf);
+                    }
+                    return (t, f);
+                }
+            }
+            "call_expression" => {
+                // __builtin_expect(c, v) (likely/unlikely) branches on c
+                let f = e.child_by_field_name("function").map(|f| src_text(f, self.src));
+                if matches!(f, Some("__builtin_expect") | Some("__builtin_expect_with_probability")) {
+                    if let Some(args) = e.child_by_field_name("arguments") {
+                        if let Some(first) = args.named_child(0) {
+                            return self.branch(first, inc, g);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(v) = int_literal(e, self.src) {
+            return if v { (inc, Vec::new()) } else { (Vec::new(), inc) };
+        }
+        // a leaf condition
+        let inc = self.hoist(e, inc, g);
+        let text = self.text_of(e);
+        let node = self.make_node(NodeKind::Predicate, e, text);
+        let has_error = syntax::contains_kind(e, &["ERROR"]);
+        let site = if has_error {
+            Site::None
+        } else {
+            Site::Cond {
+                start: e.start_byte(),
+                end: e.end_byte(),
+            }
+        };
+        let probe = if has_error { Probe::Derived } else { Probe::PerEdge };
+        if has_error {
+            self.problem(Some(e), "condition with a syntax error is not probed");
+        }
+        let n = self.add(node, Some(g), site, probe);
+        self.link(inc, n);
+        (
+            vec![Pend {
+                node: n,
+                label: EdgeLabel::True,
+                coarse: None,
+            }],
+            vec![Pend {
+                node: n,
+                label: EdgeLabel::False,
+                coarse: None,
+            }],
+        )
+    }
+}
+
+/// A declaration's tokens with the `= value` of each init-declarator left out.
+fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
+    let mut out = String::new();
+    let mut c = s.walk();
+    for k in s.children(&mut c) {
+        let t = if k.kind() == "init_declarator" {
+            k.child_by_field_name("declarator").map(|d| normalized(d, src)).unwrap_or_default()
+        } else {
+            normalized(k, src)
+        };
+        if !t.is_empty() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Whether a declarator declares an array whose size is not a literal constant.
+fn has_variable_size(d: Ts<'_>, src: &[u8]) -> bool {
+    if d.kind() == "array_declarator" {
+        if let Some(sz) = d.child_by_field_name("size") {
+            let mut stack = vec![sz];
+            while let Some(x) = stack.pop() {
+                if x.kind() == "identifier" {
+                    return true;
+                }
+                if x.kind() == "sizeof_expression" {
+                    continue;
+                }
+                let mut c = x.walk();
+                stack.extend(x.named_children(&mut c));
+            }
+        }
+    }
+    let mut c = d.walk();
+    let kids: Vec<Ts<'_>> = d.named_children(&mut c).collect();
+    kids.into_iter().any(|k| {
+        matches!(k.kind(), "array_declarator" | "pointer_declarator" | "init_declarator" | "parenthesized_declarator")
+            && has_variable_size(k, src)
+    })
+}
+
+// `pending_computed` lives outside the main struct literal for readability.
+impl<'a, 't> Builder<'a, 't> {
+    #[allow(clippy::new_ret_no_self)]
+    fn new(tu: &'a TuFacts<'a>) -> Builder<'a, 't> {
+        Builder {
+            tu,
+            src: tu.src,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            groups: Vec::new(),
+            labels: BTreeMap::new(),
+            defined_labels: BTreeSet::new(),
+            breaks: Vec::new(),
+            conts: Vec::new(),
+            switches: Vec::new(),
+            addr_labels: Vec::new(),
+            locals: BTreeSet::new(),
+            local_decls: Vec::new(),
+            hoisted: BTreeSet::new(),
+            exit: 0,
+            problems: Vec::new(),
+            unanalysable: None,
+            pending_computed: Vec::new(),
+            _t: std::marker::PhantomData,
+        }
+    }
+}
+
+/// Builds both CFGs of the function definition `def`.
+pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs {
+    let mut b = Builder::new(tu);
+    let src = tu.src;
+    // parameters are locals (calls through them are indirect)
+    if let Some(d) = def.child_by_field_name("declarator") {
+        collect_params(d, src, &mut b.locals);
+    }
+    let body = def.child_by_field_name("body");
+    // signature text: everything but the body
+    let sig = {
+        let mut out = String::new();
+        let mut c = def.walk();
+        for k in def.children(&mut c) {
+            if Some(k.id()) == body.map(|x| x.id()) {
+                continue;
+            }
+            let t = normalized(k, src);
+            if !t.is_empty() {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&t);
+            }
+        }
+        out
+    };
+    // address-taken labels (GNU &&label) anywhere in the body
+    if let Some(body) = body {
+        let u = syntax::uses(body, src, &BTreeSet::new(), &|_| false);
+        b.addr_labels = u.label_addrs;
+    }
+    let mut entry = Node::new(NodeKind::Entry, sig.clone());
+    entry.span = b.span(def);
+    b.groups.push(entry.clone());
+    let entry_group = b.groups.len() - 1;
+    let en = b.add(
+        entry,
+        Some(entry_group),
+        match body {
+            Some(body) => Site::Entry { at: body.start_byte() + 1 },
+            None => Site::None,
+        },
+        Probe::Node,
+    );
+    let mut decl_node = Node::new(NodeKind::Declaration, "");
+    decl_node.span = b.span(def);
+    b.groups.push(decl_node.clone());
+    let decl_group = b.groups.len() - 1;
+    let dn = b.add(decl_node, Some(decl_group), Site::None, Probe::Derived);
+    let mut exit = Node::new(NodeKind::Exit, "");
+    exit.span = body.and_then(|body| {
+        let end = body.end_position();
+        (tu.locate)(end.row as u32).map(|(file, line)| Span {
+            file,
+            line,
+            col: end.column as u32,
+            end_line: line,
+        })
+    });
+    b.groups.push(exit.clone());
+    let exit_group = b.groups.len() - 1;
+    let ex = b.add(exit, Some(exit_group), Site::None, Probe::Derived);
+    b.exit = ex;
+    b.edges.push(BEdge {
+        src: en,
+        dst: dn,
+        label: EdgeLabel::Eps,
+        coarse: Some(EdgeLabel::Eps),
+    });
+    let out = match body {
+        Some(body) => b.stmt(body, vec![eps(dn)]),
+        None => {
+            b.give_up(def, "function without a body");
+            vec![eps(dn)]
+        }
+    };
+    b.link(out, ex);
+    let entry_text = sig;
+    let span = b.span(def);
+    match b.finish(name, decl_group) {
+        Ok(f) => f,
+        Err(reason) => opaque_function(name, entry_text, span, reason),
+    }
+}
+
+/// The CFG of a function we could not build: entry → exit, marked unanalysable.
+pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason: String) -> FunctionCfgs {
+    let mut b = CfgBuilder::new(name);
+    let mut en = Node::new(NodeKind::Entry, signature);
+    en.span = span;
+    let en = b.add_node(en);
+    let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+    b.set_entry(en);
+    b.set_exit(ex);
+    b.add_edge(en, ex, EdgeLabel::Eps);
+    let cond = b.build().expect("two-node CFG is valid");
+    let stmt = cond.clone();
+    let map = Contraction {
+        node: vec![NodeId(0), NodeId(1)],
+        edge: vec![Some(retest_graph::EdgeId(0))],
+    };
+    FunctionCfgs {
+        cond,
+        stmt,
+        map,
+        probes: vec![Probe::Derived, Probe::Derived],
+        sites: vec![Site::None, Site::None],
+        locals: Vec::new(),
+        unanalysable: Some(reason),
+        problems: Vec::new(),
+    }
+}
+
+fn collect_params(d: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    if d.kind() == "parameter_list" {
+        let mut c = d.walk();
+        for p in d.named_children(&mut c) {
+            if let Some(pd) = p.child_by_field_name("declarator") {
+                if let Some(n) = syntax::declarator_name(pd, src) {
+                    out.insert(n);
+                }
+            } else if p.kind() == "identifier" {
+                // K&R parameter list
+                out.insert(src_text(p, src).to_string());
+            }
+        }
+        return;
+    }
+    let mut c = d.walk();
+    let kids: Vec<Ts<'_>> = d.named_children(&mut c).collect();
+    for k in kids {
+        collect_params(k, src, out);
+    }
+}
+
+impl<'a, 't> Builder<'a, 't> {
+    fn finish(mut self, name: &str, decl_group: usize) -> Result<FunctionCfgs, String> {
+        // computed gotos may reach every address-taken label (or every label)
+        let targets: Vec<String> = if self.addr_labels.is_empty() {
+            self.defined_labels.iter().cloned().collect()
+        } else {
+            self.addr_labels.clone()
+        };
+        for n in std::mem::take(&mut self.pending_computed) {
+            self.nodes[n].node.text = self.nodes[n].node.text.trim_end().to_string();
+            if targets.is_empty() {
+                self.unanalysable.get_or_insert_with(|| "computed goto without any label".to_string());
+            }
+            for t in &targets {
+                let l = self.label_nop(t);
+                self.edges.push(BEdge {
+                    src: n,
+                    dst: l,
+                    label: EdgeLabel::Goto(t.clone()),
+                    coarse: Some(EdgeLabel::Goto(t.clone())),
+                });
+            }
+        }
+        let undefined: Vec<String> = self.labels.keys().filter(|l| !self.defined_labels.contains(*l)).cloned().collect();
+        for l in undefined {
+            self.unanalysable.get_or_insert_with(|| format!("jump to undefined label `{l}`"));
+            let n = self.labels[&l];
+            let ex = self.exit;
+            self.edges.push(BEdge {
+                src: n,
+                dst: ex,
+                label: EdgeLabel::Eps,
+                coarse: Some(EdgeLabel::Eps),
+            });
+        }
+        // the declaration node carries the local declarations at both levels
+        let decl_text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
+        for n in self.nodes.iter_mut() {
+            if n.group == Some(decl_group) {
+                n.node.decls = self.local_decls.clone();
+                n.node.text = decl_text.clone();
+            }
+        }
+        // ---- eliminate nops: each nop has exactly one out-edge (ε) ----
+        let mut nop_succ: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        for e in &self.edges {
+            if self.nodes[e.src].nop {
+                nop_succ[e.src] = Some(e.dst);
+            }
+        }
+        // a nop with no successor leads nowhere: the code after it is unreachable in
+        // the CFG sense (e.g. a label at the very end that falls to the exit is linked
+        // already); point it at the exit to keep the graph total.
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.nop && nop_succ[i].is_none() {
+                nop_succ[i] = Some(self.exit);
+            }
+        }
+        // resolve chains; a cycle made only of nops is an empty infinite loop: the
+        // first loop head on it becomes a real node
+        let mut resolved: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            if !self.nodes[start].nop || resolved[start].is_some() {
+                continue;
+            }
+            let mut path = vec![start];
+            let mut cur = nop_succ[start].unwrap();
+            let target = loop {
+                if !self.nodes[cur].nop {
+                    break cur;
+                }
+                if let Some(r) = resolved[cur] {
+                    break r;
+                }
+                if let Some(pos) = path.iter().position(|&p| p == cur) {
+                    // cycle path[pos..]: materialise a loop head
+                    let cyc: Vec<usize> = path[pos..].to_vec();
+                    let pick = cyc
+                        .iter()
+                        .copied()
+                        .find(|&p| self.nodes[p].fallback.is_some())
+                        .unwrap_or(cyc[0]);
+                    let (text, span) = self.nodes[pick].fallback.clone().unwrap_or_else(|| ("for ( ; ; )".to_string(), None));
+                    let mut node = Node::new(NodeKind::Statement, text);
+                    node.span = span;
+                    self.groups.push(node.clone());
+                    let g = self.groups.len() - 1;
+                    let bn = &mut self.nodes[pick];
+                    bn.nop = false;
+                    bn.node = node;
+                    bn.group = Some(g);
+                    break pick;
+                }
+                path.push(cur);
+                cur = nop_succ[cur].unwrap();
+            };
+            for p in path {
+                if self.nodes[p].nop {
+                    resolved[p] = Some(target);
+                }
+            }
+        }
+        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
+        // renumber real nodes in creation order
+        let mut new_id = vec![u32::MAX; self.nodes.len()];
+        let mut cb = CfgBuilder::new(name);
+        let mut probes = Vec::new();
+        let mut sites = Vec::new();
+        let mut node_group: Vec<usize> = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.nop {
+                continue;
+            }
+            new_id[i] = cb.add_node(n.node.clone()).0;
+            probes.push(n.probe);
+            sites.push(n.site);
+            node_group.push(n.group.expect("real nodes belong to a group"));
+        }
+        cb.set_entry(NodeId(new_id[0]));
+        cb.set_exit(NodeId(new_id[self.exit]));
+        let mut fine_edges: Vec<(u32, u32, EdgeLabel, Option<EdgeLabel>)> = Vec::new();
+        let mut seen_out: BTreeSet<(u32, EdgeLabel)> = BTreeSet::new();
+        for e in &self.edges {
+            if self.nodes[e.src].nop {
+                continue;
+            }
+            let s = new_id[e.src];
+            let d = new_id[fin(e.dst)];
+            if !seen_out.insert((s, e.label.clone())) {
+                // the same out-edge reached twice (cannot happen for well-formed input)
+                self.unanalysable.get_or_insert_with(|| "internal: duplicate out-edge".to_string());
+                continue;
+            }
+            cb.add_edge(NodeId(s), NodeId(d), e.label.clone());
+            fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
+        }
+        let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
+        // an unlabelled edge between two groups would vanish from the statement
+        // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
+        for (s, d, _, coarse) in &fine_edges {
+            if coarse.is_none() && node_group[*s as usize] != node_group[*d as usize] && *d != new_id[self.exit] {
+                return Err("internal error: flow between statements without a statement-level edge".to_string());
+            }
+        }
+        // coarse label per fine edge id
+        let mut coarse_label: Vec<Option<EdgeLabel>> = vec![None; cond.edge_count()];
+        for (s, _, label, coarse) in &fine_edges {
+            let id = cond.out_edge_labelled(NodeId(*s), label).unwrap();
+            coarse_label[id.index()] = coarse.clone();
+        }
+        // groups with members, in creation order
+        let mut gmap: BTreeMap<usize, u32> = BTreeMap::new();
+        for &g in &node_group {
+            gmap.entry(g).or_insert(0);
+        }
+        let mut coarse_nodes = Vec::new();
+        for (k, (g, slot)) in gmap.iter_mut().enumerate() {
+            *slot = k as u32;
+            let mut node = self.groups[*g].clone();
+            if *g == decl_group {
+                node.decls = self.local_decls.clone();
+                node.text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
+            }
+            coarse_nodes.push(node);
+        }
+        let group: Vec<NodeId> = node_group.iter().map(|g| NodeId(gmap[g])).collect();
+        let (stmt, map) = cond
+            .contract(name, &group, coarse_nodes, &coarse_label)
+            .map_err(|err| format!("internal error contracting the CFG: {err}"))?;
+        Ok(FunctionCfgs {
+            cond,
+            stmt,
+            map,
+            probes,
+            sites,
+            locals: self.local_decls,
+            unanalysable: self.unanalysable,
+            problems: self.problems,
+        })
+    }
+}

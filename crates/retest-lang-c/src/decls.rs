@@ -1,0 +1,204 @@
+//! Declarations outside function bodies: globals, types, tags, enumerators,
+//! prototypes. Selection compares them between versions to find *affected* names
+//! (002 §3.1.4, 003 §5.4).
+
+use std::collections::BTreeSet;
+
+use retest_graph::{DeclKind, Declaration, Span};
+use tree_sitter::Node as Ts;
+
+use crate::syntax::{self, declarator_name, normalized, src_text};
+
+/// Names declared by a declaration-like node (declarators, typedef names,
+/// struct/union/enum tags with a body, enumerators).
+pub fn declared_names(s: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
+    let mut c = s.walk();
+    for d in s.children_by_field_name("declarator", &mut c) {
+        if let Some(n) = declarator_name(d, src) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    if let Some(t) = s.child_by_field_name("type") {
+        tag_names(t, src, out);
+    }
+    if matches!(s.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+        tag_names(s, src, out);
+    }
+}
+
+fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
+    if !matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+        return;
+    }
+    if t.child_by_field_name("body").is_none() {
+        return; // a use of the tag, not its definition
+    }
+    if let Some(n) = t.child_by_field_name("name") {
+        let n = src_text(n, src).to_string();
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    if t.kind() == "enum_specifier" {
+        if let Some(body) = t.child_by_field_name("body") {
+            let mut c = body.walk();
+            for e in body.named_children(&mut c) {
+                if e.kind() == "enumerator" {
+                    if let Some(n) = e.child_by_field_name("name") {
+                        out.push(src_text(n, src).to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a declarator declares a function (a prototype).
+fn is_function_declarator(mut d: Ts<'_>) -> bool {
+    loop {
+        match d.kind() {
+            "function_declarator" => return true,
+            "identifier" => return false,
+            _ => match d.child_by_field_name("declarator") {
+                Some(inner) => d = inner,
+                None => return false,
+            },
+        }
+    }
+}
+
+/// The declaration items of one top-level node (not function bodies). For a
+/// function definition only its signature is an item. `system` items keep a digest
+/// of their text instead of the text itself.
+pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, out: &mut Vec<Declaration>) {
+    let text_of = |x: Ts<'_>| -> String {
+        let t = normalized(x, src);
+        if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())) } else { t }
+    };
+    let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
+        let u = syntax::uses(x, src, &BTreeSet::new(), &|_| false);
+        u.refs.into_iter().filter(|r| !names.contains(r)).collect()
+    };
+    match n.kind() {
+        "function_definition" => {
+            let body = n.child_by_field_name("body");
+            let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src));
+            let Some(name) = name else { return };
+            let mut sig = String::new();
+            let mut c = n.walk();
+            for k in n.children(&mut c) {
+                if Some(k.id()) == body.map(|b| b.id()) {
+                    continue;
+                }
+                let t = normalized(k, src);
+                if !t.is_empty() {
+                    if !sig.is_empty() {
+                        sig.push(' ');
+                    }
+                    sig.push_str(&t);
+                }
+            }
+            let names = vec![name];
+            let mentions = {
+                let mut m = Vec::new();
+                let mut c = n.walk();
+                for k in n.children(&mut c) {
+                    if Some(k.id()) != body.map(|b| b.id()) {
+                        m.extend(mentions_of(k, &names));
+                    }
+                }
+                m.sort();
+                m.dedup();
+                m
+            };
+            out.push(Declaration {
+                kind: DeclKind::Function,
+                names,
+                text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
+                mentions,
+                span,
+            });
+        }
+        "declaration" | "type_definition" => {
+            // nested tag definitions get their own item
+            if let Some(t) = n.child_by_field_name("type") {
+                if matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier")
+                    && t.child_by_field_name("body").is_some()
+                {
+                    let mut names = Vec::new();
+                    tag_names(t, src, &mut names);
+                    if !names.is_empty() {
+                        out.push(Declaration {
+                            kind: if t.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
+                            mentions: mentions_of(t, &names),
+                            names,
+                            text: text_of(t),
+                            span,
+                        });
+                    }
+                }
+            }
+            let mut names = Vec::new();
+            let mut c = n.walk();
+            let mut is_fn = false;
+            for d in n.children_by_field_name("declarator", &mut c) {
+                if let Some(nm) = declarator_name(d, src) {
+                    names.push(nm);
+                }
+                is_fn |= is_function_declarator(d);
+            }
+            if names.is_empty() {
+                return;
+            }
+            let kind = if n.kind() == "type_definition" {
+                DeclKind::Type
+            } else if is_fn {
+                DeclKind::Function
+            } else {
+                DeclKind::Variable
+            };
+            out.push(Declaration {
+                kind,
+                mentions: mentions_of(n, &names),
+                names,
+                text: text_of(n),
+                span,
+            });
+        }
+        "struct_specifier" | "union_specifier" | "enum_specifier" => {
+            let mut names = Vec::new();
+            tag_names(n, src, &mut names);
+            if !names.is_empty() {
+                out.push(Declaration {
+                    kind: if n.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
+                    mentions: mentions_of(n, &names),
+                    names,
+                    text: text_of(n),
+                    span,
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Names of functions a top-level declaration declares `noreturn`.
+pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    if !matches!(n.kind(), "declaration" | "function_definition") {
+        return;
+    }
+    let marked = syntax::contains_token(n, src, &["noreturn", "__noreturn__", "_Noreturn"]);
+    if !marked {
+        return;
+    }
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        if is_function_declarator(d) {
+            if let Some(nm) = declarator_name(d, src) {
+                out.insert(nm);
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Understanding compiler command lines (`cc -O2 -c a.c -o a.o`, one-step
+//! `cc -o prog a.c b.c`, `compile_commands.json` entries): which inputs are C
+//! sources, what the command produces, and which flags matter for preprocessing
+//! and code generation.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// What a compiler invocation does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum Mode {
+    /// `-c`: compile (and assemble) each source to an object.
+    Compile,
+    /// `-S`: compile to assembly.
+    Assemble,
+    /// `-E`: preprocess only.
+    Preprocess,
+    /// `-M`/`-MM` without `-MD`: dependency output only.
+    Depend,
+    /// No stop flag: compile the sources (if any) and link.
+    Link,
+}
+
+/// A parsed compiler command line.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct CompilerArgs {
+    pub mode: Mode,
+    /// C sources (by extension, or after `-x c`).
+    pub sources: Vec<String>,
+    /// Other inputs (objects, archives, assembler files, C++ sources, ...).
+    pub other_inputs: Vec<String>,
+    /// `-o` argument.
+    pub output: Option<String>,
+    /// Flags to repeat when preprocessing a source: everything except outputs,
+    /// dependency-file options, stop flags and inputs.
+    pub flags: Vec<String>,
+    /// `-shared` was given.
+    pub shared: bool,
+    /// The language forced with `-x` for the sources, if any.
+    pub language: Option<String>,
+}
+
+/// Flags that take a separate argument (`-o x`, `-I dir`, ...).
+const WITH_ARG: &[&str] = &[
+    "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-iprefix",
+    "-iwithprefix", "-isysroot", "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler",
+    "-Xpreprocessor", "-T", "-u", "-z", "--param", "-aux-info", "-arch", "-target", "--sysroot",
+];
+
+/// Dependency-file flags dropped when re-running the preprocessor.
+const DEP_FLAGS: &[&str] = &["-MD", "-MMD", "-MP", "-MG", "-M", "-MM"];
+
+fn is_c_source(path: &str) -> bool {
+    path.ends_with(".c") || path.ends_with(".i")
+}
+
+fn is_input_like(a: &str) -> bool {
+    !a.starts_with('-') || a == "-"
+}
+
+/// Parses a compiler command line (without the compiler itself).
+pub fn parse_args(args: &[String]) -> CompilerArgs {
+    let mut mode = Mode::Link;
+    let mut sources = Vec::new();
+    let mut other_inputs = Vec::new();
+    let mut output = None;
+    let mut flags = Vec::new();
+    let mut shared = false;
+    let mut language: Option<String> = None;
+    let mut depend_only = false;
+    let mut has_md = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        match a.as_str() {
+            "-c" => mode = stronger(mode, Mode::Compile),
+            "-S" => mode = stronger(mode, Mode::Assemble),
+            "-E" => mode = stronger(mode, Mode::Preprocess),
+            "-M" | "-MM" => depend_only = true,
+            "-MD" | "-MMD" => has_md = true,
+            "-shared" => {
+                shared = true;
+                flags.push(a.clone());
+            }
+            "-o" => {
+                output = args.get(i + 1).cloned();
+                i += 1;
+            }
+            "-MF" | "-MT" | "-MQ" => {
+                i += 1;
+            }
+            "-x" => {
+                language = args.get(i + 1).cloned();
+                if let Some(l) = &language {
+                    flags.push("-x".into());
+                    flags.push(l.clone());
+                }
+                i += 1;
+            }
+            _ if DEP_FLAGS.contains(&a.as_str()) => {}
+            _ if a.starts_with("-o") && a.len() > 2 => output = Some(a[2..].to_string()),
+            _ if a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") => {}
+            _ if a.starts_with("-Wp,-MD") || a.starts_with("-Wp,-MMD") => {}
+            _ if WITH_ARG.contains(&a.as_str()) => {
+                flags.push(a.clone());
+                if let Some(v) = args.get(i + 1) {
+                    flags.push(v.clone());
+                }
+                i += 1;
+            }
+            _ if is_input_like(a) => {
+                let forced_c = matches!(language.as_deref(), Some("c") | Some("cpp-output"));
+                if forced_c || (language.is_none() && is_c_source(a)) {
+                    sources.push(a.clone());
+                } else {
+                    other_inputs.push(a.clone());
+                }
+            }
+            _ => flags.push(a.clone()),
+        }
+        i += 1;
+    }
+    if depend_only && !has_md && mode == Mode::Link {
+        mode = Mode::Depend;
+    }
+    CompilerArgs {
+        mode,
+        sources,
+        other_inputs,
+        output,
+        flags,
+        shared,
+        language,
+    }
+}
+
+fn stronger(a: Mode, b: Mode) -> Mode {
+    // -E beats -S beats -c (as the driver does)
+    let rank = |m: Mode| match m {
+        Mode::Preprocess => 3,
+        Mode::Assemble => 2,
+        Mode::Compile => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+impl CompilerArgs {
+    /// Flags for `cc -E`: the preprocessing and code generation flags, without
+    /// linker-only ones.
+    pub fn preprocess_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.flags.len() {
+            let f = &self.flags[i];
+            let linker_only = f == "-shared"
+                || f == "-static"
+                || f == "-pie"
+                || f == "-rdynamic"
+                || f.starts_with("-Wl,")
+                || f.starts_with("-l")
+                || f.starts_with("-L");
+            let takes_arg = matches!(f.as_str(), "-L" | "-l" | "-Xlinker" | "-T" | "-u" | "-z");
+            if !linker_only && !takes_arg {
+                out.push(f.clone());
+            }
+            if WITH_ARG.contains(&f.as_str()) {
+                if !takes_arg {
+                    if let Some(v) = self.flags.get(i + 1) {
+                        out.push(v.clone());
+                    }
+                }
+                i += 1;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The flags that identify how a TU is compiled, for detecting flag changes:
+    /// the preprocessing flags without include directories (their effect is already
+    /// visible in the preprocessed text, and they often differ only by build dir).
+    pub fn identity_flags(&self) -> Vec<String> {
+        let pf = self.preprocess_flags();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < pf.len() {
+            let f = &pf[i];
+            if matches!(f.as_str(), "-I" | "-isystem" | "-iquote" | "-idirafter") {
+                i += 2;
+                continue;
+            }
+            if f.starts_with("-I") || f.starts_with("-iquote") {
+                i += 1;
+                continue;
+            }
+            out.push(f.clone());
+            i += 1;
+        }
+        out
+    }
+}
+
+/// One entry of a `compile_commands.json` file.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CompileCommand {
+    pub directory: String,
+    pub file: String,
+    #[serde(default)]
+    pub arguments: Option<Vec<String>>,
+    #[serde(default)]
+    pub command: Option<String>,
+    #[serde(default)]
+    pub output: Option<String>,
+}
+
+impl CompileCommand {
+    /// The argument vector (compiler first), splitting `command` the way a POSIX
+    /// shell would for the simple quoting compilation databases use.
+    pub fn argv(&self) -> Vec<String> {
+        if let Some(a) = &self.arguments {
+            return a.clone();
+        }
+        split_command(self.command.as_deref().unwrap_or(""))
+    }
+
+    /// Absolute path of the source file.
+    pub fn source_path(&self) -> std::path::PathBuf {
+        Path::new(&self.directory).join(&self.file)
+    }
+}
+
+/// Splits a shell-like command line: whitespace separates words; single quotes,
+/// double quotes and backslashes quote.
+pub fn split_command(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut has = false;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if has {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            '\'' => {
+                has = true;
+                for d in chars.by_ref() {
+                    if d == '\'' {
+                        break;
+                    }
+                    cur.push(d);
+                }
+            }
+            '"' => {
+                has = true;
+                while let Some(d) = chars.next() {
+                    match d {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(&n) = chars.peek() {
+                                if matches!(n, '"' | '\\' | '$' | '`') {
+                                    cur.push(n);
+                                    chars.next();
+                                    continue;
+                                }
+                            }
+                            cur.push('\\');
+                        }
+                        _ => cur.push(d),
+                    }
+                }
+            }
+            '\\' => {
+                has = true;
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            _ => {
+                has = true;
+                cur.push(c);
+            }
+        }
+    }
+    if has {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        split_command(s)
+    }
+
+    #[test]
+    fn compile_step() {
+        let a = parse_args(&v("-O2 -g -Iinc -DX=1 -MMD -MF a.d -c src/a.c -o a.o"));
+        assert_eq!(a.mode, Mode::Compile);
+        assert_eq!(a.sources, vec!["src/a.c"]);
+        assert_eq!(a.output.as_deref(), Some("a.o"));
+        assert_eq!(a.flags, v("-O2 -g -Iinc -DX=1"));
+        assert_eq!(a.identity_flags(), v("-O2 -g -DX=1"));
+    }
+
+    #[test]
+    fn one_step_build_and_link() {
+        let a = parse_args(&v("-O2 -o prog a.c b.c util.o -lm -Wl,--as-needed"));
+        assert_eq!(a.mode, Mode::Link);
+        assert_eq!(a.sources, vec!["a.c", "b.c"]);
+        assert_eq!(a.other_inputs, vec!["util.o"]);
+        assert_eq!(a.preprocess_flags(), v("-O2"));
+    }
+
+    #[test]
+    fn dependency_only_and_preprocess() {
+        assert_eq!(parse_args(&v("-MM a.c")).mode, Mode::Depend);
+        assert_eq!(parse_args(&v("-E a.c")).mode, Mode::Preprocess);
+        assert_eq!(parse_args(&v("-c -MMD a.c")).mode, Mode::Compile);
+        let asm = parse_args(&v("-c start.S"));
+        assert!(asm.sources.is_empty());
+        assert_eq!(asm.other_inputs, vec!["start.S"]);
+    }
+
+    #[test]
+    fn forced_language() {
+        let a = parse_args(&v("-x c -c weird.inc"));
+        assert_eq!(a.sources, vec!["weird.inc"]);
+        let b = parse_args(&v("-x c++ -c a.c"));
+        assert!(b.sources.is_empty());
+    }
+
+    #[test]
+    fn shell_splitting() {
+        assert_eq!(
+            split_command(r#"cc -DMSG="\"hi there\"" -I'a b' x\ y.c"#),
+            vec!["cc", "-DMSG=\"hi there\"", "-Ia b", "x y.c"]
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! Running the user's compiler as the preprocessor, and mapping its output back to
+//! original files and lines.
+//!
+//! We run `cc -E` with the translation unit's own flags and keep the line markers
+//! (`# 12 "foo.h" 1 3`). Each marker becomes a line-map entry and is replaced by
+//! blanks (its newline kept), so the text handed to the parser has the same line
+//! numbering as the compiler's output and every node maps back to its original
+//! file and line — including code that comes from macro expansions (the line of
+//! the invocation) and from `#include`d headers. Other directives left in the
+//! output (`#pragma`, `#ident`) are blanked the same way.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+/// A file the translation unit's text came from.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// As written in the line marker (relative paths are relative to the compile directory).
+    pub path: String,
+    /// Marked as a system header (flag 3), or a pseudo-file such as `<built-in>`.
+    pub system: bool,
+}
+
+/// One run of consecutive output lines that come from consecutive lines of one file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+struct Run {
+    /// First output line (0-based) of the run.
+    out_line: u32,
+    file: u32,
+    /// Original line (1-based) of that first output line.
+    line: u32,
+}
+
+/// Maps 0-based lines of the preprocessed text to (file index, 1-based original line).
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct LineMap {
+    runs: Vec<Run>,
+}
+
+impl LineMap {
+    /// The original (file, line) of output line `out_line`, if any marker precedes it.
+    pub fn lookup(&self, out_line: u32) -> Option<(u32, u32)> {
+        let i = self.runs.partition_point(|r| r.out_line <= out_line);
+        let r = self.runs.get(i.checked_sub(1)?)?;
+        Some((r.file, r.line + (out_line - r.out_line)))
+    }
+}
+
+/// The output of the preprocessor, ready to parse.
+#[derive(Clone, Debug)]
+pub struct Preprocessed {
+    /// The compiler's output, unchanged (markers included): what gets instrumented.
+    pub raw: String,
+    /// `raw` with every directive line blanked: what gets parsed. Same length and
+    /// byte offsets as `raw`.
+    pub text: String,
+    pub files: Vec<SourceFile>,
+    pub map: LineMap,
+}
+
+impl Preprocessed {
+    /// Builds the line map from preprocessor output that contains line markers.
+    pub fn from_output(raw: String) -> Preprocessed {
+        let mut text = String::with_capacity(raw.len());
+        let mut files: Vec<SourceFile> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
+        for (i, line) in raw.split_inclusive('\n').enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with('#') {
+                if let Some((num, path, flags)) = parse_marker(trimmed) {
+                    // A file is a system header if the marker that introduces it
+                    // says so. Later markers for the same file may carry flag 3
+                    // too — GCC marks lines produced by a macro from a system
+                    // header that way (`# 134 "main.c" 3 4` after `setjmp(env)`) —
+                    // which does not make the file itself a system header.
+                    let file = match files.iter().position(|f| f.path == path) {
+                        Some(f) => f,
+                        None => {
+                            let system = flags.contains(&3) || path.starts_with('<');
+                            files.push(SourceFile { path, system });
+                            files.len() - 1
+                        }
+                    };
+                    runs.push(Run {
+                        out_line: i as u32 + 1,
+                        file: file as u32,
+                        line: num,
+                    });
+                } else if let Some(r) = runs.last().copied() {
+                    // A directive that is itself a source line (#pragma): the following
+                    // line continues the run; nothing to record.
+                    let _ = r;
+                }
+                // blank the directive, keep the newline and byte length
+                for c in line.chars() {
+                    if c == '\n' || c == '\r' {
+                        text.push(c);
+                    } else {
+                        for _ in 0..c.len_utf8() {
+                            text.push(' ');
+                        }
+                    }
+                }
+            } else {
+                text.push_str(line);
+            }
+        }
+        Preprocessed {
+            raw,
+            text,
+            files,
+            map: LineMap { runs },
+        }
+    }
+
+    /// Original (file, line) of byte `offset` of the text.
+    pub fn location(&self, out_line: u32) -> Option<(u32, u32)> {
+        self.map.lookup(out_line)
+    }
+}
+
+/// Parses `# 12 "file" 1 3` or `#line 12 "file"`.
+fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
+    let rest = line.strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("line").map(str::trim_start).unwrap_or(rest);
+    let digits_end = rest.find(|c: char| !c.is_ascii_digit())?;
+    if digits_end == 0 {
+        return None;
+    }
+    let num: u32 = rest[..digits_end].parse().ok()?;
+    let rest = rest[digits_end..].trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let mut path = String::new();
+    let mut chars = rest.char_indices();
+    let mut end = None;
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some((_, e)) => path.push(e),
+                None => return None,
+            },
+            '"' => {
+                end = Some(i);
+                break;
+            }
+            _ => path.push(c),
+        }
+    }
+    let end = end?;
+    let flags = rest[end + 1..].split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    Some((num, path, flags))
+}
+
+/// Errors running the preprocessor.
+#[derive(Debug, thiserror::Error)]
+pub enum PreprocessError {
+    #[error("cannot run the compiler {compiler:?}: {source}")]
+    Spawn {
+        compiler: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("preprocessing {file} failed: {message}")]
+    Failed { file: PathBuf, message: String },
+}
+
+/// Runs `compiler <flags> -E <file>` in `cwd` and returns its output with the line map.
+pub fn run_preprocessor(compiler: &str, flags: &[String], file: &Path, cwd: &Path) -> Result<Preprocessed, PreprocessError> {
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-E")
+        .arg(file)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| PreprocessError::Spawn {
+            compiler: compiler.to_string(),
+            source,
+        })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let message = stderr
+            .lines()
+            .find(|l| l.contains("error"))
+            .or_else(|| stderr.lines().next())
+            .unwrap_or("the compiler exited with an error and no message")
+            .trim()
+            .to_string();
+        return Err(PreprocessError::Failed {
+            file: file.to_path_buf(),
+            message,
+        });
+    }
+    Ok(Preprocessed::from_output(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_map_lines_back() {
+        let raw = "# 1 \"a.c\"\n# 1 \"<built-in>\"\n# 1 \"a.c\"\n# 1 \"inc.h\" 1\nint g;\n\n# 3 \"a.c\" 2\nint main(void)\n{ return g; }\n";
+        let p = Preprocessed::from_output(raw.to_string());
+        assert_eq!(p.text.len(), raw.len());
+        assert!(p.text.starts_with("         \n"));
+        // line 4 (0-based) "int g;" comes from inc.h:1
+        let (f, l) = p.location(4).unwrap();
+        assert_eq!((p.files[f as usize].path.as_str(), l), ("inc.h", 1));
+        let (f, l) = p.location(7).unwrap();
+        assert_eq!((p.files[f as usize].path.as_str(), l), ("a.c", 3));
+        let (f, l) = p.location(8).unwrap();
+        assert_eq!((p.files[f as usize].path.as_str(), l), ("a.c", 4));
+        assert!(p.files.iter().any(|f| f.path == "<built-in>" && f.system));
+    }
+
+    #[test]
+    fn system_macro_expansion_does_not_make_the_main_file_a_system_header() {
+        let raw = "# 1 \"m.c\"\n# 1 \"/usr/include/setjmp.h\" 1 3 4\nint setjmp();\n# 2 \"m.c\" 2\nint f(void) {\n# 3 \"m.c\" 3 4\n setjmp(0)\n# 3 \"m.c\"\n ; }\n";
+        let p = Preprocessed::from_output(raw.to_string());
+        let main = p.files.iter().find(|f| f.path == "m.c").unwrap();
+        assert!(!main.system);
+        assert!(p.files.iter().find(|f| f.path.ends_with("setjmp.h")).unwrap().system);
+    }
+
+    #[test]
+    fn system_flag_and_escaped_paths() {
+        let (n, path, flags) = parse_marker("# 27 \"/usr/include/stdio.h\" 1 3 4").unwrap();
+        assert_eq!((n, path.as_str(), flags), (27, "/usr/include/stdio.h", vec![1, 3, 4]));
+        let (_, path, _) = parse_marker("# 1 \"dir\\\\with \\\"q\\\".c\"").unwrap();
+        assert_eq!(path, "dir\\with \"q\".c");
+        assert!(parse_marker("#pragma once").is_none());
+    }
+
+    #[test]
+    fn real_compiler_output_maps_macro_and_header_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("h.h"), "#define TWICE(x) \\\n  ((x) * 2)\nstatic int h(int v) {\n  return v;\n}\n").unwrap();
+        std::fs::write(
+            dir.path().join("m.c"),
+            "#include \"h.h\"\n\nint f(int a) {\n  int b = TWICE(\n     a);\n  return h(b);\n}\n",
+        )
+        .unwrap();
+        let p = run_preprocessor("cc", &[], Path::new("m.c"), dir.path()).unwrap();
+        let find = |needle: &str| {
+            let idx = p.text.lines().position(|l| l.contains(needle)).unwrap();
+            let (f, l) = p.location(idx as u32).unwrap();
+            (p.files[f as usize].path.clone(), l)
+        };
+        assert_eq!(find("return v"), ("h.h".to_string(), 4));
+        assert_eq!(find("int b ="), ("m.c".to_string(), 4));
+        assert_eq!(find("return h(b)"), ("m.c".to_string(), 6));
+    }
+}

@@ -1,0 +1,221 @@
+//! Helpers over the tree-sitter-c syntax tree: normalised token text, referenced
+//! names, calls.
+
+use std::collections::BTreeSet;
+
+use tree_sitter::Node as Ts;
+
+/// Node kinds whose whole source text is one token.
+fn is_atomic(kind: &str) -> bool {
+    matches!(
+        kind,
+        "string_literal" | "char_literal" | "system_lib_string" | "raw_string_literal" | "number_literal"
+    )
+}
+
+/// The source text of a node.
+pub fn src_text<'a>(n: Ts<'_>, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[n.byte_range()]).unwrap_or("")
+}
+
+/// Normalised token text of `n`: tokens separated by one space; comments and
+/// layout dropped; literals kept exactly. `placeholder(n)` may replace a whole
+/// subtree by a fixed token (used for statement expressions that become their
+/// own CFG nodes).
+pub fn normalized_with(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>) -> String {
+    let mut out = String::new();
+    push_tokens(n, src, placeholder, &mut out);
+    out
+}
+
+/// Normalised token text of `n`.
+pub fn normalized(n: Ts<'_>, src: &[u8]) -> String {
+    normalized_with(n, src, &|_| None)
+}
+
+fn push_tok(out: &mut String, t: &str) {
+    if t.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(t);
+}
+
+fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>, out: &mut String) {
+    if let Some(p) = placeholder(n) {
+        push_tok(out, p);
+        return;
+    }
+    let kind = n.kind();
+    if kind == "comment" || n.is_missing() {
+        return;
+    }
+    if is_atomic(kind) || n.child_count() == 0 {
+        push_tok(out, src_text(n, src).trim());
+        return;
+    }
+    let mut c = n.walk();
+    for ch in n.children(&mut c) {
+        push_tokens(ch, src, placeholder, out);
+    }
+}
+
+/// Token text of a byte range that may cover several sibling nodes (e.g. a
+/// case label with a GNU range `1 ... 5`).
+pub fn normalized_siblings(nodes: &[Ts<'_>], src: &[u8]) -> String {
+    let mut out = String::new();
+    for n in nodes {
+        push_tokens(*n, src, &|_| None, &mut out);
+    }
+    out
+}
+
+/// Names referenced by a subtree, and the calls it makes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Uses {
+    /// Identifiers and type names (not member names, not labels), sorted.
+    pub refs: BTreeSet<String>,
+    /// Directly called names, in source order, no duplicates.
+    pub calls: Vec<String>,
+    /// Calls through something other than a plain name (or a name that is a local
+    /// variable or parameter).
+    pub indirect_call: bool,
+    /// Labels whose address is taken with GNU `&&label`.
+    pub label_addrs: Vec<String>,
+    /// The subtree contains a syntax error.
+    pub has_error: bool,
+}
+
+/// Collects [`Uses`] from `n`; `locals` are the names of the procedure's local
+/// variables and parameters (a call through one of them is indirect). Subtrees for
+/// which `skip` is true are not visited.
+pub fn uses(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
+    let mut u = Uses::default();
+    collect(n, src, locals, skip, &mut u);
+    u
+}
+
+fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool, u: &mut Uses) {
+    if skip(n) {
+        return;
+    }
+    match n.kind() {
+        "identifier" | "type_identifier" => {
+            u.refs.insert(src_text(n, src).to_string());
+            return;
+        }
+        "ERROR" => u.has_error = true,
+        "call_expression" => {
+            if let Some(f) = n.child_by_field_name("function") {
+                let f = strip_parens(f);
+                if f.kind() == "identifier" {
+                    let name = src_text(f, src).to_string();
+                    if locals.contains(&name) {
+                        u.indirect_call = true;
+                    } else if !u.calls.contains(&name) {
+                        u.calls.push(name);
+                    }
+                } else {
+                    u.indirect_call = true;
+                }
+            }
+        }
+        "pointer_expression" => {
+            if let Some(l) = label_address(n, src) {
+                if !u.label_addrs.contains(&l) {
+                    u.label_addrs.push(l);
+                }
+                return;
+            }
+        }
+        _ => {}
+    }
+    if n.is_missing() {
+        u.has_error = true;
+    }
+    let mut c = n.walk();
+    for ch in n.named_children(&mut c) {
+        collect(ch, src, locals, skip, u);
+    }
+}
+
+/// Strips redundant parentheses.
+pub fn strip_parens(mut n: Ts<'_>) -> Ts<'_> {
+    while n.kind() == "parenthesized_expression" && n.named_child_count() == 1 {
+        match n.named_child(0) {
+            Some(c) if c.kind() != "compound_statement" => n = c,
+            _ => break,
+        }
+    }
+    n
+}
+
+/// Recognises GNU `&&label` (tree-sitter-c parses it as `& (& label)` with the two
+/// ampersands adjacent) and returns the label.
+pub fn label_address(n: Ts<'_>, src: &[u8]) -> Option<String> {
+    if n.kind() != "pointer_expression" {
+        return None;
+    }
+    let op = n.child_by_field_name("operator")?;
+    let arg = n.child_by_field_name("argument")?;
+    if src_text(op, src) != "&" || arg.kind() != "pointer_expression" {
+        return None;
+    }
+    let op2 = arg.child_by_field_name("operator")?;
+    let id = arg.child_by_field_name("argument")?;
+    if src_text(op2, src) != "&" || op2.start_byte() != op.end_byte() || id.kind() != "identifier" {
+        return None;
+    }
+    Some(src_text(id, src).to_string())
+}
+
+/// The name a declarator declares (`*a[3]` → `a`, `(*f)(int)` → `f`).
+pub fn declarator_name<'a>(mut d: Ts<'a>, src: &[u8]) -> Option<String> {
+    loop {
+        match d.kind() {
+            "identifier" | "field_identifier" | "type_identifier" => return Some(src_text(d, src).to_string()),
+            _ => {
+                if let Some(inner) = d.child_by_field_name("declarator") {
+                    d = inner;
+                    continue;
+                }
+                // parenthesized_declarator has no field
+                let mut c = d.walk();
+                let next = d.named_children(&mut c).find(|ch| {
+                    matches!(
+                        ch.kind(),
+                        "identifier"
+                            | "type_identifier"
+                            | "pointer_declarator"
+                            | "function_declarator"
+                            | "array_declarator"
+                            | "parenthesized_declarator"
+                            | "attributed_declarator"
+                            | "init_declarator"
+                    )
+                });
+                d = next?;
+            }
+        }
+    }
+}
+
+/// Whether the subtree contains any of the given token texts (keywords).
+pub fn contains_token(n: Ts<'_>, src: &[u8], toks: &[&str]) -> bool {
+    if n.child_count() == 0 {
+        return toks.contains(&src_text(n, src));
+    }
+    let mut c = n.walk();
+    n.children(&mut c).any(|ch| contains_token(ch, src, toks))
+}
+
+/// Whether the subtree contains a node of one of the given kinds.
+pub fn contains_kind(n: Ts<'_>, kinds: &[&str]) -> bool {
+    if kinds.contains(&n.kind()) {
+        return true;
+    }
+    let mut c = n.walk();
+    n.children(&mut c).any(|ch| contains_kind(ch, kinds))
+}

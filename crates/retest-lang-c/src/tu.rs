@@ -1,0 +1,223 @@
+//! Analysis of one preprocessed translation unit: a CFG pair for every function
+//! defined in the project's own files, the declarations outside functions, and
+//! what selection needs to reason about calls (address-taken and `noreturn`
+//! functions).
+//!
+//! The front end never fails on a file: syntax errors and unsupported constructs
+//! become [`Problem`]s, and a function that cannot be built exactly is marked
+//! unanalysable.
+
+use std::collections::BTreeSet;
+
+use retest_graph::{Declaration, Span};
+use serde::{Deserialize, Serialize};
+use tree_sitter::{Node as Ts, Parser};
+
+use crate::build::{FunctionCfgs, Problem, TuFacts, build_function};
+use crate::decls;
+use crate::preprocess::{Preprocessed, SourceFile};
+use crate::syntax::{declarator_name, src_text};
+
+/// A function defined in the translation unit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Function {
+    pub name: String,
+    /// `static` (internal linkage): identified by (translation unit, name).
+    pub is_static: bool,
+    pub span: Option<Span>,
+    pub cfgs: FunctionCfgs,
+}
+
+/// Everything the front end learns about one translation unit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TuAnalysis {
+    pub files: Vec<SourceFile>,
+    /// Functions defined in the project's own files, in source order.
+    pub functions: Vec<Function>,
+    /// Declarations outside function bodies (system-header ones with digested text).
+    pub decls: Vec<Declaration>,
+    /// Functions whose address is taken somewhere in the unit (possible targets of
+    /// calls through pointers).
+    pub address_taken: Vec<String>,
+    /// Functions declared `noreturn` in the unit.
+    pub noreturn: Vec<String>,
+    /// Problems outside functions and inside them, in source order.
+    pub problems: Vec<Problem>,
+    /// A syntax error in the project's own code outside any function definition we
+    /// could identify: code may be hidden from the analysis.
+    pub unattributed_error: Option<Problem>,
+}
+
+impl TuAnalysis {
+    pub fn file_path(&self, span: &Span) -> &str {
+        self.files.get(span.file as usize).map(|f| f.path.as_str()).unwrap_or("?")
+    }
+}
+
+/// Parses preprocessed text with tree-sitter-c.
+pub fn parse(text: &str) -> tree_sitter::Tree {
+    let mut p = Parser::new();
+    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
+    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+}
+
+/// Analyses a preprocessed translation unit. `is_own(file)` says whether functions
+/// defined in `file` belong to the project (and get CFGs).
+pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAnalysis {
+    let tree = parse(&pre.text);
+    let src = pre.text.as_bytes();
+    let root = tree.root_node();
+    let locate = |row: u32| pre.map.lookup(row);
+    let span_of = |n: Ts<'_>| -> Option<Span> {
+        let (file, line) = locate(n.start_position().row as u32)?;
+        let end_line = match locate(n.end_position().row as u32) {
+            Some((f, l)) if f == file && l >= line => l,
+            _ => line,
+        };
+        Some(Span {
+            file,
+            line,
+            col: n.start_position().column as u32 + 1,
+            end_line,
+        })
+    };
+    let file_of = |n: Ts<'_>| -> Option<&SourceFile> {
+        let (f, _) = locate(n.start_position().row as u32)?;
+        pre.files.get(f as usize)
+    };
+    let own = |n: Ts<'_>| file_of(n).is_some_and(is_own);
+
+    let top: Vec<Ts<'_>> = {
+        let mut c = root.walk();
+        root.children(&mut c).collect()
+    };
+
+    // noreturn functions declared anywhere in the unit
+    let mut noreturn = BTreeSet::new();
+    for n in &top {
+        decls::noreturn_names(*n, src, &mut noreturn);
+    }
+
+    let mut decls_out = Vec::new();
+    let mut functions = Vec::new();
+    let mut problems = Vec::new();
+    let mut unattributed_error = None;
+    let mut fn_names = BTreeSet::new();
+    let facts = TuFacts {
+        src,
+        locate: &locate,
+        noreturn: &noreturn,
+    };
+    for n in &top {
+        let system = file_of(*n).is_none_or(|f| f.system);
+        decls::top_level_items(*n, src, span_of(*n), system, &mut decls_out);
+        match n.kind() {
+            "function_definition" => {
+                let name = n
+                    .child_by_field_name("declarator")
+                    .and_then(|d| declarator_name(d, src))
+                    .unwrap_or_default();
+                fn_names.insert(name.clone());
+                if !own(*n) || name.is_empty() {
+                    continue;
+                }
+                let is_static = {
+                    let mut c = n.walk();
+                    n.children(&mut c)
+                        .any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
+                };
+                let cfgs = build_function(*n, &name, &facts);
+                problems.extend(cfgs.problems.iter().cloned());
+                functions.push(Function {
+                    name,
+                    is_static,
+                    span: span_of(*n),
+                    cfgs,
+                });
+            }
+            "ERROR" => {
+                if own(*n) {
+                    let p = Problem {
+                        span: span_of(*n),
+                        message: format!(
+                            "syntax error outside any function: `{}`",
+                            first_chars(&crate::syntax::normalized(*n, src), 60)
+                        ),
+                    };
+                    problems.push(p.clone());
+                    unattributed_error.get_or_insert(p);
+                }
+            }
+            _ => {
+                if own(*n) && n.has_error() {
+                    let p = Problem {
+                        span: span_of(*n),
+                        message: format!(
+                            "syntax error in a declaration: `{}`",
+                            first_chars(&crate::syntax::normalized(*n, src), 60)
+                        ),
+                    };
+                    problems.push(p);
+                }
+            }
+        }
+    }
+    for d in &decls_out {
+        if d.kind == retest_graph::DeclKind::Function {
+            fn_names.extend(d.names.iter().cloned());
+        }
+    }
+    let address_taken = address_taken_functions(root, src, &fn_names);
+    TuAnalysis {
+        files: pre.files.clone(),
+        functions,
+        decls: decls_out,
+        address_taken,
+        noreturn: noreturn.into_iter().collect(),
+        problems,
+        unattributed_error,
+    }
+}
+
+fn first_chars(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Function names used other than as the callee of a call or in a declarator.
+fn address_taken_functions(root: Ts<'_>, src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier" {
+            let name = src_text(n, src);
+            if fn_names.contains(name) && !is_callee_or_declarator(n) {
+                out.insert(name.to_string());
+            }
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    out.into_iter().collect()
+}
+
+fn is_callee_or_declarator(id: Ts<'_>) -> bool {
+    let Some(p) = id.parent() else { return false };
+    let is_field = |f: &str| p.child_by_field_name(f).map(|x| x.id()) == Some(id.id());
+    match p.kind() {
+        "call_expression" => is_field("function"),
+        "function_declarator" | "pointer_declarator" | "array_declarator" | "parenthesized_declarator"
+        | "init_declarator" | "attributed_declarator" => is_field("declarator") || p.kind() == "parenthesized_declarator",
+        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_field("declarator"),
+        "parenthesized_expression" => {
+            // `(f)(x)` is still a direct call
+            p.parent()
+                .is_some_and(|g| g.kind() == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id()))
+        }
+        _ => false,
+    }
+}
