@@ -4,7 +4,8 @@
 //! with tree-sitter-c, and builds for every function defined in the project's own
 //! files a statement-level and a condition-level CFG ([`build`], [`tu`]), plus the
 //! declarations outside functions ([`decls`]) that selection compares to find
-//! affected names. [`driver`] understands compiler command lines.
+//! affected names. [`driver`] understands compiler command lines, [`project`]
+//! turns compile commands into analysis jobs.
 //!
 //! Architecture invariant: the front end never fails on a file. It returns the CFGs
 //! it could build plus problems (file:line, what); a function it could not build
@@ -14,9 +15,11 @@ pub mod build;
 pub mod decls;
 pub mod driver;
 pub mod preprocess;
+pub mod project;
 pub mod syntax;
 pub mod tu;
 
 pub use build::{FunctionCfgs, Problem, Site};
 pub use preprocess::{Preprocessed, SourceFile, run_preprocessor};
+pub use project::TuJob;
 pub use tu::{Function, TuAnalysis, analyze};

@@ -1,0 +1,312 @@
+//! `retest cfg`: control-flow graphs of C functions.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use retest_graph::Cfg;
+use retest_graph::dot::{DotOptions, write_cfg};
+use retest_graph::text::write_text;
+use retest_lang_c::project::{own_files, read_compile_commands};
+use retest_lang_c::{TuAnalysis, TuJob};
+use serde::Serialize;
+
+use crate::fail::{Fail, OrFail};
+use crate::progress;
+
+#[derive(Args)]
+pub struct CfgArgs {
+    /// C source file to analyse (or use -p).
+    #[arg(required_unless_present = "project")]
+    file: Option<PathBuf>,
+    /// Analyse every C translation unit of a compilation database.
+    #[arg(short = 'p', long = "project", value_name = "compile_commands.json", conflicts_with = "file")]
+    project: Option<PathBuf>,
+    /// Only this function.
+    #[arg(long)]
+    function: Option<String>,
+    /// Statement level (one predicate per decision, as DejaVu uses) or condition
+    /// level (one node per condition of && / || / !, as compilers and MC/DC use).
+    #[arg(long, value_enum, default_value_t = Level::Statement)]
+    level: Level,
+    /// Output format. With -p and no --function, `text` prints a summary.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Compiler used as the preprocessor for FILE (default: $CC, else cc).
+    #[arg(long, value_name = "CC")]
+    cc: Option<String>,
+    /// Compiler flags for FILE (include paths, macros, -std=...), after `--`.
+    #[arg(last = true, value_name = "FLAGS")]
+    flags: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Level {
+    Statement,
+    Condition,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Dot,
+    Json,
+}
+
+pub fn run(a: CfgArgs) -> Result<(), Fail> {
+    let units: Vec<(PathBuf, TuAnalysis)> = match (&a.file, &a.project) {
+        (Some(file), None) => {
+            if !file.exists() {
+                return Err(Fail::new(format!("{}: no such file", file.display())).hint("give the path of a C source file"));
+            }
+            let cc = a.cc.clone().or_else(|| std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string());
+            let dir = std::env::current_dir().or_fail()?;
+            let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
+            let tu = job
+                .analyze(&own_files(None, dir))
+                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?;
+            vec![(file.clone(), tu)]
+        }
+        (None, Some(db)) => analyze_project(db)?,
+        _ => return Err(Fail::usage("give either a source file or -p compile_commands.json")),
+    };
+
+    let selected: Vec<(&Path, &TuAnalysis, &retest_lang_c::Function)> = units
+        .iter()
+        .flat_map(|(p, tu)| tu.functions.iter().map(move |f| (p.as_path(), tu, f)))
+        .filter(|(_, _, f)| a.function.as_deref().is_none_or(|n| n == f.name))
+        .collect();
+    if let Some(name) = &a.function {
+        if selected.is_empty() {
+            let mut names: Vec<&str> = units.iter().flat_map(|(_, tu)| tu.functions.iter().map(|f| f.name.as_str())).collect();
+            names.sort();
+            names.dedup();
+            let shown: Vec<&str> = names.iter().take(12).copied().collect();
+            return Err(Fail::new(format!("no function named `{name}`")).hint(format!(
+                "functions defined here: {}{}",
+                shown.join(", "),
+                if names.len() > shown.len() { ", …" } else { "" }
+            )));
+        }
+    }
+
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let summary = a.project.is_some() && a.function.is_none() && a.format == Format::Text;
+    let res = if summary {
+        write_summary(&units, &mut out)
+    } else {
+        match a.format {
+            Format::Text => selected.iter().try_for_each(|(_, tu, f)| {
+                if let Some(r) = &f.cfgs.unanalysable {
+                    writeln!(out, "# {} is unanalysable: {r}", f.name)?;
+                }
+                let name = |i: u32| tu.files[i as usize].path.clone();
+                write_text(pick(f, a.level), Some(&name), &mut out)
+            }),
+            Format::Dot => selected.iter().try_for_each(|(_, tu, f)| {
+                let name = |i: u32| tu.files[i as usize].path.clone();
+                let opts = DotOptions {
+                    file_name: Some(&name),
+                    ..Default::default()
+                };
+                write_cfg(pick(f, a.level), &opts, &mut out)
+            }),
+            Format::Json => {
+                let doc = json_doc(&units, a.function.as_deref(), a.level);
+                serde_json::to_writer_pretty(&mut out, &doc)
+                    .map_err(io::Error::other)
+                    .and_then(|_| writeln!(out))
+            }
+        }
+    };
+    res.and_then(|_| out.flush()).or_fail()?;
+    // problems go to stderr so that the graph output stays clean
+    for (path, tu) in &units {
+        for p in &tu.problems {
+            let at = p.span.map(|s| format!("{}:{}", tu.file_path(&s), s.line)).unwrap_or_else(|| path.display().to_string());
+            eprintln!("warning: {at}: {}", p.message);
+        }
+    }
+    Ok(())
+}
+
+fn pick(f: &retest_lang_c::Function, level: Level) -> &Cfg {
+    match level {
+        Level::Statement => &f.cfgs.stmt,
+        Level::Condition => &f.cfgs.cond,
+    }
+}
+
+fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
+    let cmds = read_compile_commands(db).or_fail()?;
+    let jobs: Vec<TuJob> = cmds.iter().flat_map(TuJob::from_compile_command).collect();
+    if jobs.is_empty() {
+        return Err(Fail::new(format!("{}: no C compile commands", db.display()))
+            .hint("generate the database with a build that compiles C (e.g. `bear -- make`, CMAKE_EXPORT_COMPILE_COMMANDS=ON)"));
+    }
+    let root = db
+        .parent()
+        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    let pb = progress::bar(jobs.len() as u64, "analysing");
+    let results: Vec<Result<(PathBuf, TuAnalysis), Fail>> = jobs
+        .par_iter()
+        .map(|job| {
+            let own = own_files(root.clone(), job.directory.clone());
+            let r = job.analyze(&own).map(|tu| (job.source_path(), tu)).or_fail();
+            pb.inc(1);
+            r
+        })
+        .collect();
+    pb.finish_and_clear();
+    let mut units = Vec::new();
+    for r in results {
+        match r {
+            Ok(u) => units.push(u),
+            // one unit that does not preprocess is reported, the others still analysed
+            Err(f) => eprintln!("warning: {}", f.what),
+        }
+    }
+    Ok(units)
+}
+
+fn write_summary(units: &[(PathBuf, TuAnalysis)], out: &mut dyn Write) -> io::Result<()> {
+    let (mut fns, mut nodes, mut edges, mut unan) = (0usize, 0usize, 0usize, 0usize);
+    for (path, tu) in units {
+        let n: usize = tu.functions.iter().map(|f| f.cfgs.stmt.node_count()).sum();
+        let bad: Vec<_> = tu.functions.iter().filter(|f| f.cfgs.unanalysable.is_some()).collect();
+        writeln!(out, "{}: {} functions, {} nodes{}", path.display(), tu.functions.len(), n, if bad.is_empty() { String::new() } else { format!(", {} unanalysable", bad.len()) })?;
+        for f in bad {
+            writeln!(out, "  unanalysable {}: {}", f.name, f.cfgs.unanalysable.as_deref().unwrap_or(""))?;
+        }
+        fns += tu.functions.len();
+        nodes += n;
+        edges += tu.functions.iter().map(|f| f.cfgs.stmt.edge_count()).sum::<usize>();
+        unan += tu.functions.iter().filter(|f| f.cfgs.unanalysable.is_some()).count();
+    }
+    writeln!(out, "total: {} translation units, {fns} functions, {nodes} nodes, {edges} edges, {unan} unanalysable", units.len())
+}
+
+/// `retest cfg --format json`, schema `retest.cfg/1`.
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    schema: &'static str,
+    level: &'static str,
+    translation_units: Vec<JsonTu<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonTu<'a> {
+    file: String,
+    functions: Vec<JsonFn<'a>>,
+    problems: Vec<JsonProblem>,
+}
+
+#[derive(Serialize)]
+struct JsonFn<'a> {
+    name: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    #[serde(rename = "static")]
+    is_static: bool,
+    unanalysable: Option<&'a str>,
+    entry: u32,
+    exit: u32,
+    nodes: Vec<JsonNode<'a>>,
+    edges: Vec<JsonEdge>,
+}
+
+#[derive(Serialize)]
+struct JsonNode<'a> {
+    id: u32,
+    kind: &'static str,
+    text: &'a str,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    calls: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonEdge {
+    id: u32,
+    from: u32,
+    to: u32,
+    label: String,
+}
+
+#[derive(Serialize)]
+struct JsonProblem {
+    file: Option<String>,
+    line: Option<u32>,
+    message: String,
+}
+
+fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, level: Level) -> JsonDoc<'a> {
+    let translation_units = units
+        .iter()
+        .map(|(path, tu)| {
+            let file_of = |i: u32| tu.files.get(i as usize).map(|f| f.path.as_str());
+            let functions = tu
+                .functions
+                .iter()
+                .filter(|f| function.is_none_or(|n| n == f.name))
+                .map(|f| {
+                    let g = pick(f, level);
+                    JsonFn {
+                        name: &f.name,
+                        file: f.span.and_then(|s| file_of(s.file)),
+                        line: f.span.map(|s| s.line),
+                        is_static: f.is_static,
+                        unanalysable: f.cfgs.unanalysable.as_deref(),
+                        entry: g.entry().0,
+                        exit: g.exit().0,
+                        nodes: g
+                            .nodes()
+                            .map(|(id, n)| JsonNode {
+                                id: id.0,
+                                kind: n.kind.as_str(),
+                                text: &n.text,
+                                file: n.span.and_then(|s| file_of(s.file)),
+                                line: n.span.map(|s| s.line),
+                                calls: &n.calls,
+                            })
+                            .collect(),
+                        edges: g
+                            .edges()
+                            .map(|(id, e)| JsonEdge {
+                                id: id.0,
+                                from: e.src.0,
+                                to: e.dst.0,
+                                label: e.label.to_string(),
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            JsonTu {
+                file: path.display().to_string(),
+                functions,
+                problems: tu
+                    .problems
+                    .iter()
+                    .map(|p| JsonProblem {
+                        file: p.span.map(|s| tu.file_path(&s).to_string()),
+                        line: p.span.map(|s| s.line),
+                        message: p.message.clone(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    JsonDoc {
+        schema: "retest.cfg/1",
+        level: match level {
+            Level::Statement => "statement",
+            Level::Condition => "condition",
+        },
+        translation_units,
+    }
+}

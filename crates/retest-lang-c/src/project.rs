@@ -1,0 +1,124 @@
+//! Analysing translation units named by compile commands.
+
+use std::path::{Path, PathBuf};
+
+use crate::driver::{CompileCommand, Mode, parse_args};
+use crate::preprocess::{PreprocessError, SourceFile, run_preprocessor};
+use crate::tu::{TuAnalysis, analyze};
+
+/// One translation unit to analyse: how to preprocess it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TuJob {
+    pub compiler: String,
+    /// Flags for `-E` (outputs, dependency options and inputs removed).
+    pub flags: Vec<String>,
+    /// The flags that identify how the unit is compiled (see `CompilerArgs::identity_flags`).
+    pub identity_flags: Vec<String>,
+    /// The source, as given (relative to `directory` if relative).
+    pub file: PathBuf,
+    pub directory: PathBuf,
+}
+
+impl TuJob {
+    /// A job for `file` compiled with `compiler` and `flags` from `directory`.
+    pub fn new(compiler: impl Into<String>, flags: &[String], file: impl Into<PathBuf>, directory: impl Into<PathBuf>) -> TuJob {
+        let mut args = flags.to_vec();
+        let file = file.into();
+        args.push(file.to_string_lossy().into_owned());
+        let parsed = parse_args(&args);
+        TuJob {
+            compiler: compiler.into(),
+            flags: parsed.preprocess_flags(),
+            identity_flags: parsed.identity_flags(),
+            file,
+            directory: directory.into(),
+        }
+    }
+
+    /// The jobs of a compilation-database entry: one per C source it compiles;
+    /// none for entries that do not compile C.
+    pub fn from_compile_command(cc: &CompileCommand) -> Vec<TuJob> {
+        let argv = cc.argv();
+        let Some((compiler, rest)) = argv.split_first() else {
+            return Vec::new();
+        };
+        let parsed = parse_args(rest);
+        if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) {
+            return Vec::new();
+        }
+        let flags = parsed.preprocess_flags();
+        let identity = parsed.identity_flags();
+        let entry_file = Path::new(&cc.file);
+        parsed
+            .sources
+            .iter()
+            .filter(|s| {
+                // a database entry is about one file; keep that one
+                let p = Path::new(s.as_str());
+                p == entry_file || Path::new(&cc.directory).join(p) == Path::new(&cc.directory).join(entry_file)
+            })
+            .map(|s| TuJob {
+                compiler: compiler.clone(),
+                flags: flags.clone(),
+                identity_flags: identity.clone(),
+                file: PathBuf::from(s),
+                directory: PathBuf::from(&cc.directory),
+            })
+            .collect()
+    }
+
+    /// Absolute (or directory-relative) path of the source.
+    pub fn source_path(&self) -> PathBuf {
+        self.directory.join(&self.file)
+    }
+
+    /// Preprocesses and analyses the unit. Functions count as the project's own
+    /// when `is_own` says so for their file.
+    pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
+        let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
+        Ok(analyze(&pre, is_own))
+    }
+}
+
+/// Reads a `compile_commands.json`.
+pub fn read_compile_commands(path: &Path) -> Result<Vec<CompileCommand>, CompileCommandsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CompileCommandsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| CompileCommandsError::Parse {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: e.to_string(),
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileCommandsError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: not a valid compilation database: {message}", path.display())]
+    Parse { path: PathBuf, line: usize, message: String },
+}
+
+/// The default notion of "own" files: not system headers nor pseudo-files, and
+/// (when `root` is given) under `root` once resolved against the compile directory.
+pub fn own_files(root: Option<PathBuf>, directory: PathBuf) -> impl Fn(&SourceFile) -> bool {
+    move |f: &SourceFile| {
+        if f.system || f.path.starts_with('<') {
+            return false;
+        }
+        match &root {
+            None => true,
+            Some(root) => {
+                let p = directory.join(&f.path);
+                let p = std::fs::canonicalize(&p).unwrap_or(p);
+                p.starts_with(root)
+            }
+        }
+    }
+}
