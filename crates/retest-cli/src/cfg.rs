@@ -9,7 +9,8 @@ use retest_graph::Cfg;
 use retest_graph::dot::{DotOptions, write_cfg};
 use retest_graph::text::write_text;
 use retest_lang_c::project::{own_files, read_compile_commands};
-use retest_lang_c::{TuAnalysis, TuJob};
+use retest_graph::Unit as TuAnalysis;
+use retest_lang_c::TuJob;
 use serde::Serialize;
 
 use crate::fail::{Fail, OrFail};
@@ -65,21 +66,22 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
             let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
             let tu = job
                 .analyze(&own_files(None, dir))
-                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?;
+                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?
+                .unit;
             vec![(file.clone(), tu)]
         }
         (None, Some(db)) => analyze_project(db)?,
         _ => return Err(Fail::usage("give either a source file or -p compile_commands.json")),
     };
 
-    let selected: Vec<(&Path, &TuAnalysis, &retest_lang_c::Function)> = units
+    let selected: Vec<(&Path, &TuAnalysis, &retest_graph::Procedure)> = units
         .iter()
-        .flat_map(|(p, tu)| tu.functions.iter().map(move |f| (p.as_path(), tu, f)))
+        .flat_map(|(p, tu)| tu.procedures.iter().map(move |f| (p.as_path(), tu, f)))
         .filter(|(_, _, f)| a.function.as_deref().is_none_or(|n| n == f.name))
         .collect();
     if let Some(name) = &a.function {
         if selected.is_empty() {
-            let mut names: Vec<&str> = units.iter().flat_map(|(_, tu)| tu.functions.iter().map(|f| f.name.as_str())).collect();
+            let mut names: Vec<&str> = units.iter().flat_map(|(_, tu)| tu.procedures.iter().map(|f| f.name.as_str())).collect();
             names.sort();
             names.dedup();
             let shown: Vec<&str> = names.iter().take(12).copied().collect();
@@ -99,7 +101,7 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     } else {
         match a.format {
             Format::Text => selected.iter().try_for_each(|(_, tu, f)| {
-                if let Some(r) = &f.cfgs.unanalysable {
+                if let Some(r) = &f.unanalysable {
                     writeln!(out, "# {} is unanalysable: {r}", f.name)?;
                 }
                 let name = |i: u32| tu.files[i as usize].path.clone();
@@ -132,10 +134,10 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-fn pick(f: &retest_lang_c::Function, level: Level) -> &Cfg {
+fn pick(f: &retest_graph::Procedure, level: Level) -> &Cfg {
     match level {
-        Level::Statement => &f.cfgs.stmt,
-        Level::Condition => &f.cfgs.cond,
+        Level::Statement => &f.stmt,
+        Level::Condition => &f.cond,
     }
 }
 
@@ -155,7 +157,7 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
         .par_iter()
         .map(|job| {
             let own = own_files(root.clone(), job.directory.clone());
-            let r = job.analyze(&own).map(|tu| (job.source_path(), tu)).or_fail();
+            let r = job.analyze(&own).map(|tu| (job.source_path(), tu.unit)).or_fail();
             pb.inc(1);
             r
         })
@@ -175,16 +177,16 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
 fn write_summary(units: &[(PathBuf, TuAnalysis)], out: &mut dyn Write) -> io::Result<()> {
     let (mut fns, mut nodes, mut edges, mut unan) = (0usize, 0usize, 0usize, 0usize);
     for (path, tu) in units {
-        let n: usize = tu.functions.iter().map(|f| f.cfgs.stmt.node_count()).sum();
-        let bad: Vec<_> = tu.functions.iter().filter(|f| f.cfgs.unanalysable.is_some()).collect();
-        writeln!(out, "{}: {} functions, {} nodes{}", path.display(), tu.functions.len(), n, if bad.is_empty() { String::new() } else { format!(", {} unanalysable", bad.len()) })?;
+        let n: usize = tu.procedures.iter().map(|f| f.stmt.node_count()).sum();
+        let bad: Vec<_> = tu.procedures.iter().filter(|f| f.unanalysable.is_some()).collect();
+        writeln!(out, "{}: {} functions, {} nodes{}", path.display(), tu.procedures.len(), n, if bad.is_empty() { String::new() } else { format!(", {} unanalysable", bad.len()) })?;
         for f in bad {
-            writeln!(out, "  unanalysable {}: {}", f.name, f.cfgs.unanalysable.as_deref().unwrap_or(""))?;
+            writeln!(out, "  unanalysable {}: {}", f.name, f.unanalysable.as_deref().unwrap_or(""))?;
         }
-        fns += tu.functions.len();
+        fns += tu.procedures.len();
         nodes += n;
-        edges += tu.functions.iter().map(|f| f.cfgs.stmt.edge_count()).sum::<usize>();
-        unan += tu.functions.iter().filter(|f| f.cfgs.unanalysable.is_some()).count();
+        edges += tu.procedures.iter().map(|f| f.stmt.edge_count()).sum::<usize>();
+        unan += tu.procedures.iter().filter(|f| f.unanalysable.is_some()).count();
     }
     writeln!(out, "total: {} translation units, {fns} functions, {nodes} nodes, {edges} edges, {unan} unanalysable", units.len())
 }
@@ -250,7 +252,7 @@ fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, leve
         .map(|(path, tu)| {
             let file_of = |i: u32| tu.files.get(i as usize).map(|f| f.path.as_str());
             let functions = tu
-                .functions
+                .procedures
                 .iter()
                 .filter(|f| function.is_none_or(|n| n == f.name))
                 .map(|f| {
@@ -260,7 +262,7 @@ fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, leve
                         file: f.span.and_then(|s| file_of(s.file)),
                         line: f.span.map(|s| s.line),
                         is_static: f.is_static,
-                        unanalysable: f.cfgs.unanalysable.as_deref(),
+                        unanalysable: f.unanalysable.as_deref(),
                         entry: g.entry().0,
                         exit: g.exit().0,
                         nodes: g

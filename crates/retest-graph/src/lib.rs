@@ -8,6 +8,7 @@
 //! * [`dom`] — node and edge dominators (Lengauer–Tarjan).
 //! * [`reach`] — reachability, depth-first back edges, strongly connected components.
 //! * [`text`] — a compact text rendering.
+//! * [`unit`] — a translation unit: procedures, declarations, call facts.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
 //!
 //! Architecture invariant: this crate does no I/O beyond writing to a
@@ -19,8 +20,10 @@ pub mod dom;
 pub mod dot;
 pub mod reach;
 pub mod text;
+pub mod unit;
 
 pub use cfg::{
     Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId,
     NodeKind, Span,
 };
+pub use unit::{Problem, Procedure, SourceFile, Unit};

@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use retest_graph::coverage::Probe;
-use retest_graph::{Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Span};
+use retest_graph::{Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span};
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node as Ts;
 
@@ -55,22 +55,15 @@ pub enum Site {
     Switch { stmt_start: usize, stmt_end: usize, cond_start: usize, cond_end: usize },
 }
 
-/// A problem found while building: where, and what.
-#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
-pub struct Problem {
-    pub span: Option<Span>,
-    pub message: String,
-}
-
-/// The CFGs of one function.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The CFGs of one function, as the builder returns them.
+#[derive(Clone, Debug)]
 pub struct FunctionCfgs {
     pub cond: Cfg,
     pub stmt: Cfg,
     pub map: Contraction,
     /// Per condition-level node: how it is probed.
     pub probes: Vec<Probe>,
-    /// Per condition-level node: where instrumentation goes.
+    /// Per condition-level node: where instrumentation goes (C-specific; not stored).
     pub sites: Vec<Site>,
     /// The function's local declarations (also on the declaration node).
     pub locals: Vec<Declaration>,

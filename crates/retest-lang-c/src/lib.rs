@@ -19,7 +19,8 @@ pub mod project;
 pub mod syntax;
 pub mod tu;
 
-pub use build::{FunctionCfgs, Problem, Site};
+pub use build::{FunctionCfgs, Site};
+pub use retest_graph::{Problem, Procedure, Unit};
 pub use preprocess::{Preprocessed, SourceFile, run_preprocessor};
 pub use project::TuJob;
-pub use tu::{Function, TuAnalysis, analyze};
+pub use tu::{TuAnalysis, analyze};

@@ -14,14 +14,7 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-/// A file the translation unit's text came from.
-#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
-pub struct SourceFile {
-    /// As written in the line marker (relative paths are relative to the compile directory).
-    pub path: String,
-    /// Marked as a system header (flag 3), or a pseudo-file such as `<built-in>`.
-    pub system: bool,
-}
+pub use retest_graph::SourceFile;
 
 /// One run of consecutive output lines that come from consecutive lines of one file.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]

@@ -9,49 +9,23 @@
 
 use std::collections::BTreeSet;
 
-use retest_graph::{Declaration, Span};
-use serde::{Deserialize, Serialize};
+use retest_graph::{Problem, Procedure, Span, Unit};
 use tree_sitter::{Node as Ts, Parser};
 
-use crate::build::{FunctionCfgs, Problem, TuFacts, build_function};
+use crate::build::{Site, TuFacts, build_function};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
 use crate::syntax::{declarator_name, src_text};
 
-/// A function defined in the translation unit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Function {
-    pub name: String,
-    /// `static` (internal linkage): identified by (translation unit, name).
-    pub is_static: bool,
-    pub span: Option<Span>,
-    pub cfgs: FunctionCfgs,
-}
-
-/// Everything the front end learns about one translation unit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Everything the front end learns about one translation unit: the
+/// language-neutral [`Unit`], plus where each condition-level node of each
+/// procedure is instrumented.
+#[derive(Clone, Debug)]
 pub struct TuAnalysis {
-    pub files: Vec<SourceFile>,
-    /// Functions defined in the project's own files, in source order.
-    pub functions: Vec<Function>,
-    /// Declarations outside function bodies (system-header ones with digested text).
-    pub decls: Vec<Declaration>,
-    /// Functions whose address is taken somewhere in the unit (possible targets of
-    /// calls through pointers).
-    pub address_taken: Vec<String>,
-    /// Functions declared `noreturn` in the unit.
-    pub noreturn: Vec<String>,
-    /// Problems outside functions and inside them, in source order.
-    pub problems: Vec<Problem>,
-    /// A syntax error in the project's own code outside any function definition we
-    /// could identify: code may be hidden from the analysis.
-    pub unattributed_error: Option<Problem>,
-}
-
-impl TuAnalysis {
-    pub fn file_path(&self, span: &Span) -> &str {
-        self.files.get(span.file as usize).map(|f| f.path.as_str()).unwrap_or("?")
-    }
+    pub unit: Unit,
+    /// `sites[i][n]`: instrumentation site of node `n` of procedure `i`'s
+    /// condition-level CFG (byte offsets into the preprocessed text).
+    pub sites: Vec<Vec<Site>>,
 }
 
 /// Parses preprocessed text with tree-sitter-c.
@@ -100,6 +74,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 
     let mut decls_out = Vec::new();
     let mut functions = Vec::new();
+    let mut sites = Vec::new();
     let mut problems = Vec::new();
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
@@ -128,11 +103,17 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
                 };
                 let cfgs = build_function(*n, &name, &facts);
                 problems.extend(cfgs.problems.iter().cloned());
-                functions.push(Function {
+                sites.push(cfgs.sites);
+                functions.push(Procedure {
                     name,
                     is_static,
                     span: span_of(*n),
-                    cfgs,
+                    cond: cfgs.cond,
+                    stmt: cfgs.stmt,
+                    map: cfgs.map,
+                    probes: cfgs.probes,
+                    locals: cfgs.locals,
+                    unanalysable: cfgs.unanalysable,
                 });
             }
             "ERROR" => {
@@ -169,13 +150,16 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     }
     let address_taken = address_taken_functions(root, src, &fn_names);
     TuAnalysis {
-        files: pre.files.clone(),
-        functions,
-        decls: decls_out,
-        address_taken,
-        noreturn: noreturn.into_iter().collect(),
-        problems,
-        unattributed_error,
+        unit: Unit {
+            files: pre.files.clone(),
+            procedures: functions,
+            decls: decls_out,
+            address_taken,
+            noreturn: noreturn.into_iter().collect(),
+            problems,
+            unattributed_error,
+        },
+        sites,
     }
 }
 

@@ -11,18 +11,18 @@ fn render(file: &str, flags: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
     let pre = run_preprocessor("cc", &flags, Path::new(file), &dir).expect("preprocess");
-    let tu = analyze(&pre, &|f| !f.system);
+    let tu = analyze(&pre, &|f| !f.system).unit;
     let mut out = String::new();
     let name = |i: u32| tu.files[i as usize].path.clone();
-    for f in &tu.functions {
-        out.push_str(&format!("## {}{}\n", f.name, match &f.cfgs.unanalysable {
+    for f in &tu.procedures {
+        out.push_str(&format!("## {}{}\n", f.name, match &f.unanalysable {
             Some(r) => format!(" (unanalysable: {r})"),
             None => String::new(),
         }));
         out.push_str("### statement level\n");
-        out.push_str(&to_text(&f.cfgs.stmt, Some(&name)));
+        out.push_str(&to_text(&f.stmt, Some(&name)));
         out.push_str("### condition level\n");
-        out.push_str(&to_text(&f.cfgs.cond, Some(&name)));
+        out.push_str(&to_text(&f.cond, Some(&name)));
     }
     if !tu.problems.is_empty() {
         out.push_str("## problems\n");

@@ -9,10 +9,9 @@ use retest_lang_c::{analyze, run_preprocessor};
 fn locations(function: &str) -> Vec<(String, String, u32)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/spans");
     let pre = run_preprocessor("cc", &[], Path::new("spans.c"), &dir).unwrap();
-    let tu = analyze(&pre, &|f| !f.system);
-    let f = tu.functions.iter().find(|f| f.name == function).unwrap();
-    f.cfgs
-        .stmt
+    let tu = analyze(&pre, &|f| !f.system).unit;
+    let f = tu.procedures.iter().find(|f| f.name == function).unwrap();
+    f.stmt
         .nodes()
         .filter_map(|(_, n)| n.span.map(|s| (n.text.clone(), tu.file_path(&s).to_string(), s.line)))
         .collect()

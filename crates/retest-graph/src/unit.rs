@@ -1,0 +1,118 @@
+//! A translation unit as the rest of retest sees it, whatever the language: its
+//! procedures (each with a statement-level and a condition-level CFG), its
+//! declarations outside procedures, and the facts selection needs about calls.
+//!
+//! Coverage of a unit is a set of *condition-level* edges, numbered unit-wide:
+//! procedure `i`'s edge `e` has number `edge_base(i) + e`. Statement-level edge
+//! coverage follows through each procedure's [`Contraction`].
+
+use fixedbitset::FixedBitSet;
+use serde::{Deserialize, Serialize};
+
+use crate::cfg::{Cfg, Contraction, Declaration, EdgeId, Span};
+use crate::coverage::Probe;
+
+/// A file the unit's text came from.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// As the compiler named it (relative paths are relative to the compile directory).
+    pub path: String,
+    /// A system header or a pseudo-file such as `<built-in>`.
+    pub system: bool,
+}
+
+/// A problem found while analysing: where, and what.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Problem {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+/// One procedure (function) of a unit.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Procedure {
+    pub name: String,
+    /// Internal linkage: identified by (unit, name) rather than by name alone.
+    pub is_static: bool,
+    pub span: Option<Span>,
+    /// Condition-level CFG: one predicate per condition; what is probed and
+    /// what coverage is recorded on.
+    pub cond: Cfg,
+    /// Statement-level CFG: one predicate per decision; what DejaVu compares.
+    pub stmt: Cfg,
+    /// `cond` → `stmt`.
+    pub map: Contraction,
+    /// How each `cond` node is observed at run time under full instrumentation.
+    pub probes: Vec<Probe>,
+    /// Local declarations (also on the declaration node).
+    pub locals: Vec<Declaration>,
+    /// Set when the procedure could not be analysed exactly; selection then treats
+    /// it as changed whenever it differs at all.
+    pub unanalysable: Option<String>,
+}
+
+/// A translation unit.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct Unit {
+    pub files: Vec<SourceFile>,
+    /// Procedures defined in the project's own files, in source order.
+    pub procedures: Vec<Procedure>,
+    /// Declarations outside procedure bodies (system-header ones with digested text).
+    pub decls: Vec<Declaration>,
+    /// Procedures whose address is taken in the unit: possible targets of calls
+    /// through pointers.
+    pub address_taken: Vec<String>,
+    /// Procedures declared never to return.
+    pub noreturn: Vec<String>,
+    pub problems: Vec<Problem>,
+    /// A syntax error in the project's own code outside any procedure we could
+    /// identify: code may be hidden from the analysis.
+    pub unattributed_error: Option<Problem>,
+}
+
+impl Unit {
+    pub fn file_path(&self, span: &Span) -> &str {
+        self.files.get(span.file as usize).map(|f| f.path.as_str()).unwrap_or("?")
+    }
+
+    /// Unit-wide number of procedure `i`'s first condition-level edge.
+    pub fn edge_bases(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.procedures.len() + 1);
+        let mut next = 0u32;
+        for p in &self.procedures {
+            out.push(next);
+            next += p.cond.edge_count() as u32;
+        }
+        out.push(next);
+        out
+    }
+
+    /// Number of condition-level edges in the unit.
+    pub fn edge_count(&self) -> u32 {
+        self.procedures.iter().map(|p| p.cond.edge_count() as u32).sum()
+    }
+
+    pub fn procedure(&self, name: &str) -> Option<&Procedure> {
+        self.procedures.iter().find(|p| p.name == name)
+    }
+}
+
+impl Procedure {
+    /// Statement-level edges covered, given the covered condition-level edges.
+    pub fn stmt_coverage(&self, cond_edges: &FixedBitSet) -> FixedBitSet {
+        let mut out = FixedBitSet::with_capacity(self.stmt.edge_count());
+        for (i, m) in self.map.edge.iter().enumerate() {
+            if let Some(s) = m {
+                if cond_edges.contains(i) {
+                    out.insert(s.index());
+                }
+            }
+        }
+        out
+    }
+
+    /// Condition-level edges that map onto statement-level edge `e`.
+    pub fn cond_edges_of(&self, e: EdgeId) -> Vec<EdgeId> {
+        self.map.preimage(e).collect()
+    }
+}
