@@ -1,0 +1,1620 @@
+/*
+ * retest coverage runtime (ABI version 1).
+ *
+ * Collects the probe cells of every registered translation unit and writes
+ * them as one trace file per process image.  The trace format, the file
+ * names, the environment variables and the points at which traces are
+ * written are documented in docs/trace-format.md; keep the two in sync.
+ *
+ * Model:
+ *   - Inert unless RETEST_TRACE_DIR is set when the first TU registers.
+ *   - First registration: create the live marker <dir>/<pid>-<nonce>.live,
+ *     install handlers for fatal signals whose disposition is SIG_DFL, and
+ *     a pthread_atfork child handler.
+ *   - A trace is written at normal exit (a priority-101 destructor), from the
+ *     fatal-signal handler, from the _exit/_Exit interposers and before every
+ *     exec* (interposers).  After the image's final trace is written the
+ *     marker is removed.
+ *   - Every record the runtime owns lives in mmap'ed memory that is never
+ *     unmapped, so it outlives a dlclose'd object, is inherited by fork, and
+ *     can be allocated from a signal handler.
+ *
+ * Invariants:
+ *   - The write path is async-signal-safe: static buffers and
+ *     open/write/close/rename/unlink/mmap/munmap only; no malloc, no stdio.
+ *   - After __retest_unregister(tu) the runtime never touches *tu or its
+ *     cells again (the object may be unmapped); it writes the shadow.
+ *   - Only __retest_register/__retest_unregister/__retest_path_hit and the
+ *     exec/_exit interposers have external linkage; everything else is
+ *     static, so several copies of this file in one process never clash.
+ *
+ * Compile-time options:
+ *   RETEST_RT_NO_INTERPOSE  leave out the exec and _exit interposers (for
+ *                           static links, where they would clash with libc.a)
+ *   RETEST_RT_NO_DLSYM      never use dlsym(RTLD_NEXT); always exec through
+ *                           the raw system call (used by the tests)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include "retest_rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h> /* rename() only: stdio itself is never used */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#if !defined(RETEST_RT_NO_INTERPOSE) && !defined(RETEST_RT_NO_DLSYM)
+#include <dlfcn.h>
+/* Weak, so that no -ldl is needed where dlsym is not in libc (glibc < 2.34,
+   static links): then the address is null and the system call is used. */
+#pragma weak dlsym
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Portability                                                               */
+/* ------------------------------------------------------------------------ */
+
+#ifdef __GNUC__
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define RT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define RT_CAS(p, o, n) __sync_bool_compare_and_swap((p), (o), (n))
+#define RT_ADD(p, v) __sync_fetch_and_add((p), (v))
+#define RT_OR(p, v) __sync_fetch_and_or((p), (v))
+#else
+/* Without GNU builtins the runtime is correct for single-threaded
+   programs only. */
+#define RT_EXPORT
+#define RT_LOAD(p) (*(p))
+#define RT_STORE(p, v) ((void) (*(p) = (v)))
+#define RT_CAS(p, o, n) ((*(p) == (o)) ? (*(p) = (n), 1) : 0)
+#define RT_ADD(p, v) ((*(p) += (v)) - (v))
+#define RT_OR(p, v) (*(p) |= (v))
+#endif
+
+/* glibc declares most exec functions `noexcept` in C++; a definition must
+   repeat that.  In C __THROW is an attribute, which a definition may not
+   carry after its declarator. */
+#if defined(__cplusplus) && defined(__THROW)
+#define RT_THROW __THROW
+#else
+#define RT_THROW
+#endif
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+#define RT_U64(hi, lo) ((((retest_u64) (hi)) << 32) | (retest_u64) (lo))
+
+/* ------------------------------------------------------------------------ */
+/* Constants                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define RT_FORMAT_VERSION 1u
+
+/* Trace flags (docs/trace-format.md). */
+#define RT_FLAG_SIGNAL 0x01u
+#define RT_FLAG_EXEC 0x02u
+#define RT_FLAG_UEXIT 0x04u
+#define RT_FLAG_EXIT 0x08u
+#define RT_FLAG_INCOMPLETE 0x10u
+#define RT_FLAG_SIGNO_SHIFT 8
+
+#define RT_ENC_RAW 0u
+#define RT_ENC_SPARSE 1u
+#define RT_ENC_IDSET 2u
+
+/* Runtime modes (g_mode). */
+#define MODE_UNINIT 0
+#define MODE_INITIALISING 1
+#define MODE_INERT 2
+#define MODE_ACTIVE 3
+
+/* struct retest_tu.state */
+#define ST_NONE 0u
+#define ST_CLAIMED 1u
+#define ST_REGISTERED 2u
+#define ST_DETACHED 3u
+
+#define RT_DIR_MAX 4000
+#define RT_NAME_MAX 96
+#define RT_PATH_MAX (RT_DIR_MAX + RT_NAME_MAX)
+#define RT_CMDLINE_MAX 1024
+#define RT_ARENA_CHUNK (1024u * 1024u)
+#define RT_ALTSTACK_SIZE (64u * 1024u)
+#define RT_PSET_INITIAL 1024u
+#define RT_ARGV_STACK 256
+#define RT_CLAIM_SPINS 100000
+
+/* ------------------------------------------------------------------------ */
+/* Runtime-owned records                                                     */
+/* ------------------------------------------------------------------------ */
+
+struct rt_sect {
+    unsigned int kind;
+    unsigned int len;
+    unsigned char *live;   /* the TU's cells; not touched once detached */
+    unsigned char *shadow; /* 0/1 copy: the snapshot written to traces */
+};
+
+struct rt_unit {
+    struct rt_unit *next;
+    unsigned int index;    /* 1-based registration number; key of path ids */
+    unsigned int nsect;
+    unsigned int detached; /* set by __retest_unregister */
+    unsigned char hash[16];
+    struct rt_sect *sect;
+};
+
+/* Insert-only bump arena in mmap'ed chunks that are never unmapped. */
+struct rt_chunk {
+    size_t size;
+    size_t used;
+};
+
+/* Path-id set: open-addressing hash tables, insert-only.  When the newest
+   table is half full a table of twice the size is created, the old
+   entries are copied, and the new one is published; older tables are kept
+   (the writer reads them all and removes duplicates). */
+struct rt_pentry {
+    unsigned int state;    /* 0 empty, 1 being written, 2 ready */
+    unsigned int unit;
+    unsigned int func;
+    unsigned int pad;
+    retest_u64 id;
+};
+
+struct rt_ptable {
+    struct rt_ptable *prev;
+    size_t cap;            /* power of two */
+    size_t used;
+    size_t bytes;
+    struct rt_pentry *e;
+};
+
+/* A path id as the writer sorts it. */
+struct rt_pid {
+    unsigned int unit;
+    unsigned int func;
+    retest_u64 id;
+};
+
+/* ------------------------------------------------------------------------ */
+/* State (all static: one instance per copy of this file)                    */
+/* ------------------------------------------------------------------------ */
+
+static int g_mode;
+static long g_init_tid;
+static struct rt_unit *g_units;
+static unsigned int g_next_index;
+static unsigned int g_incomplete;
+static struct rt_chunk *g_chunk;
+static struct rt_ptable *g_ptab;
+
+static pid_t g_pid;
+static char g_dir[RT_DIR_MAX];
+static char g_stem[RT_NAME_MAX];      /* "<pid>-<nonce>" */
+static char g_marker[RT_PATH_MAX];
+static int g_marker_present;
+static unsigned int g_seq;
+static unsigned int g_nonce_counter;
+static char g_cmdline[RT_CMDLINE_MAX];
+static size_t g_cmdline_len;
+
+static long g_wlock;                  /* tid of the thread writing a trace */
+static unsigned int g_crc_table[256];
+static unsigned char g_buf[65536];
+static size_t g_buflen;
+static unsigned int g_crc;
+static int g_fd;
+static int g_werr;
+static char g_tmp_path[RT_PATH_MAX];
+static char g_final_path[RT_PATH_MAX];
+
+static const int rt_signals[] = {
+    SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP,
+    SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+#ifdef SIGSYS
+    SIGSYS,
+#endif
+#ifdef SIGTRAP
+    SIGTRAP,
+#endif
+#ifdef SIGVTALRM
+    SIGVTALRM,
+#endif
+#ifdef SIGPROF
+    SIGPROF,
+#endif
+#ifdef SIGIO
+    SIGIO,
+#endif
+#ifdef SIGPWR
+    SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+    SIGSTKFLT,
+#endif
+    0
+};
+#define RT_NSIGNALS (sizeof rt_signals / sizeof rt_signals[0] - 1)
+static unsigned char g_sig_installed[RT_NSIGNALS];
+static void *g_altstack;
+
+/* ------------------------------------------------------------------------ */
+/* Small helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+static long rt_gettid(void)
+{
+    return (long) syscall(SYS_gettid);
+}
+
+static retest_u64 rt_mix(retest_u64 z)
+{
+    z = (z ^ (z >> 30)) * RT_U64(0xbf58476dUL, 0x1ce4e5b9UL);
+    z = (z ^ (z >> 27)) * RT_U64(0x94d049bbUL, 0x133111ebUL);
+    return z ^ (z >> 31);
+}
+
+static void rt_diag(const char *a, const char *b)
+{
+    static const char prefix[] = "retest runtime: ";
+    ssize_t r;
+    r = write(2, prefix, sizeof prefix - 1);
+    r = write(2, a, strlen(a));
+    if (b != NULL) {
+        r = write(2, b, strlen(b));
+    }
+    r = write(2, "\n", 1);
+    (void) r;
+}
+
+/* Bounded string building. */
+struct rt_str {
+    char *p;
+    size_t len;
+    size_t cap;
+    int overflow;
+};
+
+static void rt_str_init(struct rt_str *s, char *buf, size_t cap)
+{
+    s->p = buf;
+    s->len = 0;
+    s->cap = cap;
+    s->overflow = 0;
+    buf[0] = '\0';
+}
+
+static void rt_str_putn(struct rt_str *s, const char *src, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        s->overflow = 1;
+        return;
+    }
+    memcpy(s->p + s->len, src, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+static void rt_str_put(struct rt_str *s, const char *src)
+{
+    rt_str_putn(s, src, strlen(src));
+}
+
+static void rt_str_dec(struct rt_str *s, retest_u64 v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char) ('0' + (int) (v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    rt_str_putn(s, tmp + i, sizeof tmp - i);
+}
+
+static void rt_str_hex16(struct rt_str *s, retest_u64 v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    int i;
+    for (i = 15; i >= 0; i--) {
+        tmp[i] = digits[(int) (v & 15u)];
+        v >>= 4;
+    }
+    rt_str_putn(s, tmp, 16);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory: mmap'ed, never unmapped, async-signal-safe                        */
+/* ------------------------------------------------------------------------ */
+
+static void *rt_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Zeroed memory from the arena; NULL when out of memory. */
+static void *rt_alloc(size_t n)
+{
+    size_t hdr = (sizeof(struct rt_chunk) + 15u) & ~(size_t) 15u;
+    if (n > (size_t) -1 - hdr - 15u) {
+        return NULL;
+    }
+    n = (n + 15u) & ~(size_t) 15u;
+    for (;;) {
+        struct rt_chunk *c = RT_LOAD(&g_chunk);
+        struct rt_chunk *nc;
+        size_t size;
+        if (c != NULL) {
+            size_t off = RT_LOAD(&c->used);
+            if (off + n <= c->size) {
+                if (RT_CAS(&c->used, off, off + n)) {
+                    return (char *) c + off;
+                }
+                continue;
+            }
+        }
+        size = hdr + n > RT_ARENA_CHUNK ? hdr + n : RT_ARENA_CHUNK;
+        nc = (struct rt_chunk *) rt_map(size);
+        if (nc == NULL) {
+            return NULL;
+        }
+        nc->size = size;
+        nc->used = hdr + n;
+        if (RT_CAS(&g_chunk, c, nc)) {
+            return (char *) nc + hdr;
+        }
+        munmap((void *) nc, size);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Path-id sets                                                              */
+/* ------------------------------------------------------------------------ */
+
+static size_t rt_phash(unsigned int unit, unsigned int func, retest_u64 id)
+{
+    return (size_t) rt_mix(id ^ rt_mix(RT_U64(unit, func)));
+}
+
+/* 1 = present or inserted, 0 = table too full. */
+static int rt_pset_try(struct rt_ptable *t, unsigned int unit, unsigned int func, retest_u64 id)
+{
+    size_t mask = t->cap - 1;
+    size_t i = rt_phash(unit, func, id) & mask;
+    size_t n;
+    for (n = 0; n < t->cap; n++, i = (i + 1) & mask) {
+        struct rt_pentry *e = &t->e[i];
+        unsigned int s = RT_LOAD(&e->state);
+        if (s == 0) {
+            if (RT_LOAD(&t->used) >= t->cap / 2) {
+                return 0;
+            }
+            if (RT_CAS(&e->state, 0u, 1u)) {
+                e->unit = unit;
+                e->func = func;
+                e->id = id;
+                RT_STORE(&e->state, 2u);
+                RT_ADD(&t->used, (size_t) 1);
+                return 1;
+            }
+            s = RT_LOAD(&e->state);
+        }
+        /* A slot being written (s == 1) is skipped rather than waited for:
+           the writer may be the thread this signal handler interrupted.  A
+           duplicate can result; the trace writer removes duplicates. */
+        if (s == 2 && e->unit == unit && e->func == func && e->id == id) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static struct rt_ptable *rt_pset_grow(struct rt_ptable *old)
+{
+    struct rt_ptable *cur = RT_LOAD(&g_ptab);
+    struct rt_ptable *t;
+    size_t cap, bytes, hdr, i;
+    char *mem;
+    if (cur != old) {
+        return cur;
+    }
+    cap = old != NULL ? old->cap * 2 : RT_PSET_INITIAL;
+    hdr = (sizeof(struct rt_ptable) + 15u) & ~(size_t) 15u;
+    if (cap == 0 || cap > ((size_t) -1 - hdr) / sizeof(struct rt_pentry)) {
+        return NULL;
+    }
+    bytes = hdr + cap * sizeof(struct rt_pentry);
+    mem = (char *) rt_map(bytes);
+    if (mem == NULL) {
+        return NULL;
+    }
+    t = (struct rt_ptable *) (void *) mem;
+    t->prev = old;
+    t->cap = cap;
+    t->used = 0;
+    t->bytes = bytes;
+    t->e = (struct rt_pentry *) (void *) (mem + hdr);
+    if (old != NULL) {
+        for (i = 0; i < old->cap; i++) {
+            struct rt_pentry *e = &old->e[i];
+            if (RT_LOAD(&e->state) == 2u) {
+                (void) rt_pset_try(t, e->unit, e->func, e->id);
+            }
+        }
+    }
+    if (!RT_CAS(&g_ptab, old, t)) {
+        munmap((void *) mem, bytes);
+        return RT_LOAD(&g_ptab);
+    }
+    return t;
+}
+
+static void rt_pset_insert(unsigned int unit, unsigned int func, retest_u64 id)
+{
+    struct rt_ptable *t = RT_LOAD(&g_ptab);
+    int saved;
+    if (t != NULL && rt_pset_try(t, unit, func, id)) {
+        return; /* the fast path: no system call, errno untouched */
+    }
+    saved = errno;
+    for (;;) {
+        t = rt_pset_grow(t);
+        if (t == NULL) {
+            RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+            break;
+        }
+        if (rt_pset_try(t, unit, func, id)) {
+            break;
+        }
+    }
+    errno = saved;
+}
+
+static int rt_pid_less(const struct rt_pid *a, const struct rt_pid *b)
+{
+    if (a->unit != b->unit) {
+        return a->unit < b->unit;
+    }
+    if (a->func != b->func) {
+        return a->func < b->func;
+    }
+    return a->id < b->id;
+}
+
+static void rt_sift_down(struct rt_pid *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        struct rt_pid tmp;
+        if (child >= n) {
+            return;
+        }
+        if (child + 1 < n && rt_pid_less(&v[child], &v[child + 1])) {
+            child++;
+        }
+        if (!rt_pid_less(&v[root], &v[child])) {
+            return;
+        }
+        tmp = v[root];
+        v[root] = v[child];
+        v[child] = tmp;
+        root = child;
+    }
+}
+
+/* Heapsort: no recursion, no allocation. */
+static void rt_pid_sort(struct rt_pid *v, size_t n)
+{
+    size_t i;
+    struct rt_pid tmp;
+    if (n < 2) {
+        return;
+    }
+    for (i = n / 2; i > 0; i--) {
+        rt_sift_down(v, i - 1, n);
+    }
+    for (i = n - 1; i > 0; i--) {
+        tmp = v[0];
+        v[0] = v[i];
+        v[i] = tmp;
+        rt_sift_down(v, 0, i);
+    }
+}
+
+/* Snapshot of all path ids, sorted by (unit, func, id), without duplicates.
+   Returns 0, or -1 when the scratch memory could not be mapped. */
+static int rt_pids_collect(struct rt_pid **out, size_t *count, size_t *bytes)
+{
+    struct rt_ptable *head = RT_LOAD(&g_ptab);
+    struct rt_ptable *t;
+    struct rt_pid *v;
+    size_t n = 0, k = 0, i, j;
+    *out = NULL;
+    *count = 0;
+    *bytes = 0;
+    for (t = head; t != NULL; t = t->prev) {
+        for (i = 0; i < t->cap; i++) {
+            if (RT_LOAD(&t->e[i].state) == 2u) {
+                n++;
+            }
+        }
+    }
+    if (n == 0) {
+        return 0;
+    }
+    if (n > (size_t) -1 / sizeof(struct rt_pid)) {
+        return -1;
+    }
+    v = (struct rt_pid *) rt_map(n * sizeof(struct rt_pid));
+    if (v == NULL) {
+        return -1;
+    }
+    for (t = head; t != NULL && k < n; t = t->prev) {
+        for (i = 0; i < t->cap && k < n; i++) {
+            struct rt_pentry *e = &t->e[i];
+            if (RT_LOAD(&e->state) == 2u) {
+                v[k].unit = e->unit;
+                v[k].func = e->func;
+                v[k].id = e->id;
+                k++;
+            }
+        }
+    }
+    rt_pid_sort(v, k);
+    for (i = 0, j = 0; i < k; i++) {
+        if (j == 0 || rt_pid_less(&v[j - 1], &v[i])) {
+            v[j++] = v[i];
+        }
+    }
+    *out = v;
+    *count = j;
+    *bytes = n * sizeof(struct rt_pid);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Trace writer (async-signal-safe)                                          */
+/* ------------------------------------------------------------------------ */
+
+static void rt_crc_init(void)
+{
+    unsigned int n, k, c;
+    for (n = 0; n < 256; n++) {
+        c = n;
+        for (k = 0; k < 8; k++) {
+            c = (c & 1u) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        }
+        g_crc_table[n] = c & 0xffffffffu;
+    }
+}
+
+static void rt_out_flush(void)
+{
+    size_t off = 0;
+    while (off < g_buflen && !g_werr) {
+        ssize_t w = write(g_fd, g_buf + off, g_buflen - off);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            g_werr = 1;
+        } else {
+            off += (size_t) w;
+        }
+    }
+    g_buflen = 0;
+}
+
+static void rt_out(const void *src, size_t n)
+{
+    const unsigned char *p = (const unsigned char *) src;
+    unsigned int c = g_crc;
+    while (n > 0) {
+        size_t room = sizeof g_buf - g_buflen;
+        size_t chunk = n < room ? n : room;
+        size_t i;
+        for (i = 0; i < chunk; i++) {
+            c = g_crc_table[(c ^ p[i]) & 0xffu] ^ (c >> 8);
+        }
+        memcpy(g_buf + g_buflen, p, chunk);
+        g_buflen += chunk;
+        p += chunk;
+        n -= chunk;
+        if (g_buflen == sizeof g_buf) {
+            rt_out_flush();
+        }
+    }
+    g_crc = c;
+}
+
+static void rt_out_u32(unsigned int v)
+{
+    unsigned char b[4];
+    b[0] = (unsigned char) (v & 0xffu);
+    b[1] = (unsigned char) ((v >> 8) & 0xffu);
+    b[2] = (unsigned char) ((v >> 16) & 0xffu);
+    b[3] = (unsigned char) ((v >> 24) & 0xffu);
+    rt_out(b, 4);
+}
+
+static void rt_out_u64(retest_u64 v)
+{
+    rt_out_u32((unsigned int) (v & 0xffffffffu));
+    rt_out_u32((unsigned int) ((v >> 32) & 0xffffffffu));
+}
+
+/* First index in v[0..n) whose unit is >= unit. */
+static size_t rt_pid_lower(const struct rt_pid *v, size_t n, unsigned int unit)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].unit < unit) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t nids)
+{
+    unsigned int s, k, nfunc = 0;
+    size_t lo, hi, i;
+    int detached = (int) RT_LOAD(&u->detached);
+
+    /* Snapshot live cells into the shadow.  OR-ing keeps the shadow
+       monotonic if __retest_unregister copies concurrently. */
+    if (!detached) {
+        for (s = 0; s < u->nsect; s++) {
+            struct rt_sect *sc = &u->sect[s];
+            for (k = 0; k < sc->len; k++) {
+                if (sc->live[k] != 0 && sc->shadow[k] == 0) {
+                    sc->shadow[k] = 1;
+                }
+            }
+        }
+    }
+
+    lo = rt_pid_lower(ids, nids, u->index);
+    hi = rt_pid_lower(ids, nids, u->index + 1);
+    for (i = lo; i < hi; i++) {
+        if (i == lo || ids[i].func != ids[i - 1].func) {
+            nfunc++;
+        }
+    }
+
+    rt_out(u->hash, 16);
+    rt_out_u32(u->nsect + nfunc);
+    for (s = 0; s < u->nsect; s++) {
+        struct rt_sect *sc = &u->sect[s];
+        unsigned int count = 0, written = 0;
+        for (k = 0; k < sc->len; k++) {
+            if (sc->shadow[k] != 0) {
+                count++;
+            }
+        }
+        rt_out_u32(sc->kind);
+        rt_out_u32(sc->len);
+        if (4 + 4 * (retest_u64) count < (retest_u64) sc->len) {
+            rt_out_u32(RT_ENC_SPARSE);
+            rt_out_u32(count);
+            /* The shadow only gains cells, so stopping at `count` keeps the
+               payload consistent with its header. */
+            for (k = 0; k < sc->len && written < count; k++) {
+                if (sc->shadow[k] != 0) {
+                    rt_out_u32(k);
+                    written++;
+                }
+            }
+        } else {
+            rt_out_u32(RT_ENC_RAW);
+            rt_out(sc->shadow, sc->len);
+        }
+    }
+    for (i = lo; i < hi;) {
+        size_t j = i;
+        while (j < hi && ids[j].func == ids[i].func) {
+            j++;
+        }
+        rt_out_u32(RETEST_SECT_PATHS);
+        rt_out_u32(ids[i].func);
+        rt_out_u32(RT_ENC_IDSET);
+        rt_out_u32((unsigned int) (j - i));
+        for (; i < j; i++) {
+            rt_out_u64(ids[i].id);
+        }
+    }
+}
+
+static int rt_build_names(unsigned int seq)
+{
+    struct rt_str s;
+    int overflow;
+    rt_str_init(&s, g_tmp_path, sizeof g_tmp_path);
+    rt_str_put(&s, g_dir);
+    rt_str_put(&s, "/.");
+    rt_str_put(&s, g_stem);
+    rt_str_put(&s, "-");
+    rt_str_dec(&s, seq);
+    rt_str_put(&s, ".rtt.tmp");
+    overflow = s.overflow;
+    rt_str_init(&s, g_final_path, sizeof g_final_path);
+    rt_str_put(&s, g_dir);
+    rt_str_put(&s, "/");
+    rt_str_put(&s, g_stem);
+    rt_str_put(&s, "-");
+    rt_str_dec(&s, seq);
+    rt_str_put(&s, ".rtt");
+    return overflow || s.overflow ? -1 : 0;
+}
+
+/* Writes one complete trace file.  Caller holds the writer lock. */
+static int rt_write_trace(unsigned int flags)
+{
+    static const unsigned char magic[8] = { 'R', 'E', 'T', 'E', 'S', 'T', 'T', 'R' };
+    static const unsigned char endmagic[8] = { 'R', 'T', 'E', 'N', 'D', 0, 0, 0 };
+    struct rt_unit *head = RT_LOAD(&g_units);
+    struct rt_unit *u;
+    struct rt_pid *ids;
+    size_t nids, idbytes;
+    unsigned int ntu = 0, crc;
+    unsigned char trailer[4];
+    int fd, ok;
+
+    if (rt_build_names(g_seq++) != 0) {
+        return -1;
+    }
+    if (rt_pids_collect(&ids, &nids, &idbytes) != 0) {
+        flags |= RT_FLAG_INCOMPLETE;
+    }
+    flags |= RT_LOAD(&g_incomplete);
+    for (u = head; u != NULL; u = u->next) {
+        ntu++;
+    }
+
+    fd = open(g_tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (ids != NULL) {
+            munmap((void *) ids, idbytes);
+        }
+        return -1;
+    }
+    g_fd = fd;
+    g_werr = 0;
+    g_buflen = 0;
+    g_crc = 0xffffffffu;
+
+    rt_out(magic, 8);
+    rt_out_u32(RT_FORMAT_VERSION);
+    rt_out_u32(flags);
+    rt_out_u64((retest_u64) g_pid);
+    rt_out_u64(0);
+    rt_out_u32(ntu);
+    for (u = head; u != NULL; u = u->next) {
+        rt_write_unit(u, ids, nids);
+    }
+    crc = g_crc ^ 0xffffffffu;
+    trailer[0] = (unsigned char) (crc & 0xffu);
+    trailer[1] = (unsigned char) ((crc >> 8) & 0xffu);
+    trailer[2] = (unsigned char) ((crc >> 16) & 0xffu);
+    trailer[3] = (unsigned char) ((crc >> 24) & 0xffu);
+    rt_out(trailer, 4);
+    rt_out(endmagic, 8);
+    rt_out_flush();
+
+    if (ids != NULL) {
+        munmap((void *) ids, idbytes);
+    }
+    ok = !g_werr;
+    if (close(fd) != 0 && errno != EINTR) {
+        ok = 0;
+    }
+    if (!ok || rename(g_tmp_path, g_final_path) != 0) {
+        unlink(g_tmp_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The writer lock holds the writing thread's id.  A thread that finds the
+   lock held by itself (a signal arrived while it was writing) gives up
+   instead of deadlocking; so does any thread when `wait` is 0. */
+static int rt_lock(int wait)
+{
+    long me = rt_gettid();
+    for (;;) {
+        long owner;
+        if (RT_CAS(&g_wlock, 0L, me)) {
+            return 1;
+        }
+        owner = RT_LOAD(&g_wlock);
+        if (!wait || owner == me) {
+            return 0;
+        }
+        sched_yield();
+    }
+}
+
+static void rt_unlock(void)
+{
+    RT_STORE(&g_wlock, 0L);
+}
+
+static int rt_owns_image(void)
+{
+    /* A vfork child (or a raw clone) shares or copies our memory without
+       going through pthread_atfork: it must not write as if it were us. */
+    return RT_LOAD(&g_mode) == MODE_ACTIVE && getpid() == g_pid;
+}
+
+/* Writes a trace; when `final`, removes the live marker after a successful
+   write.  Returns 0 when a trace was written. */
+static int rt_flush(unsigned int flags, int wait, int final)
+{
+    int rc;
+    if (!rt_owns_image() || !rt_lock(wait)) {
+        return -1;
+    }
+    rc = rt_write_trace(flags);
+    if (rc == 0 && final && g_marker_present) {
+        unlink(g_marker);
+        g_marker_present = 0;
+    }
+    rt_unlock();
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Live marker                                                               */
+/* ------------------------------------------------------------------------ */
+
+static retest_u64 rt_nonce(void)
+{
+    struct timespec ts;
+    retest_u64 x = 0;
+    if (clock_gettime(CLOCK_REALTIME, &ts) == 0) {
+        x = (retest_u64) ts.tv_sec * 1000000000u + (retest_u64) ts.tv_nsec;
+    }
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0) {
+        x ^= rt_mix((retest_u64) ts.tv_sec * 1000000000u + (retest_u64) ts.tv_nsec);
+    }
+    x ^= rt_mix((retest_u64) (size_t) &g_mode);           /* ASLR bits of this copy */
+    x ^= rt_mix(RT_U64((unsigned long) getpid(), RT_ADD(&g_nonce_counter, 1u)));
+    return rt_mix(x);
+}
+
+static int rt_open_marker(int flags)
+{
+    int fd = open(g_marker, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+    if (fd >= 0) {
+        size_t off = 0;
+        while (off < g_cmdline_len) {
+            ssize_t w = write(fd, g_cmdline + off, g_cmdline_len - off);
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w <= 0) {
+                break;
+            }
+            off += (size_t) w;
+        }
+        close(fd);
+        g_marker_present = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* Picks a fresh nonce for this image and creates its marker. */
+static int rt_new_marker(void)
+{
+    int attempt;
+    for (attempt = 0; attempt < 16; attempt++) {
+        struct rt_str s;
+        rt_str_init(&s, g_stem, sizeof g_stem);
+        rt_str_dec(&s, (retest_u64) g_pid);
+        rt_str_put(&s, "-");
+        rt_str_hex16(&s, rt_nonce());
+        rt_str_init(&s, g_marker, sizeof g_marker);
+        rt_str_put(&s, g_dir);
+        rt_str_put(&s, "/");
+        rt_str_put(&s, g_stem);
+        rt_str_put(&s, ".live");
+        if (s.overflow) {
+            return -1;
+        }
+        if (rt_open_marker(O_EXCL) == 0) {
+            g_seq = 0;
+            return 0;
+        }
+        if (errno != EEXIST) {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+static void rt_read_cmdline(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    g_cmdline_len = 0;
+    if (fd < 0) {
+        return;
+    }
+    while (g_cmdline_len < sizeof g_cmdline) {
+        ssize_t r = read(fd, g_cmdline + g_cmdline_len, sizeof g_cmdline - g_cmdline_len);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            break;
+        }
+        g_cmdline_len += (size_t) r;
+    }
+    close(fd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signals, fork, exit                                                       */
+/* ------------------------------------------------------------------------ */
+
+static void rt_on_signal(int sig)
+{
+    int saved = errno;
+    struct sigaction dfl;
+    (void) rt_flush(RT_FLAG_SIGNAL | (((unsigned int) sig & 0xffu) << RT_FLAG_SIGNO_SHIFT), 0, 1);
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    /* The signal is blocked while this handler runs; it is delivered with
+       the default action as soon as the handler returns. */
+    raise(sig);
+    errno = saved;
+}
+
+static void rt_install_signals(void)
+{
+    struct sigaction sa, old;
+    size_t i;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = rt_on_signal;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = SA_ONSTACK | SA_RESTART;
+    for (i = 0; i < RT_NSIGNALS; i++) {
+        if (sigaction(rt_signals[i], NULL, &old) != 0) {
+            continue;
+        }
+        if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
+            continue;
+        }
+        if (sigaction(rt_signals[i], &sa, NULL) == 0) {
+            g_sig_installed[i] = 1;
+        }
+    }
+    /* An alternate stack lets the handler run after a stack overflow.  Only
+       for the main thread, only if it has none; the memory is never
+       unmapped, so it stays valid even if this copy is dlclose'd. */
+    if (rt_gettid() == (long) getpid()) {
+        stack_t cur;
+        if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE) != 0) {
+            void *mem = rt_map(RT_ALTSTACK_SIZE);
+            if (mem != NULL) {
+                stack_t ss;
+                ss.ss_sp = mem;
+                ss.ss_size = RT_ALTSTACK_SIZE;
+                ss.ss_flags = 0;
+                if (sigaltstack(&ss, NULL) == 0) {
+                    g_altstack = mem;
+                } else {
+                    munmap(mem, RT_ALTSTACK_SIZE);
+                }
+            }
+        }
+    }
+}
+
+/* Puts back SIG_DFL where our handler is still installed: this copy's code
+   may be about to be unmapped (dlclose). */
+static void rt_restore_signals(void)
+{
+    struct sigaction cur, dfl;
+    size_t i;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (i = 0; i < RT_NSIGNALS; i++) {
+        if (!g_sig_installed[i]) {
+            continue;
+        }
+        g_sig_installed[i] = 0;
+        if (sigaction(rt_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) == 0
+            && cur.sa_handler == rt_on_signal) {
+            sigaction(rt_signals[i], &dfl, NULL);
+        }
+    }
+}
+
+static void rt_atfork_child(void)
+{
+    if (RT_LOAD(&g_mode) != MODE_ACTIVE) {
+        return;
+    }
+    g_wlock = 0;
+    g_pid = getpid();
+    g_marker_present = 0;
+    if (rt_new_marker() != 0) {
+        RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+        rt_diag("cannot create the live marker of a forked child in ", g_dir);
+    }
+}
+
+/* Normal exit: a destructor with the lowest user priority, so it runs after
+   every atexit handler (C++ static destructors included) and after every
+   default-priority destructor of the object this copy is linked into. */
+#ifdef __GNUC__
+__attribute__((destructor(101)))
+#endif
+static void rt_fini(void)
+{
+    if (!rt_owns_image()) {
+        return;
+    }
+    (void) rt_flush(RT_FLAG_EXIT, 1, 1);
+    rt_restore_signals();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Initialisation and registration                                           */
+/* ------------------------------------------------------------------------ */
+
+static int rt_set_dir(const char *dir)
+{
+    struct rt_str s;
+    rt_str_init(&s, g_dir, sizeof g_dir);
+    if (dir[0] != '/') {
+        if (getcwd(g_dir, sizeof g_dir) == NULL) {
+            return -1;
+        }
+        s.len = strlen(g_dir);
+        rt_str_put(&s, "/");
+    }
+    rt_str_put(&s, dir);
+    while (s.len > 1 && g_dir[s.len - 1] == '/') {
+        g_dir[--s.len] = '\0';
+    }
+    return s.overflow ? -1 : 0;
+}
+
+/* Returns 0 when the runtime becomes active. */
+static int rt_setup(void)
+{
+    const char *dir = getenv("RETEST_TRACE_DIR");
+    if (dir == NULL || dir[0] == '\0') {
+        return -1;
+    }
+    if (rt_set_dir(dir) != 0) {
+        rt_diag("RETEST_TRACE_DIR is unusable (too long?): ", dir);
+        return -1;
+    }
+    rt_crc_init();
+    rt_read_cmdline();
+    g_pid = getpid();
+    if (rt_new_marker() != 0) {
+        rt_diag("cannot create a live marker; coverage is not recorded. Directory: ", g_dir);
+        return -1;
+    }
+    rt_install_signals();
+    if (pthread_atfork(NULL, NULL, rt_atfork_child) != 0) {
+        RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+    }
+#ifndef __GNUC__
+    atexit(rt_fini);
+#endif
+    return 0;
+}
+
+static void rt_init(void)
+{
+    for (;;) {
+        int m = RT_LOAD(&g_mode);
+        if (m == MODE_INERT || m == MODE_ACTIVE) {
+            return;
+        }
+        if (m == MODE_UNINIT && RT_CAS(&g_mode, MODE_UNINIT, MODE_INITIALISING)) {
+            break;
+        }
+        if (RT_LOAD(&g_init_tid) == rt_gettid()) {
+            return; /* re-entered from a signal handler during set-up */
+        }
+        sched_yield();
+    }
+    RT_STORE(&g_init_tid, rt_gettid());
+    RT_STORE(&g_mode, rt_setup() == 0 ? MODE_ACTIVE : MODE_INERT);
+}
+
+static void rt_register(struct retest_tu *tu)
+{
+    struct rt_unit *u, *head;
+    unsigned char *cells;
+    size_t bytes, ncells = 0, off;
+    unsigned int s, st;
+    long spins = 0;
+
+    if (tu->abi != RETEST_ABI) {
+        /* Layout unknown: touch nothing else, but say the trace is partial. */
+        RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+        return;
+    }
+    rt_init();
+    if (RT_LOAD(&g_mode) != MODE_ACTIVE) {
+        return;
+    }
+    for (;;) {
+        st = RT_LOAD(&tu->state);
+        if (st == ST_REGISTERED) {
+            return;
+        }
+        if ((st == ST_NONE || st == ST_DETACHED) && RT_CAS(&tu->state, st, ST_CLAIMED)) {
+            break;
+        }
+        if (++spins > RT_CLAIM_SPINS) {
+            RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+            return;
+        }
+        sched_yield();
+    }
+
+    bytes = sizeof(struct rt_unit) + (size_t) tu->nsect * sizeof(struct rt_sect);
+    for (s = 0; s < tu->nsect; s++) {
+        ncells += tu->sect[s].len;
+    }
+    u = (struct rt_unit *) rt_alloc(bytes + ncells);
+    if (u == NULL) {
+        RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+        RT_STORE(&tu->state, st);
+        return;
+    }
+    u->index = RT_ADD(&g_next_index, 1u) + 1u;
+    u->nsect = tu->nsect;
+    u->detached = 0;
+    memcpy(u->hash, tu->hash, 16);
+    u->sect = (struct rt_sect *) (void *) (u + 1);
+    cells = (unsigned char *) (void *) (u->sect + tu->nsect);
+    for (s = 0, off = 0; s < tu->nsect; s++) {
+        u->sect[s].kind = tu->sect[s].kind;
+        u->sect[s].len = tu->sect[s].len;
+        u->sect[s].live = tu->sect[s].data;
+        u->sect[s].shadow = cells + off;
+        off += tu->sect[s].len;
+    }
+    do {
+        head = RT_LOAD(&g_units);
+        u->next = head;
+    } while (!RT_CAS(&g_units, head, u));
+    tu->shadow = (unsigned char *) (void *) u;
+    RT_STORE(&tu->state, ST_REGISTERED);
+}
+
+/* The entry points run in the middle of user code (a probe may sit between
+   a failing call and the errno check), so they preserve errno. */
+static void rt_register_quietly(struct retest_tu *tu)
+{
+    int saved = errno;
+    rt_register(tu);
+    errno = saved;
+}
+
+RT_EXPORT void __retest_register(struct retest_tu *tu)
+{
+    rt_register_quietly(tu);
+}
+
+RT_EXPORT void __retest_unregister(struct retest_tu *tu)
+{
+    struct rt_unit *u;
+    unsigned int s, k;
+    if (tu->abi != RETEST_ABI || RT_LOAD(&tu->state) != ST_REGISTERED) {
+        return;
+    }
+    u = (struct rt_unit *) (void *) tu->shadow;
+    for (s = 0; s < u->nsect; s++) {
+        struct rt_sect *sc = &u->sect[s];
+        for (k = 0; k < sc->len; k++) {
+            if (sc->live[k] != 0 && sc->shadow[k] == 0) {
+                sc->shadow[k] = 1;
+            }
+        }
+    }
+    RT_STORE(&u->detached, 1u);
+    RT_STORE(&tu->state, ST_DETACHED);
+}
+
+RT_EXPORT void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest_u64 id)
+{
+    unsigned int st;
+    if (tu->abi != RETEST_ABI) {
+        RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+        return;
+    }
+    st = RT_LOAD(&tu->state);
+    if (st != ST_REGISTERED && st != ST_DETACHED) {
+        if (RT_LOAD(&g_mode) == MODE_INERT) {
+            return;
+        }
+        rt_register_quietly(tu); /* the probe ran before the TU's constructor */
+        st = RT_LOAD(&tu->state);
+        if (st != ST_REGISTERED) {
+            return;
+        }
+    }
+    rt_pset_insert(((struct rt_unit *) (void *) tu->shadow)->index, func, id);
+}
+
+/* ------------------------------------------------------------------------ */
+/* exec and _exit interposers                                                */
+/* ------------------------------------------------------------------------ */
+
+#ifndef RETEST_RT_NO_INTERPOSE
+
+typedef int (*rt_execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*rt_fexecve_fn)(int, char *const[], char *const[]);
+
+static rt_execve_fn rt_next_execve;
+static rt_execve_fn rt_next_execvpe;
+static rt_fexecve_fn rt_next_fexecve;
+#ifndef RETEST_RT_NO_DLSYM
+static int rt_next_resolved;
+#endif
+
+static void rt_resolve_next(void)
+{
+#ifndef RETEST_RT_NO_DLSYM
+    if (RT_LOAD(&rt_next_resolved)) {
+        return;
+    }
+    if (dlsym != NULL) {
+        void *p;
+        p = dlsym(RTLD_NEXT, "execve");
+        memcpy(&rt_next_execve, &p, sizeof p);
+        p = dlsym(RTLD_NEXT, "execvpe");
+        memcpy(&rt_next_execvpe, &p, sizeof p);
+        p = dlsym(RTLD_NEXT, "fexecve");
+        memcpy(&rt_next_fexecve, &p, sizeof p);
+    }
+    RT_STORE(&rt_next_resolved, 1);
+#endif
+}
+
+static int rt_sys_execve(const char *path, char *const argv[], char *const envp[])
+{
+    return (int) syscall(SYS_execve, path, argv, envp);
+}
+
+/* execvp's fallback for a file without a #! line: run it with /bin/sh. */
+static void rt_exec_script(const char *path, char *const argv[], char *const envp[])
+{
+    char *nargv[RT_ARGV_STACK];
+    size_t argc = 0, i;
+    while (argv[argc] != NULL) {
+        argc++;
+    }
+    if (argc + 2 > RT_ARGV_STACK) {
+        errno = E2BIG;
+        return;
+    }
+    nargv[0] = (char *) "/bin/sh";
+    nargv[1] = (char *) path;
+    for (i = 1; i <= argc; i++) {
+        nargv[i + 1] = argv[i];
+    }
+    if (argc == 0) {
+        nargv[2] = NULL;
+    }
+    (void) rt_sys_execve("/bin/sh", nargv, envp);
+}
+
+/* PATH search for execvp/execvpe/execlp when libc's is not reachable. */
+static int rt_execvpe_fallback(const char *file, char *const argv[], char *const envp[])
+{
+    char buf[RT_PATH_MAX];
+    const char *path, *p, *end;
+    size_t flen = strlen(file);
+    int eacces = 0;
+    if (flen == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (strchr(file, '/') != NULL) {
+        (void) rt_sys_execve(file, argv, envp);
+        if (errno == ENOEXEC) {
+            rt_exec_script(file, argv, envp);
+        }
+        return -1;
+    }
+    path = getenv("PATH");
+    if (path == NULL) {
+        path = "/bin:/usr/bin";
+    }
+    for (p = path;; p = end + 1) {
+        size_t dlen;
+        end = strchr(p, ':');
+        if (end == NULL) {
+            end = p + strlen(p);
+        }
+        dlen = (size_t) (end - p);
+        if (dlen + flen + 2 <= sizeof buf) {
+            if (dlen == 0) {
+                memcpy(buf, file, flen + 1);
+            } else {
+                memcpy(buf, p, dlen);
+                buf[dlen] = '/';
+                memcpy(buf + dlen + 1, file, flen + 1);
+            }
+            (void) rt_sys_execve(buf, argv, envp);
+            switch (errno) {
+            case ENOEXEC:
+                rt_exec_script(buf, argv, envp);
+                return -1;
+            case EACCES:
+                eacces = 1;
+                break;
+            case ENOENT:
+            case ENOTDIR:
+            case ENODEV:
+            case ETIMEDOUT:
+#ifdef ESTALE
+            case ESTALE:
+#endif
+                break;
+            default:
+                return -1;
+            }
+        }
+        if (*end == '\0') {
+            break;
+        }
+    }
+    errno = eacces ? EACCES : ENOENT;
+    return -1;
+}
+
+/* Before an exec: write the image's final trace and remove its marker.
+   Returns 1 when the marker was removed. */
+static int rt_before_exec(void)
+{
+    return rt_flush(RT_FLAG_EXEC, 1, 1) == 0;
+}
+
+/* The exec failed and this image keeps running: it needs its marker back
+   and will write another (superset) trace later. */
+static void rt_exec_failed(int flushed)
+{
+    int saved = errno;
+    if (flushed && rt_owns_image() && rt_lock(1)) {
+        if (!g_marker_present && rt_open_marker(0) != 0) {
+            RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
+        }
+        rt_unlock();
+    }
+    errno = saved;
+}
+
+/* Collects execl-style arguments: `first` then the variadic list up to NULL
+   (already counted: `n` pointers including `first`). */
+static char **rt_argv_alloc(size_t n, char **stackv)
+{
+    if (n + 1 <= RT_ARGV_STACK) {
+        return stackv;
+    }
+    if (n + 1 > (size_t) -1 / sizeof(char *)) {
+        return NULL;
+    }
+    return (char **) malloc((n + 1) * sizeof(char *));
+}
+
+/* The environment the next image gets: `envp`, with RETEST_TRACE_DIR added
+   when this image records coverage and `envp` lacks it, so that an instrumented
+   program exec'ed with an explicit or cleared environment still writes its
+   trace instead of silently recording nothing. Returns `envp` itself, `stackv`,
+   or a malloc'ed array (the caller frees it when it is neither). */
+static char g_env_entry[RT_DIR_MAX + 32];
+
+static char *const *rt_exec_env(char *const envp[], char **stackv)
+{
+    static const char key[] = "RETEST_TRACE_DIR=";
+    size_t n = 0, i;
+    char **out;
+    struct rt_str s;
+    if (g_dir[0] == '\0' || !rt_owns_image()) {
+        return envp;
+    }
+    if (envp != NULL) {
+        for (; envp[n] != NULL; n++) {
+            if (strncmp(envp[n], key, sizeof key - 1) == 0) {
+                return envp;
+            }
+        }
+    }
+    rt_str_init(&s, g_env_entry, sizeof g_env_entry);
+    rt_str_put(&s, key);
+    rt_str_put(&s, g_dir);
+    if (s.overflow) {
+        return envp;
+    }
+    out = rt_argv_alloc(n + 1, stackv);
+    if (out == NULL) {
+        return envp;
+    }
+    for (i = 0; i < n; i++) {
+        out[i] = envp[i];
+    }
+    out[n] = g_env_entry;
+    out[n + 1] = NULL;
+    return out;
+}
+
+static int rt_exec(int search, const char *file, char *const argv[], char *const envp_in[])
+{
+    int flushed, r;
+    char *stackv[RT_ARGV_STACK];
+    char *const *envp = rt_exec_env(envp_in, stackv);
+    rt_resolve_next();
+    flushed = rt_before_exec();
+    if (search) {
+        r = rt_next_execvpe != NULL ? rt_next_execvpe(file, argv, envp)
+                                    : rt_execvpe_fallback(file, argv, envp);
+    } else {
+        r = rt_next_execve != NULL ? rt_next_execve(file, argv, envp)
+                                   : rt_sys_execve(file, argv, envp);
+    }
+    rt_exec_failed(flushed);
+    if (envp != envp_in && envp != (char *const *) stackv) {
+        int saved = errno;
+        free((void *) envp);
+        errno = saved;
+    }
+    return r;
+}
+
+RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) RT_THROW
+{
+    return rt_exec(0, path, argv, envp);
+}
+
+RT_EXPORT int execv(const char *path, char *const argv[]) RT_THROW
+{
+    return rt_exec(0, path, argv, environ);
+}
+
+RT_EXPORT int execvp(const char *file, char *const argv[]) RT_THROW
+{
+    return rt_exec(1, file, argv, environ);
+}
+
+RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) RT_THROW
+{
+    return rt_exec(1, file, argv, envp);
+}
+
+RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp_in[]) RT_THROW
+{
+    int flushed, r;
+    char *stackv[RT_ARGV_STACK];
+    char *const *envp = rt_exec_env(envp_in, stackv);
+    rt_resolve_next();
+    flushed = rt_before_exec();
+    if (rt_next_fexecve != NULL) {
+        r = rt_next_fexecve(fd, argv, envp);
+    } else {
+#if defined(SYS_execveat) && defined(AT_EMPTY_PATH)
+        r = (int) syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+#else
+        errno = ENOSYS;
+        r = -1;
+#endif
+    }
+    rt_exec_failed(flushed);
+    if (envp != envp_in && envp != (char *const *) stackv) {
+        int saved = errno;
+        free((void *) envp);
+        errno = saved;
+    }
+    return r;
+}
+
+#define RT_EXECL_BODY(search, name, arg, with_env)                                          \
+    va_list ap;                                                                             \
+    char *stackv[RT_ARGV_STACK];                                                            \
+    char **argv;                                                                            \
+    char *const *envp = environ;                                                            \
+    size_t n = 1, i;                                                                        \
+    int r;                                                                                  \
+    va_start(ap, arg);                                                                      \
+    while (va_arg(ap, char *) != NULL) {                                                    \
+        n++;                                                                                \
+    }                                                                                       \
+    va_end(ap);                                                                             \
+    argv = rt_argv_alloc(n, stackv);                                                        \
+    if (argv == NULL) {                                                                     \
+        errno = E2BIG;                                                                      \
+        return -1;                                                                          \
+    }                                                                                       \
+    argv[0] = (char *) arg;                                                                 \
+    va_start(ap, arg);                                                                      \
+    for (i = 1; i <= n; i++) {                                                              \
+        argv[i] = va_arg(ap, char *);                                                       \
+    }                                                                                       \
+    if (with_env) {                                                                         \
+        envp = va_arg(ap, char *const *);                                                   \
+    }                                                                                       \
+    va_end(ap);                                                                             \
+    r = rt_exec(search, name, argv, envp);                                                  \
+    if (argv != stackv) {                                                                   \
+        int saved = errno;                                                                  \
+        free(argv);                                                                         \
+        errno = saved;                                                                      \
+    }                                                                                       \
+    return r;
+
+RT_EXPORT int execl(const char *path, const char *arg, ...) RT_THROW
+{
+    RT_EXECL_BODY(0, path, arg, 0)
+}
+
+RT_EXPORT int execlp(const char *file, const char *arg, ...) RT_THROW
+{
+    RT_EXECL_BODY(1, file, arg, 0)
+}
+
+RT_EXPORT int execle(const char *path, const char *arg, ...) RT_THROW
+{
+    RT_EXECL_BODY(0, path, arg, 1)
+}
+
+static void rt_exit_now(int status)
+{
+    (void) rt_flush(RT_FLAG_UEXIT, 1, 1);
+    syscall(SYS_exit_group, status);
+}
+
+RT_EXPORT void _exit(int status)
+{
+    rt_exit_now(status);
+    for (;;) {
+        syscall(SYS_exit, status);
+    }
+}
+
+RT_EXPORT void _Exit(int status) RT_THROW
+{
+    rt_exit_now(status);
+    for (;;) {
+        syscall(SYS_exit, status);
+    }
+}
+
+#endif /* RETEST_RT_NO_INTERPOSE */
