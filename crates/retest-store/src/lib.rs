@@ -1,14 +1,863 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! `retest-store`: persistence in one SQLite file, `.retest/store.db`.
+//!
+//! What is stored:
+//! * **units** — analysed translation units ([`retest_graph::Unit`]), keyed by the
+//!   content hash of their preprocessed text (`src_hash`), stored once however many
+//!   snapshots contain them;
+//! * **builds** — an instrumented variant of a unit, keyed by the hash the running
+//!   program reports in its traces, with its probe plan and cell count;
+//! * **snapshots** — versions of the program: the map from translation-unit key
+//!   (source path, and output when one source is compiled twice) to unit, build
+//!   and compile flags. A snapshot is *open* while the compiler wrapper adds units
+//!   to it and *sealed* once tests have run on it;
+//! * **tests**, **runs** and per-run **results** (outcome and output hashes);
+//! * the **coverage matrix** of a snapshot: per test, its state (`ok`, or
+//!   `unknown` with a reason) and per unit a roaring bitmap of the covered
+//!   condition-level edges; and the inverted **edge index** (per edge, a roaring
+//!   bitmap of the tests that traversed it) that `TestsOnEdge` reads. The index is
+//!   derived: recording coverage invalidates it, reading rebuilds it.
+//!
+//! Every write is one transaction; a killed process leaves every completed write
+//! and nothing half-written. The schema carries a version; a store written by a
+//! newer retest is refused rather than misread.
+
+mod blob;
+mod schema;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use roaring::RoaringBitmap;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+pub use retest_graph::coverage::Probe;
+use retest_graph::Unit;
+
+/// A 128-bit content hash.
+pub type Hash = [u8; 16];
+
+/// Name of the store directory and of the database file in it.
+pub const STORE_DIR: &str = ".retest";
+pub const DB_FILE: &str = "store.db";
+
+macro_rules! id_type {
+    ($name:ident) => {
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+        pub struct $name(pub i64);
+    };
+}
+id_type!(UnitId);
+id_type!(BuildId);
+id_type!(SnapshotId);
+id_type!(TestId);
+id_type!(RunId);
+
+/// Errors from the store. Each says which store and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no retest store in {} or any parent directory", start.display())]
+    NotFound { start: PathBuf },
+    #[error("{} already holds a retest store", path.display())]
+    Exists { path: PathBuf },
+    #[error(
+        "the store {} was written by a newer retest (schema version {found}; this retest reads up to {known}); upgrade retest",
+        path.display()
+    )]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("the store {} is damaged: {detail}", path.display())]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("store {}: {source}", path.display())]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} {id} does not exist in the store")]
+    Missing { what: &'static str, id: i64 },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// State of a snapshot.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SnapshotState {
+    /// Being built: the compiler wrapper adds units to it.
+    Open,
+    /// Tests have run on it; a new build opens a new snapshot.
+    Sealed,
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Snapshot {
+    pub id: SnapshotId,
+    pub created: String,
+    pub state: SnapshotState,
+    pub parent: Option<SnapshotId>,
+}
+
+/// One translation unit of a snapshot.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SnapshotUnit {
+    /// Identity across snapshots: source path relative to the project root, plus
+    /// `@output` when the same source is compiled more than once.
+    pub key: String,
+    pub source: String,
+    pub unit: UnitId,
+    pub src_hash: Hash,
+    pub build: Option<BuildId>,
+    /// Identity compile flags (JSON array); a change makes all the unit's functions changed.
+    pub flags: String,
+}
+
+/// An instrumented variant of a unit.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct BuildInfo {
+    pub id: BuildId,
+    pub hash: Hash,
+    pub unit: UnitId,
+    pub cells: u32,
+    /// Probe plan: per procedure, per condition-level node.
+    pub plan: Vec<Vec<Probe>>,
+}
+
+/// A stored test.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TestInfo {
+    pub id: TestId,
+    pub name: String,
+    pub cmd: String,
+}
+
+/// Whether a test's coverage in a matrix can be used for selection.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum CoverageState {
+    Known,
+    /// Always selected, with this reason.
+    Unknown(String),
+}
+
+/// The outcome of one test in one run (what `retest audit` compares).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Outcome {
+    /// `pass`, `fail`, `signal`, `timeout`, `error`, `stopped`.
+    pub status: String,
+    /// Exit code or signal number.
+    pub code: Option<i32>,
+    pub stdout_hash: Option<Hash>,
+    pub stderr_hash: Option<Hash>,
+    pub duration: Duration,
+}
+
+/// Everything recorded for one test of a run, written in one transaction.
+#[derive(Clone, Debug)]
+pub struct TestRecord {
+    pub test: TestId,
+    pub outcome: Outcome,
+    pub coverage: Result<Vec<(UnitId, RoaringBitmap)>, String>,
+}
+
+/// A test's row in a coverage matrix.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct MatrixTest {
+    pub test: TestId,
+    pub name: String,
+    pub run: RunId,
+    pub state: CoverageState,
+}
+
+/// `TestsOnEdge` for one unit: edge number → tests that traversed it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EdgeIndex {
+    pub edges: HashMap<u32, RoaringBitmap>,
+}
+
+impl EdgeIndex {
+    pub fn tests_on_edge(&self, edge: u32) -> Option<&RoaringBitmap> {
+        self.edges.get(&edge)
+    }
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    units: RefCell<HashMap<UnitId, Rc<Unit>>>,
+}
+
+fn now() -> String {
+    // seconds since the epoch, UTC; formatted by readers
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}", d.as_secs())
+}
+
+impl Store {
+    /// The `.retest` directory for a project root.
+    pub fn dir_for(root: &Path) -> PathBuf {
+        root.join(STORE_DIR)
+    }
+
+    /// Finds the nearest `.retest/store.db` from `start` upwards.
+    pub fn find(start: &Path) -> Result<PathBuf> {
+        let mut cur = Some(start);
+        while let Some(d) = cur {
+            let cand = d.join(STORE_DIR).join(DB_FILE);
+            if cand.is_file() {
+                return Ok(d.join(STORE_DIR));
+            }
+            cur = d.parent();
+        }
+        Err(StoreError::NotFound {
+            start: start.to_path_buf(),
+        })
+    }
+
+    /// Creates a new store in `dir` (a `.retest` directory).
+    pub fn init(dir: &Path) -> Result<Store> {
+        let db = dir.join(DB_FILE);
+        if db.exists() {
+            return Err(StoreError::Exists { path: db });
+        }
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let s = Store::connect(&db)?;
+        schema::create(&s.conn).map_err(|e| s.sql(e))?;
+        Ok(s)
+    }
+
+    /// Opens the store in `dir`, migrating an older schema.
+    pub fn open(dir: &Path) -> Result<Store> {
+        let db = dir.join(DB_FILE);
+        if !db.is_file() {
+            return Err(StoreError::NotFound {
+                start: dir.to_path_buf(),
+            });
+        }
+        let s = Store::connect(&db)?;
+        schema::migrate(&s.conn, &db)?;
+        Ok(s)
+    }
+
+    fn connect(db: &Path) -> Result<Store> {
+        let conn = Connection::open(db).map_err(|source| StoreError::Sqlite {
+            path: db.to_path_buf(),
+            source,
+        })?;
+        let s = Store {
+            conn,
+            path: db.to_path_buf(),
+            units: RefCell::new(HashMap::new()),
+        };
+        s.conn
+            .busy_timeout(Duration::from_secs(120))
+            .and_then(|_| s.conn.pragma_update(None, "journal_mode", "WAL"))
+            .and_then(|_| s.conn.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|_| s.conn.pragma_update(None, "foreign_keys", "ON"))
+            .map_err(|e| s.sql(e))?;
+        Ok(s)
+    }
+
+    fn sql(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn corrupt(&self, detail: impl Into<String>) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` in an IMMEDIATE transaction (writers serialise; readers are not blocked).
+    fn write<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>) -> Result<T> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| StoreError::Sqlite {
+                path: path.clone(),
+                source,
+            })?;
+        let v = f(&tx).map_err(|source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        })?;
+        tx.commit().map_err(|source| StoreError::Sqlite { path, source })?;
+        Ok(v)
+    }
+
+    // ----- meta ---------------------------------------------------------------
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map(|_| ())
+        })
+    }
+
+    // ----- units and builds ---------------------------------------------------
+
+    /// Stores an analysed unit (once per content hash) and returns its id.
+    pub fn put_unit(&mut self, src_hash: &Hash, unit: &Unit) -> Result<UnitId> {
+        if let Some(id) = self.unit_by_hash(src_hash)? {
+            return Ok(id);
+        }
+        let data = blob::encode_unit(unit);
+        let edges = unit.edge_count();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3) ON CONFLICT(src_hash) DO NOTHING",
+                params![&src_hash[..], edges, data],
+            )?;
+            tx.query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
+                .map(UnitId)
+        })
+    }
+
+    pub fn unit_by_hash(&self, src_hash: &Hash) -> Result<Option<UnitId>> {
+        self.conn
+            .query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
+            .optional()
+            .map(|o| o.map(UnitId))
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Loads a unit (cached for the life of the store handle).
+    pub fn unit(&self, id: UnitId) -> Result<Rc<Unit>> {
+        if let Some(u) = self.units.borrow().get(&id) {
+            return Ok(u.clone());
+        }
+        let data: Vec<u8> = self
+            .conn
+            .query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
+        let unit = blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
+        let rc = Rc::new(unit);
+        self.units.borrow_mut().insert(id, rc.clone());
+        Ok(rc)
+    }
+
+    /// Stores an instrumented build of `unit` (once per build hash).
+    pub fn put_build(&mut self, hash: &Hash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
+        let data = blob::encode_plan(plan);
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO builds(hash, unit, cells, plan) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING",
+                params![&hash[..], unit.0, cells, data],
+            )?;
+            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0))
+                .map(BuildId)
+        })
+    }
+
+    /// The build a trace reports by its hash, if this store knows it.
+    pub fn build_by_hash(&self, hash: &Hash) -> Result<Option<BuildInfo>> {
+        let row: Option<(i64, i64, u32, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT id, unit, cells, plan FROM builds WHERE hash = ?1",
+                [&hash[..]],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        match row {
+            None => Ok(None),
+            Some((id, unit, cells, plan)) => Ok(Some(BuildInfo {
+                id: BuildId(id),
+                hash: *hash,
+                unit: UnitId(unit),
+                cells,
+                plan: blob::decode_plan(&plan).map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
+            })),
+        }
+    }
+
+    // ----- snapshots ----------------------------------------------------------
+
+    /// The open snapshot the compiler wrapper records into: the newest snapshot if
+    /// it is open, otherwise a new open snapshot that starts as a copy of the newest
+    /// one's units (a build only recompiles what changed).
+    pub fn open_snapshot(&mut self) -> Result<SnapshotId> {
+        let t = now();
+        self.write(|tx| {
+            let newest: Option<(i64, String)> = tx
+                .query_row("SELECT id, state FROM snapshots ORDER BY id DESC LIMIT 1", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()?;
+            match newest {
+                Some((id, state)) if state == "open" => Ok(SnapshotId(id)),
+                other => {
+                    let parent = other.map(|(id, _)| id);
+                    tx.execute(
+                        "INSERT INTO snapshots(created, state, parent) VALUES (?1, 'open', ?2)",
+                        params![t, parent],
+                    )?;
+                    let id = tx.last_insert_rowid();
+                    if let Some(p) = parent {
+                        tx.execute(
+                            "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags)
+                             SELECT ?1, key, source, unit, build, flags FROM snapshot_units WHERE snapshot = ?2",
+                            params![id, p],
+                        )?;
+                    }
+                    Ok(SnapshotId(id))
+                }
+            }
+        })
+    }
+
+    /// Records (or replaces) one translation unit of an open snapshot.
+    pub fn record_unit(
+        &mut self,
+        snapshot: SnapshotId,
+        key: &str,
+        source: &str,
+        unit: UnitId,
+        build: Option<BuildId>,
+        flags: &str,
+    ) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(snapshot, key) DO UPDATE SET source = excluded.source, unit = excluded.unit,
+                   build = excluded.build, flags = excluded.flags",
+                params![snapshot.0, key, source, unit.0, build.map(|b| b.0), flags],
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Removes a unit key from an open snapshot (its source left the build).
+    pub fn forget_unit(&mut self, snapshot: SnapshotId, key: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2", params![snapshot.0, key])
+                .map(|_| ())
+        })
+    }
+
+    pub fn snapshot(&self, id: SnapshotId) -> Result<Snapshot> {
+        self.conn
+            .query_row("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", [id.0], row_snapshot)
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing {
+                what: "snapshot",
+                id: id.0,
+            })
+    }
+
+    pub fn snapshots(&self) -> Result<Vec<Snapshot>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id, created, state, parent FROM snapshots ORDER BY id")
+            .map_err(|e| self.sql(e))?;
+        let rows = st.query_map([], row_snapshot).map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
+        self.conn
+            .query_row(
+                "SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1",
+                [],
+                row_snapshot,
+            )
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Units of a snapshot, ordered by key.
+    pub fn snapshot_units(&self, id: SnapshotId) -> Result<Vec<SnapshotUnit>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT su.key, su.source, su.unit, u.src_hash, su.build, su.flags
+                 FROM snapshot_units su JOIN units u ON u.id = su.unit WHERE su.snapshot = ?1 ORDER BY su.key",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([id.0], |r| {
+                let h: Vec<u8> = r.get(3)?;
+                Ok(SnapshotUnit {
+                    key: r.get(0)?,
+                    source: r.get(1)?,
+                    unit: UnitId(r.get(2)?),
+                    src_hash: h.try_into().unwrap_or([0; 16]),
+                    build: r.get::<_, Option<i64>>(4)?.map(BuildId),
+                    flags: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    /// Builds of a snapshot's units, by build hash (to recognise a program's traces).
+    pub fn snapshot_build_hashes(&self, id: SnapshotId) -> Result<HashMap<Hash, (String, UnitId)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT b.hash, su.key, su.unit FROM snapshot_units su JOIN builds b ON b.id = su.build WHERE su.snapshot = ?1")
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([id.0], |r| {
+                let h: Vec<u8> = r.get(0)?;
+                Ok((h.try_into().unwrap_or([0u8; 16]), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+    }
+
+    /// Seals a snapshot: later builds open a new one.
+    pub fn seal(&mut self, id: SnapshotId) -> Result<()> {
+        self.write(|tx| tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [id.0]).map(|_| ()))
+    }
+
+    /// The snapshot whose coverage matrix selection compares against.
+    pub fn baseline(&self) -> Result<Option<SnapshotId>> {
+        Ok(self.meta("baseline")?.and_then(|v| v.parse().ok()).map(SnapshotId))
+    }
+
+    pub fn set_baseline(&mut self, id: SnapshotId) -> Result<()> {
+        self.set_meta("baseline", &id.0.to_string())
+    }
+
+    // ----- tests, runs, results, coverage -------------------------------------
+
+    /// Registers tests (by name; the command is updated) and returns their ids in order.
+    pub fn upsert_tests(&mut self, tests: &[(String, String)]) -> Result<Vec<TestId>> {
+        self.write(|tx| {
+            let mut ids = Vec::with_capacity(tests.len());
+            let mut ins = tx.prepare(
+                "INSERT INTO tests(name, cmd) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET cmd = excluded.cmd",
+            )?;
+            let mut get = tx.prepare("SELECT id FROM tests WHERE name = ?1")?;
+            for (name, cmd) in tests {
+                ins.execute(params![name, cmd])?;
+                ids.push(TestId(get.query_row([name], |r| r.get(0))?));
+            }
+            Ok(ids)
+        })
+    }
+
+    pub fn tests(&self) -> Result<Vec<TestInfo>> {
+        let mut st = self.conn.prepare("SELECT id, name, cmd FROM tests ORDER BY id").map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(TestInfo {
+                    id: TestId(r.get(0)?),
+                    name: r.get(1)?,
+                    cmd: r.get(2)?,
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    /// Starts a run on a snapshot. `kind`: `full`, `selected`, `audit-old`, `audit-new`, ...
+    pub fn begin_run(&mut self, snapshot: SnapshotId, kind: &str) -> Result<RunId> {
+        let t = now();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO runs(snapshot, kind, started) VALUES (?1, ?2, ?3)",
+                params![snapshot.0, kind, t],
+            )?;
+            Ok(RunId(tx.last_insert_rowid()))
+        })
+    }
+
+    pub fn finish_run(&mut self, run: RunId) -> Result<()> {
+        let t = now();
+        self.write(|tx| tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0]).map(|_| ()))
+    }
+
+    /// Records one test's result and, when `into_matrix` is given, its coverage in
+    /// that snapshot's matrix (replacing what the matrix held for the test) — in
+    /// one transaction.
+    pub fn record_result(&mut self, run: RunId, into_matrix: Option<SnapshotId>, rec: &TestRecord) -> Result<()> {
+        let o = &rec.outcome;
+        let (state, reason) = match &rec.coverage {
+            Ok(_) => ("ok", None),
+            Err(r) => ("unknown", Some(r.clone())),
+        };
+        let blobs: Vec<(i64, Vec<u8>)> = match &rec.coverage {
+            Ok(units) => units.iter().map(|(u, bm)| (u.0, blob::encode_bitmap(bm))).collect(),
+            Err(_) => Vec::new(),
+        };
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT(run, test) DO UPDATE SET status = excluded.status, code = excluded.code,
+                   stdout_hash = excluded.stdout_hash, stderr_hash = excluded.stderr_hash,
+                   duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note",
+                params![
+                    run.0,
+                    rec.test.0,
+                    o.status,
+                    o.code,
+                    o.stdout_hash.map(|h| h.to_vec()),
+                    o.stderr_hash.map(|h| h.to_vec()),
+                    o.duration.as_millis() as i64,
+                    state,
+                    reason
+                ],
+            )?;
+            if let Some(m) = into_matrix {
+                // the units whose index changes: those the test covered before and now
+                let mut touched: Vec<i64> = {
+                    let mut st = tx.prepare("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
+                    let v = st.query_map(params![m.0, rec.test.0], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
+                    v
+                };
+                touched.extend(blobs.iter().map(|(u, _)| *u));
+                tx.execute("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", params![m.0, rec.test.0])?;
+                let mut ins = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
+                for (u, b) in &blobs {
+                    ins.execute(params![m.0, rec.test.0, u, b])?;
+                }
+                tx.execute(
+                    "INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT(snapshot, test) DO UPDATE SET run = excluded.run, state = excluded.state, reason = excluded.reason",
+                    params![m.0, rec.test.0, run.0, state, reason],
+                )?;
+                let mut del = tx.prepare("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2")?;
+                touched.sort();
+                touched.dedup();
+                for u in touched {
+                    del.execute(params![m.0, u])?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Outcomes of a run, by test id.
+    pub fn run_results(&self, run: RunId) -> Result<HashMap<TestId, Outcome>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT test, status, code, stdout_hash, stderr_hash, duration_ms FROM results WHERE run = ?1")
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([run.0], |r| {
+                let h = |v: Option<Vec<u8>>| v.and_then(|v| v.try_into().ok());
+                Ok((
+                    TestId(r.get(0)?),
+                    Outcome {
+                        status: r.get(1)?,
+                        code: r.get(2)?,
+                        stdout_hash: h(r.get(3)?),
+                        stderr_hash: h(r.get(4)?),
+                        duration: Duration::from_millis(r.get::<_, i64>(5)? as u64),
+                    },
+                ))
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+    }
+
+    /// The tests of a snapshot's coverage matrix and their state.
+    pub fn matrix_tests(&self, snapshot: SnapshotId) -> Result<Vec<MatrixTest>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT m.test, t.name, m.run, m.state, m.reason FROM matrix_tests m JOIN tests t ON t.id = m.test
+                 WHERE m.snapshot = ?1 ORDER BY m.test",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([snapshot.0], |r| {
+                let state: String = r.get(3)?;
+                let reason: Option<String> = r.get(4)?;
+                Ok(MatrixTest {
+                    test: TestId(r.get(0)?),
+                    name: r.get(1)?,
+                    run: RunId(r.get(2)?),
+                    state: if state == "ok" {
+                        CoverageState::Known
+                    } else {
+                        CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
+                    },
+                })
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    /// One test's coverage in a matrix: per unit, the covered edges.
+    pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit")
+            .map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, Vec<u8>)> = st
+            .query_map(params![snapshot.0, test.0], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql(e))?;
+        rows.into_iter()
+            .map(|(u, b)| {
+                blob::decode_bitmap(&b)
+                    .map(|bm| (UnitId(u), bm))
+                    .map_err(|e| self.corrupt(format!("coverage of test {} in unit {u}: {e}", test.0)))
+            })
+            .collect()
+    }
+
+    /// Per-test coverage of one unit in a matrix.
+    pub fn unit_coverage(&self, snapshot: SnapshotId, unit: UnitId) -> Result<Vec<(TestId, RoaringBitmap)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")
+            .map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, Vec<u8>)> = st
+            .query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql(e))?;
+        rows.into_iter()
+            .map(|(t, b)| {
+                blob::decode_bitmap(&b)
+                    .map(|bm| (TestId(t), bm))
+                    .map_err(|e| self.corrupt(format!("coverage of test {t} in unit {}: {e}", unit.0)))
+            })
+            .collect()
+    }
+
+    /// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
+    /// from the per-test coverage (and stored) when missing.
+    pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
+        let stored: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2",
+                params![snapshot.0, unit.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        if let Some(data) = stored {
+            return blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
+        }
+        let mut idx = EdgeIndex::default();
+        for (t, bm) in self.unit_coverage(snapshot, unit)? {
+            for e in bm.iter() {
+                // tests arrive in id order, so this is an append
+                let tests = idx.edges.entry(e).or_default();
+                if tests.try_push(t.0 as u32).is_err() {
+                    tests.insert(t.0 as u32);
+                }
+            }
+        }
+        let data = blob::encode_index(&idx);
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
+                params![snapshot.0, unit.0, data],
+            )
+            .map(|_| ())
+        })?;
+        Ok(idx)
+    }
+
+    /// Copies a matrix wholesale (used when a build changes nothing observable).
+    pub fn copy_matrix(&mut self, from: SnapshotId, to: SnapshotId) -> Result<()> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [to.0])?;
+            tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [to.0])?;
+            tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [to.0])?;
+            tx.execute(
+                "INSERT INTO coverage(snapshot, test, unit, edges) SELECT ?1, test, unit, edges FROM coverage WHERE snapshot = ?2",
+                params![to.0, from.0],
+            )?;
+            tx.execute(
+                "INSERT INTO matrix_tests(snapshot, test, run, state, reason) SELECT ?1, test, run, state, reason FROM matrix_tests WHERE snapshot = ?2",
+                params![to.0, from.0],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Writes a complete matrix for a snapshot in one transaction (RECOVER's result).
+    pub fn write_matrix(
+        &mut self,
+        snapshot: SnapshotId,
+        tests: &[(TestId, RunId, CoverageState, Vec<(UnitId, RoaringBitmap)>)],
+    ) -> Result<()> {
+        let rows: Vec<(i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>)> = tests
+            .iter()
+            .map(|(t, r, s, cov)| {
+                let (state, reason) = match s {
+                    CoverageState::Known => ("ok", None),
+                    CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
+                };
+                (t.0, r.0, state, reason, cov.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect())
+            })
+            .collect();
+        self.write(|tx| {
+            tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
+            tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
+            tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
+            let mut mt = tx.prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
+            for (t, r, state, reason, cov) in &rows {
+                mt.execute(params![snapshot.0, t, r, state, reason])?;
+                for (u, b) in cov {
+                    cv.execute(params![snapshot.0, t, u, b])?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Size of the database file in bytes (for reports).
+    pub fn file_size(&self) -> u64 {
+        std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+fn row_snapshot(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
+    let state: String = r.get(2)?;
+    Ok(Snapshot {
+        id: SnapshotId(r.get(0)?),
+        created: r.get(1)?,
+        state: if state == "open" { SnapshotState::Open } else { SnapshotState::Sealed },
+        parent: r.get::<_, Option<i64>>(3)?.map(SnapshotId),
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+mod tests;

@@ -1,0 +1,86 @@
+//! Encodings of the blobs the store keeps: units (JSON, LZ4-compressed), probe
+//! plans, roaring bitmaps (portable format) and edge indexes.
+
+use roaring::RoaringBitmap;
+use retest_graph::Unit;
+use retest_graph::coverage::Probe;
+
+use crate::EdgeIndex;
+
+/// Blob format tag, so a future encoding can be told apart.
+const UNIT_V1: u8 = 1;
+
+pub fn encode_unit(u: &Unit) -> Vec<u8> {
+    let json = serde_json::to_vec(u).expect("a unit always serialises");
+    let mut out = vec![UNIT_V1];
+    out.extend(lz4_flex::compress_prepend_size(&json));
+    out
+}
+
+pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
+    match b.split_first() {
+        Some((&UNIT_V1, rest)) => {
+            let json = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
+            serde_json::from_slice(&json).map_err(|e| e.to_string())
+        }
+        Some((v, _)) => Err(format!("unknown unit encoding {v}")),
+        None => Err("empty unit blob".to_string()),
+    }
+}
+
+pub fn encode_plan(p: &[Vec<Probe>]) -> Vec<u8> {
+    serde_json::to_vec(p).expect("a plan always serialises")
+}
+
+pub fn decode_plan(b: &[u8]) -> Result<Vec<Vec<Probe>>, String> {
+    serde_json::from_slice(b).map_err(|e| e.to_string())
+}
+
+pub fn encode_bitmap(bm: &RoaringBitmap) -> Vec<u8> {
+    let mut bm = bm.clone();
+    bm.optimize();
+    let mut out = Vec::with_capacity(bm.serialized_size());
+    bm.serialize_into(&mut out).expect("writing to a Vec cannot fail");
+    out
+}
+
+pub fn decode_bitmap(b: &[u8]) -> Result<RoaringBitmap, String> {
+    RoaringBitmap::deserialize_from(b).map_err(|e| e.to_string())
+}
+
+/// `u32 count`, then per edge (ascending): `u32 edge`, `u32 len`, `len` bytes of bitmap.
+pub fn encode_index(idx: &EdgeIndex) -> Vec<u8> {
+    let mut edges: Vec<(&u32, &RoaringBitmap)> = idx.edges.iter().collect();
+    edges.sort_by_key(|(e, _)| **e);
+    let mut out = Vec::new();
+    out.extend((edges.len() as u32).to_le_bytes());
+    for (e, bm) in edges {
+        let b = encode_bitmap(bm);
+        out.extend(e.to_le_bytes());
+        out.extend((b.len() as u32).to_le_bytes());
+        out.extend(b);
+    }
+    out
+}
+
+pub fn decode_index(b: &[u8]) -> Result<EdgeIndex, String> {
+    let mut pos = 0usize;
+    let u32_at = |pos: &mut usize| -> Result<u32, String> {
+        let s = b.get(*pos..*pos + 4).ok_or("truncated edge index")?;
+        *pos += 4;
+        Ok(u32::from_le_bytes(s.try_into().unwrap()))
+    };
+    let n = u32_at(&mut pos)?;
+    let mut idx = EdgeIndex::default();
+    for _ in 0..n {
+        let e = u32_at(&mut pos)?;
+        let len = u32_at(&mut pos)? as usize;
+        let s = b.get(pos..pos + len).ok_or("truncated edge index")?;
+        pos += len;
+        idx.edges.insert(e, decode_bitmap(s)?);
+    }
+    if pos != b.len() {
+        return Err("trailing bytes after edge index".to_string());
+    }
+    Ok(idx)
+}

@@ -1,0 +1,126 @@
+//! The schema, its version, and migrations.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::StoreError;
+
+/// The schema version this retest writes and reads.
+pub const VERSION: i64 = 1;
+
+const V1: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE units(
+    id INTEGER PRIMARY KEY,
+    src_hash BLOB NOT NULL UNIQUE,
+    edges INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE builds(
+    id INTEGER PRIMARY KEY,
+    hash BLOB NOT NULL UNIQUE,
+    unit INTEGER NOT NULL REFERENCES units(id),
+    cells INTEGER NOT NULL,
+    plan BLOB NOT NULL
+);
+CREATE TABLE snapshots(
+    id INTEGER PRIMARY KEY,
+    created TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('open', 'sealed')),
+    parent INTEGER REFERENCES snapshots(id)
+);
+CREATE TABLE snapshot_units(
+    snapshot INTEGER NOT NULL REFERENCES snapshots(id),
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    unit INTEGER NOT NULL REFERENCES units(id),
+    build INTEGER REFERENCES builds(id),
+    flags TEXT NOT NULL,
+    PRIMARY KEY (snapshot, key)
+) WITHOUT ROWID;
+CREATE TABLE tests(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, cmd TEXT NOT NULL);
+CREATE TABLE runs(
+    id INTEGER PRIMARY KEY,
+    snapshot INTEGER NOT NULL REFERENCES snapshots(id),
+    kind TEXT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT
+);
+CREATE TABLE results(
+    run INTEGER NOT NULL REFERENCES runs(id),
+    test INTEGER NOT NULL REFERENCES tests(id),
+    status TEXT NOT NULL,
+    code INTEGER,
+    stdout_hash BLOB,
+    stderr_hash BLOB,
+    duration_ms INTEGER NOT NULL,
+    coverage TEXT NOT NULL,
+    note TEXT,
+    PRIMARY KEY (run, test)
+) WITHOUT ROWID;
+CREATE TABLE matrix_tests(
+    snapshot INTEGER NOT NULL REFERENCES snapshots(id),
+    test INTEGER NOT NULL REFERENCES tests(id),
+    run INTEGER NOT NULL REFERENCES runs(id),
+    state TEXT NOT NULL CHECK (state IN ('ok', 'unknown')),
+    reason TEXT,
+    PRIMARY KEY (snapshot, test)
+) WITHOUT ROWID;
+CREATE TABLE coverage(
+    snapshot INTEGER NOT NULL,
+    test INTEGER NOT NULL,
+    unit INTEGER NOT NULL,
+    edges BLOB NOT NULL,
+    PRIMARY KEY (snapshot, test, unit)
+) WITHOUT ROWID;
+CREATE INDEX coverage_by_unit ON coverage(snapshot, unit, test);
+CREATE TABLE edge_index(
+    snapshot INTEGER NOT NULL,
+    unit INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (snapshot, unit)
+) WITHOUT ROWID;
+";
+
+/// Creates the schema in an empty database.
+pub fn create(conn: &Connection) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(V1)?;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)",
+        [VERSION.to_string()],
+    )?;
+    tx.commit()
+}
+
+/// Checks the version and brings an older schema up to date.
+pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let sql = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let found: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+        .map_err(sql)
+        .ok();
+    let found: i64 = match found.and_then(|v| v.parse().ok()) {
+        Some(v) => v,
+        None => {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "no schema version (not a retest store?)".to_string(),
+            });
+        }
+    };
+    if found > VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: VERSION,
+        });
+    }
+    // Versions below VERSION would be upgraded here, one step per version, each in
+    // its own transaction. There is only version 1 so far.
+    Ok(())
+}
