@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use retest_graph::Cfg;
+use retest_graph::Unit as TuAnalysis;
 use retest_graph::dot::{DotOptions, write_cfg};
 use retest_graph::text::write_text;
-use retest_lang_c::project::{own_files, read_compile_commands};
-use retest_graph::Unit as TuAnalysis;
 use retest_lang_c::TuJob;
+use retest_lang_c::project::{own_files, read_compile_commands};
 use serde::Serialize;
 
 use crate::fail::{Fail, OrFail};
@@ -22,7 +22,12 @@ pub struct CfgArgs {
     #[arg(required_unless_present = "project")]
     file: Option<PathBuf>,
     /// Analyse every C translation unit of a compilation database.
-    #[arg(short = 'p', long = "project", value_name = "compile_commands.json", conflicts_with = "file")]
+    #[arg(
+        short = 'p',
+        long = "project",
+        value_name = "compile_commands.json",
+        conflicts_with = "file"
+    )]
     project: Option<PathBuf>,
     /// Only this function.
     #[arg(long)]
@@ -59,19 +64,29 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     let units: Vec<(PathBuf, TuAnalysis)> = match (&a.file, &a.project) {
         (Some(file), None) => {
             if !file.exists() {
-                return Err(Fail::new(format!("{}: no such file", file.display())).hint("give the path of a C source file"));
+                return Err(Fail::new(format!("{}: no such file", file.display()))
+                    .hint("give the path of a C source file"));
             }
-            let cc = a.cc.clone().or_else(|| std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string());
+            let cc =
+                a.cc.clone()
+                    .or_else(|| std::env::var("CC").ok())
+                    .unwrap_or_else(|| "cc".to_string());
             let dir = std::env::current_dir().or_fail()?;
             let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
             let tu = job
                 .analyze(&own_files(None, dir))
-                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?
+                .or_fail_hint(
+                    "pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)",
+                )?
                 .unit;
             vec![(file.clone(), tu)]
         }
         (None, Some(db)) => analyze_project(db)?,
-        _ => return Err(Fail::usage("give either a source file or -p compile_commands.json")),
+        _ => {
+            return Err(Fail::usage(
+                "give either a source file or -p compile_commands.json",
+            ));
+        }
     };
 
     let selected: Vec<(&Path, &TuAnalysis, &retest_graph::Procedure)> = units
@@ -79,18 +94,27 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
         .flat_map(|(p, tu)| tu.procedures.iter().map(move |f| (p.as_path(), tu, f)))
         .filter(|(_, _, f)| a.function.as_deref().is_none_or(|n| n == f.name))
         .collect();
-    if let Some(name) = &a.function {
-        if selected.is_empty() {
-            let mut names: Vec<&str> = units.iter().flat_map(|(_, tu)| tu.procedures.iter().map(|f| f.name.as_str())).collect();
-            names.sort();
-            names.dedup();
-            let shown: Vec<&str> = names.iter().take(12).copied().collect();
-            return Err(Fail::new(format!("no function named `{name}`")).hint(format!(
+    if let Some(name) = &a.function
+        && selected.is_empty()
+    {
+        let mut names: Vec<&str> = units
+            .iter()
+            .flat_map(|(_, tu)| tu.procedures.iter().map(|f| f.name.as_str()))
+            .collect();
+        names.sort();
+        names.dedup();
+        let shown: Vec<&str> = names.iter().take(12).copied().collect();
+        return Err(
+            Fail::new(format!("no function named `{name}`")).hint(format!(
                 "functions defined here: {}{}",
                 shown.join(", "),
-                if names.len() > shown.len() { ", …" } else { "" }
-            )));
-        }
+                if names.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            )),
+        );
     }
 
     let stdout = io::stdout();
@@ -127,7 +151,10 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     // problems go to stderr so that the graph output stays clean
     for (path, tu) in &units {
         for p in &tu.problems {
-            let at = p.span.map(|s| format!("{}:{}", tu.file_path(&s), s.line)).unwrap_or_else(|| path.display().to_string());
+            let at = p
+                .span
+                .map(|s| format!("{}:{}", tu.file_path(&s), s.line))
+                .unwrap_or_else(|| path.display().to_string());
             eprintln!("warning: {at}: {}", p.message);
         }
     }
@@ -150,14 +177,23 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
     }
     let root = db
         .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .and_then(|p| std::fs::canonicalize(p).ok());
     let pb = progress::bar(jobs.len() as u64, "analysing");
     let results: Vec<Result<(PathBuf, TuAnalysis), Fail>> = jobs
         .par_iter()
         .map(|job| {
             let own = own_files(root.clone(), job.directory.clone());
-            let r = job.analyze(&own).map(|tu| (job.source_path(), tu.unit)).or_fail();
+            let r = job
+                .analyze(&own)
+                .map(|tu| (job.source_path(), tu.unit))
+                .or_fail();
             pb.inc(1);
             r
         })
@@ -178,17 +214,49 @@ fn write_summary(units: &[(PathBuf, TuAnalysis)], out: &mut dyn Write) -> io::Re
     let (mut fns, mut nodes, mut edges, mut unan) = (0usize, 0usize, 0usize, 0usize);
     for (path, tu) in units {
         let n: usize = tu.procedures.iter().map(|f| f.stmt.node_count()).sum();
-        let bad: Vec<_> = tu.procedures.iter().filter(|f| f.unanalysable.is_some()).collect();
-        writeln!(out, "{}: {} functions, {} nodes{}", path.display(), tu.procedures.len(), n, if bad.is_empty() { String::new() } else { format!(", {} unanalysable", bad.len()) })?;
+        let bad: Vec<_> = tu
+            .procedures
+            .iter()
+            .filter(|f| f.unanalysable.is_some())
+            .collect();
+        writeln!(
+            out,
+            "{}: {} functions, {} nodes{}",
+            path.display(),
+            tu.procedures.len(),
+            n,
+            if bad.is_empty() {
+                String::new()
+            } else {
+                format!(", {} unanalysable", bad.len())
+            }
+        )?;
         for f in bad {
-            writeln!(out, "  unanalysable {}: {}", f.name, f.unanalysable.as_deref().unwrap_or(""))?;
+            writeln!(
+                out,
+                "  unanalysable {}: {}",
+                f.name,
+                f.unanalysable.as_deref().unwrap_or("")
+            )?;
         }
         fns += tu.procedures.len();
         nodes += n;
-        edges += tu.procedures.iter().map(|f| f.stmt.edge_count()).sum::<usize>();
-        unan += tu.procedures.iter().filter(|f| f.unanalysable.is_some()).count();
+        edges += tu
+            .procedures
+            .iter()
+            .map(|f| f.stmt.edge_count())
+            .sum::<usize>();
+        unan += tu
+            .procedures
+            .iter()
+            .filter(|f| f.unanalysable.is_some())
+            .count();
     }
-    writeln!(out, "total: {} translation units, {fns} functions, {nodes} nodes, {edges} edges, {unan} unanalysable", units.len())
+    writeln!(
+        out,
+        "total: {} translation units, {fns} functions, {nodes} nodes, {edges} edges, {unan} unanalysable",
+        units.len()
+    )
 }
 
 /// `retest cfg --format json`, schema `retest.cfg/1`.
@@ -246,7 +314,11 @@ struct JsonProblem {
     message: String,
 }
 
-fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, level: Level) -> JsonDoc<'a> {
+fn json_doc<'a>(
+    units: &'a [(PathBuf, TuAnalysis)],
+    function: Option<&str>,
+    level: Level,
+) -> JsonDoc<'a> {
     let translation_units = units
         .iter()
         .map(|(path, tu)| {

@@ -250,7 +250,12 @@ pub enum CfgError {
     #[error(
         "contraction maps edges {first} and {second} (both out of group {group} with label {label}) to different targets"
     )]
-    AmbiguousContraction { group: u32, label: String, first: u32, second: u32 },
+    AmbiguousContraction {
+        group: u32,
+        label: String,
+        first: u32,
+        second: u32,
+    },
 }
 
 /// The CFG of one procedure. Immutable once built; use [`CfgBuilder`] to make one.
@@ -329,10 +334,16 @@ impl Cfg {
         &self.edges[e.index()]
     }
     pub fn nodes(&self) -> impl ExactSizeIterator<Item = (NodeId, &Node)> {
-        self.nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n))
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (NodeId(i as u32), n))
     }
     pub fn edges(&self) -> impl ExactSizeIterator<Item = (EdgeId, &Edge)> {
-        self.edges.iter().enumerate().map(|(i, e)| (EdgeId(i as u32), e))
+        self.edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (EdgeId(i as u32), e))
     }
     pub fn node_ids(&self) -> impl ExactSizeIterator<Item = NodeId> {
         (0..self.nodes.len() as u32).map(NodeId)
@@ -356,7 +367,9 @@ impl Cfg {
     }
 
     pub fn preds(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        self.ins[n.index()].iter().map(move |e| self.edges[e.index()].src)
+        self.ins[n.index()]
+            .iter()
+            .map(move |e| self.edges[e.index()].src)
     }
 
     /// The out-edge of `n` labelled `label` — Ball's `succ(v, l)` as an edge.
@@ -371,7 +384,8 @@ impl Cfg {
 
     /// The `label`-successor of `n`.
     pub fn succ_labelled(&self, n: NodeId, label: &EdgeLabel) -> Option<NodeId> {
-        self.out_edge_labelled(n, label).map(|e| self.edges[e.index()].dst)
+        self.out_edge_labelled(n, label)
+            .map(|e| self.edges[e.index()].dst)
     }
 
     /// Labels of `n`'s out-edges, in order.
@@ -397,7 +411,11 @@ impl Cfg {
         coarse_label: &[Option<EdgeLabel>],
     ) -> Result<(Cfg, Contraction), CfgError> {
         assert_eq!(group.len(), self.nodes.len(), "one group per fine node");
-        assert_eq!(coarse_label.len(), self.edges.len(), "one coarse label per fine edge");
+        assert_eq!(
+            coarse_label.len(),
+            self.edges.len(),
+            "one coarse label per fine edge"
+        );
         let mut b = CfgBuilder::new(name);
         for n in coarse_nodes {
             b.add_node(n);
@@ -433,7 +451,9 @@ impl Cfg {
             .edges()
             .map(|(id, e)| {
                 let gs = group[e.src.index()];
-                coarse_label[id.index()].as_ref().and_then(|l| coarse.out_edge_labelled(gs, l))
+                coarse_label[id.index()]
+                    .as_ref()
+                    .and_then(|l| coarse.out_edge_labelled(gs, l))
             })
             .collect();
         Ok((
@@ -593,7 +613,10 @@ mod tests {
     #[test]
     fn edges_are_sorted_by_source_then_label() {
         let g = diamond();
-        let labels: Vec<_> = g.edges().map(|(_, e)| (e.src.0, e.label.to_string())).collect();
+        let labels: Vec<_> = g
+            .edges()
+            .map(|(_, e)| (e.src.0, e.label.to_string()))
+            .collect();
         assert_eq!(
             labels,
             vec![
@@ -604,7 +627,10 @@ mod tests {
                 (3, "ε".to_string())
             ]
         );
-        assert_eq!(g.succ_labelled(NodeId(1), &EdgeLabel::False), Some(NodeId(3)));
+        assert_eq!(
+            g.succ_labelled(NodeId(1), &EdgeLabel::False),
+            Some(NodeId(3))
+        );
         assert_eq!(g.succ_labelled(NodeId(1), &EdgeLabel::Eps), None);
         assert_eq!(g.in_edges(NodeId(4)).len(), 2);
     }
@@ -675,7 +701,14 @@ mod tests {
         b.add_edge(th, ex, EdgeLabel::Eps);
         b.add_edge(el, ex, EdgeLabel::Eps);
         let fine = b.build().unwrap();
-        let group = vec![NodeId(0), NodeId(1), NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
+        let group = vec![
+            NodeId(0),
+            NodeId(1),
+            NodeId(1),
+            NodeId(2),
+            NodeId(3),
+            NodeId(4),
+        ];
         let coarse_nodes = vec![
             Node::new(NodeKind::Entry, "f"),
             Node::new(NodeKind::Predicate, "a && b"),
@@ -694,9 +727,15 @@ mod tests {
             .collect();
         let (coarse, map) = fine.contract("f", &group, coarse_nodes, &labels).unwrap();
         assert_eq!(coarse.edge_count(), 5);
-        let f_edge = coarse.out_edge_labelled(NodeId(1), &EdgeLabel::False).unwrap();
+        let f_edge = coarse
+            .out_edge_labelled(NodeId(1), &EdgeLabel::False)
+            .unwrap();
         let pre: Vec<_> = map.preimage(f_edge).collect();
-        assert_eq!(pre.len(), 2, "both F exits of the decision map to its F edge");
+        assert_eq!(
+            pre.len(),
+            2,
+            "both F exits of the decision map to its F edge"
+        );
         let internal = fine.out_edge_labelled(a, &EdgeLabel::True).unwrap();
         assert_eq!(map.edge[internal.index()], None);
     }

@@ -19,6 +19,9 @@ use crate::cfg::{Cfg, EdgeId, NodeId};
 pub enum Probe {
     /// No cell: out-edges are traversed iff some in-edge is.
     Derived,
+    /// Not observed in this build (selective instrumentation): out-edges are
+    /// unknown — never reported covered, and not *measured* (see [`measured_edges`]).
+    Off,
     /// One cell, set when the node starts executing; marks every out-edge.
     Node,
     /// One cell per out-edge, in out-edge order, set when that edge is taken.
@@ -44,7 +47,7 @@ impl CellLayout {
         for (n, p) in cfg.node_ids().zip(probes) {
             first.push(next);
             next += match p {
-                Probe::Derived => 0,
+                Probe::Derived | Probe::Off => 0,
                 Probe::Node => 1,
                 Probe::PerEdge => cfg.out_edges(n).len() as u32,
             };
@@ -56,7 +59,7 @@ impl CellLayout {
     pub fn cell_of_edge(&self, cfg: &Cfg, probes: &[Probe], e: EdgeId) -> Option<u32> {
         let src = cfg.edge(e).src;
         match probes[src.index()] {
-            Probe::Derived => None,
+            Probe::Derived | Probe::Off => None,
             Probe::Node => Some(self.first[src.index()]),
             Probe::PerEdge => {
                 let k = cfg.out_edges(src).position(|x| x == e).unwrap() as u32;
@@ -73,12 +76,17 @@ impl CellLayout {
 
 /// Traversed edges given which cells were hit (`hit(cell)`), with the derivation
 /// rule for unprobed nodes applied to a fixpoint.
-pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool) -> FixedBitSet {
+pub fn edge_coverage(
+    cfg: &Cfg,
+    probes: &[Probe],
+    layout: &CellLayout,
+    hit: &dyn Fn(u32) -> bool,
+) -> FixedBitSet {
     let mut cov = FixedBitSet::with_capacity(cfg.edge_count());
     let mut work: Vec<NodeId> = Vec::new();
     for n in cfg.node_ids() {
         match probes[n.index()] {
-            Probe::Derived => {}
+            Probe::Derived | Probe::Off => {}
             Probe::Node => {
                 if hit(layout.first[n.index()]) {
                     for e in cfg.out_edges(n) {
@@ -109,6 +117,41 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
         }
     }
     cov
+}
+
+/// Edges whose coverage a build with these probes determines: out-edges of
+/// probed nodes, and out-edges of unprobed (`Derived`) nodes all of whose in-edges
+/// are determined. Out-edges of `Off` nodes, and everything derived only through
+/// them, are unknown.
+pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
+    let mut m = FixedBitSet::with_capacity(cfg.edge_count());
+    for n in cfg.node_ids() {
+        if matches!(probes[n.index()], Probe::Node | Probe::PerEdge) {
+            for e in cfg.out_edges(n) {
+                m.insert(e.index());
+            }
+        }
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for n in cfg.node_ids() {
+            if probes[n.index()] != Probe::Derived || n == cfg.entry() {
+                continue;
+            }
+            let outs: Vec<EdgeId> = cfg.out_edges(n).collect();
+            if outs.iter().all(|e| m.contains(e.index())) {
+                continue;
+            }
+            if cfg.in_edges(n).iter().all(|e| m.contains(e.index())) {
+                for e in outs {
+                    m.insert(e.index());
+                }
+                changed = true;
+            }
+        }
+    }
+    m
 }
 
 /// Nodes executed: nodes with a traversed out-edge (the exit: with a traversed in-edge).
@@ -150,9 +193,21 @@ mod tests {
         assert_eq!(l.cells, 3);
         // cells: 0 = entry, 1 = p:T, 2 = p:F
         let cov = edge_coverage(&g, &probes, &l, &|c| c == 0 || c == 1);
-        let got: Vec<_> = g.edges().filter(|(id, _)| cov.contains(id.index())).map(|(_, e)| (e.src.0, e.dst.0)).collect();
+        let got: Vec<_> = g
+            .edges()
+            .filter(|(id, _)| cov.contains(id.index()))
+            .map(|(_, e)| (e.src.0, e.dst.0))
+            .collect();
         assert_eq!(got, vec![(0, 1), (1, 2), (2, 3)]);
         let ex = executed_nodes(&g, &cov);
         assert!(ex.contains(2) && ex.contains(3));
+        assert_eq!(measured_edges(&g, &probes).count_ones(..), 4);
+        // with the predicate off, nothing after it is known
+        let off = [Probe::Node, Probe::Off, Probe::Derived, Probe::Derived];
+        let m = measured_edges(&g, &off);
+        assert_eq!(m.ones().collect::<Vec<_>>(), vec![0]);
+        let l = CellLayout::new(&g, &off);
+        let cov = edge_coverage(&g, &off, &l, &|_| true);
+        assert_eq!(cov.ones().collect::<Vec<_>>(), vec![0]);
     }
 }

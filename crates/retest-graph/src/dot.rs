@@ -258,7 +258,13 @@ fn lex(src: &str) -> Result<Vec<(Tok, u32)>, DotError> {
         }
         if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-' || c >= 0x80 {
             let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] >= 0x80 || (b[i] == b'-' && i == start)) {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric()
+                    || b[i] == b'_'
+                    || b[i] == b'.'
+                    || b[i] >= 0x80
+                    || (b[i] == b'-' && i == start))
+            {
                 i += 1;
             }
             out.push((Tok::Id(src[start..i].to_string()), line));
@@ -334,7 +340,11 @@ impl Parser {
         while self.eat(&Tok::LBracket) {
             while !self.eat(&Tok::RBracket) {
                 let k = self.id()?;
-                let v = if self.eat(&Tok::Eq) { self.id()? } else { "true".to_string() };
+                let v = if self.eat(&Tok::Eq) {
+                    self.id()?
+                } else {
+                    "true".to_string()
+                };
                 a.insert(k, v);
                 let _ = self.eat(&Tok::Comma) || self.eat(&Tok::Semi);
                 if self.peek().is_none() {
@@ -356,7 +366,8 @@ impl Parser {
                 };
                 n.attrs.retain(|_, _| true);
                 self.g.nodes.push(n);
-                self.node_index.insert(id.to_string(), self.g.nodes.len() - 1);
+                self.node_index
+                    .insert(id.to_string(), self.g.nodes.len() - 1);
                 self.g.nodes.len() - 1
             }
         };
@@ -440,7 +451,11 @@ impl Parser {
 
     fn endpoint(&mut self, scope: &Scope) -> Result<Vec<(String, Option<String>)>, DotError> {
         if Self::is_kw(self.peek(), "subgraph") || self.peek() == Some(&Tok::LBrace) {
-            Ok(self.subgraph(scope)?.into_iter().map(|i| (i, None)).collect())
+            Ok(self
+                .subgraph(scope)?
+                .into_iter()
+                .map(|i| (i, None))
+                .collect())
         } else {
             Ok(vec![self.node_ref()?])
         }
@@ -615,10 +630,19 @@ pub struct DotOptions<'a> {
 /// [`read_cfg`] gives back an equal graph; `label` is only for display.
 pub fn write_cfg(cfg: &Cfg, opts: &DotOptions<'_>, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "digraph {} {{", quote(cfg.name()))?;
-    writeln!(w, "  graph [format={}, entry=n{}, exit=n{}];", quote(FORMAT), cfg.entry().0, cfg.exit().0)?;
+    writeln!(
+        w,
+        "  graph [format={}, entry=n{}, exit=n{}];",
+        quote(FORMAT),
+        cfg.entry().0,
+        cfg.exit().0
+    )?;
     writeln!(w, "  node [fontname=\"monospace\"];")?;
-    let in_cluster: std::collections::BTreeSet<NodeId> =
-        opts.clusters.iter().flat_map(|(_, m)| m.iter().copied()).collect();
+    let in_cluster: std::collections::BTreeSet<NodeId> = opts
+        .clusters
+        .iter()
+        .flat_map(|(_, m)| m.iter().copied())
+        .collect();
     for (i, (label, members)) in opts.clusters.iter().enumerate() {
         writeln!(w, "  subgraph cluster_{i} {{")?;
         writeln!(w, "    label={}; style=dashed;", quote(label))?;
@@ -667,7 +691,10 @@ fn write_node(cfg: &Cfg, n: NodeId, opts: &DotOptions<'_>, w: &mut dyn Write) ->
         ("text".into(), node.text.clone()),
     ];
     if let Some(sp) = node.span {
-        attrs.push(("span".into(), format!("{}:{}:{}:{}", sp.file, sp.line, sp.col, sp.end_line)));
+        attrs.push((
+            "span".into(),
+            format!("{}:{}:{}:{}", sp.file, sp.line, sp.col, sp.end_line),
+        ));
     }
     if !node.refs.is_empty() {
         attrs.push(("refs".into(), node.refs.join(" ")));
@@ -684,7 +711,10 @@ fn write_node(cfg: &Cfg, n: NodeId, opts: &DotOptions<'_>, w: &mut dyn Write) ->
     if let Some(f) = opts.node_attrs {
         attrs.extend(f(n));
     }
-    let body: Vec<String> = attrs.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
+    let body: Vec<String> = attrs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", quote(v)))
+        .collect();
     writeln!(w, "  n{} [{}];", n.0, body.join(", "))
 }
 
@@ -698,7 +728,12 @@ fn encode_decl(d: &Declaration) -> String {
         .span
         .map(|s| format!("{}:{}:{}:{}", s.file, s.line, s.col, s.end_line))
         .unwrap_or_default();
-    format!("{kind}{SEP}{}{SEP}{}{SEP}{}{SEP}{span}", d.names.join(" "), d.text, d.mentions.join(" "))
+    format!(
+        "{kind}{SEP}{}{SEP}{}{SEP}{}{SEP}{span}",
+        d.names.join(" "),
+        d.text,
+        d.mentions.join(" ")
+    )
 }
 
 fn serde_plain_kind(k: crate::cfg::DeclKind) -> &'static str {
@@ -734,12 +769,19 @@ fn decode_decl(s: &str) -> Option<Declaration> {
         names: words(f[1]),
         text: f[2].to_string(),
         mentions: words(f[3]),
-        span: if f[4].is_empty() { None } else { parse_span(f[4]) },
+        span: if f[4].is_empty() {
+            None
+        } else {
+            parse_span(f[4])
+        },
     })
 }
 
 fn parse_span(s: &str) -> Option<Span> {
-    let p: Vec<u32> = s.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let p: Vec<u32> = s
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
     (p.len() == 4).then(|| Span {
         file: p[0],
         line: p[1],
@@ -772,15 +814,22 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     let idx = |id: &str| -> Option<u32> { id.strip_prefix('n')?.parse().ok() };
     let mut nodes: Vec<(u32, Node)> = Vec::new();
     for n in &g.nodes {
-        let i = idx(&n.id).ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "id is not n<number>".into()))?;
+        let i = idx(&n.id)
+            .ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "id is not n<number>".into()))?;
         let kind = n
             .attrs
             .get("kind")
             .and_then(|k| NodeKind::parse(k))
             .ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "missing or unknown kind".into()))?;
-        let mut node = Node::new(kind, unescape(n.attrs.get("text").map(String::as_str).unwrap_or("")));
+        let mut node = Node::new(
+            kind,
+            unescape(n.attrs.get("text").map(String::as_str).unwrap_or("")),
+        );
         if let Some(s) = n.attrs.get("span") {
-            node.span = Some(parse_span(s).ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), format!("bad span {s:?}")))?);
+            node.span =
+                Some(parse_span(s).ok_or_else(|| {
+                    ReadCfgError::BadNode(n.id.clone(), format!("bad span {s:?}"))
+                })?);
         }
         let words = |k: &str| {
             n.attrs
@@ -794,7 +843,9 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
         let mut i_decl = 0;
         while let Some(d) = n.attrs.get(&format!("decl{i_decl}")) {
             node.decls.push(
-                decode_decl(&unescape(d)).ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), format!("bad decl{i_decl}")))?,
+                decode_decl(&unescape(d)).ok_or_else(|| {
+                    ReadCfgError::BadNode(n.id.clone(), format!("bad decl{i_decl}"))
+                })?,
             );
             i_decl += 1;
         }
@@ -803,7 +854,10 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     nodes.sort_by_key(|(i, _)| *i);
     for (k, (i, _)) in nodes.iter().enumerate() {
         if *i as usize != k {
-            return Err(ReadCfgError::BadNode(format!("n{i}"), "node ids are not 0..N".into()));
+            return Err(ReadCfgError::BadNode(
+                format!("n{i}"),
+                "node ids are not 0..N".into(),
+            ));
         }
     }
     let mut b = CfgBuilder::new(g.name.clone());
@@ -819,11 +873,20 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     }
     for e in &g.edges {
         let (Some(s), Some(d)) = (idx(&e.from), idx(&e.to)) else {
-            return Err(ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), "bad endpoint".into()));
+            return Err(ReadCfgError::BadEdge(
+                e.from.clone(),
+                e.to.clone(),
+                "bad endpoint".into(),
+            ));
         };
-        let l = e.attrs.get("label").map(|l| unescape(l)).unwrap_or_default();
-        let label = EdgeLabel::parse(&l)
-            .ok_or_else(|| ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), format!("bad label {l:?}")))?;
+        let l = e
+            .attrs
+            .get("label")
+            .map(|l| unescape(l))
+            .unwrap_or_default();
+        let label = EdgeLabel::parse(&l).ok_or_else(|| {
+            ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), format!("bad label {l:?}"))
+        })?;
         b.add_edge(NodeId(s), NodeId(d), label);
     }
     Ok(b.build()?)
@@ -837,7 +900,12 @@ mod tests {
     fn sample() -> Cfg {
         let mut b = CfgBuilder::new("f");
         let mut en = Node::new(NodeKind::Entry, "int f ( int x )");
-        en.span = Some(Span { file: 0, line: 1, col: 0, end_line: 9 });
+        en.span = Some(Span {
+            file: 0,
+            line: 1,
+            col: 0,
+            end_line: 9,
+        });
         let en = b.add_node(en);
         let mut d = Node::new(NodeKind::Declaration, "int y ;");
         d.decls.push(Declaration {

@@ -72,7 +72,10 @@ pub struct Unit {
 
 impl Unit {
     pub fn file_path(&self, span: &Span) -> &str {
-        self.files.get(span.file as usize).map(|f| f.path.as_str()).unwrap_or("?")
+        self.files
+            .get(span.file as usize)
+            .map(|f| f.path.as_str())
+            .unwrap_or("?")
     }
 
     /// Unit-wide number of procedure `i`'s first condition-level edge.
@@ -89,7 +92,10 @@ impl Unit {
 
     /// Number of condition-level edges in the unit.
     pub fn edge_count(&self) -> u32 {
-        self.procedures.iter().map(|p| p.cond.edge_count() as u32).sum()
+        self.procedures
+            .iter()
+            .map(|p| p.cond.edge_count() as u32)
+            .sum()
     }
 
     pub fn procedure(&self, name: &str) -> Option<&Procedure> {
@@ -102,10 +108,10 @@ impl Procedure {
     pub fn stmt_coverage(&self, cond_edges: &FixedBitSet) -> FixedBitSet {
         let mut out = FixedBitSet::with_capacity(self.stmt.edge_count());
         for (i, m) in self.map.edge.iter().enumerate() {
-            if let Some(s) = m {
-                if cond_edges.contains(i) {
-                    out.insert(s.index());
-                }
+            if let Some(s) = m
+                && cond_edges.contains(i)
+            {
+                out.insert(s.index());
             }
         }
         out

@@ -29,7 +29,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use retest_graph::coverage::Probe;
-use retest_graph::{Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span};
+use retest_graph::{
+    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind,
+    Problem, Span,
+};
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node as Ts;
 
@@ -52,7 +55,12 @@ pub enum Site {
     Cond { start: usize, end: usize },
     /// A `switch` statement `[stmt_start, stmt_end)` whose controlling expression
     /// is `[cond_start, cond_end)`.
-    Switch { stmt_start: usize, stmt_end: usize, cond_start: usize, cond_end: usize },
+    Switch {
+        stmt_start: usize,
+        stmt_end: usize,
+        cond_start: usize,
+        cond_end: usize,
+    },
 }
 
 /// The CFGs of one function, as the builder returns them.
@@ -162,10 +170,32 @@ struct Builder<'a, 't> {
 }
 
 const NORETURN_BUILTIN: &[&str] = &[
-    "exit", "_exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp", "__longjmp_chk",
-    "__builtin_unreachable", "__builtin_trap", "__builtin_abort", "__builtin_exit", "__builtin_longjmp",
-    "__assert_fail", "__assert_perror_fail", "__assert", "__stack_chk_fail", "err", "errx", "verr", "verrx",
-    "pthread_exit", "thrd_exit", "__cxa_throw", "__cxa_rethrow",
+    "exit",
+    "_exit",
+    "_Exit",
+    "abort",
+    "quick_exit",
+    "longjmp",
+    "siglongjmp",
+    "_longjmp",
+    "__longjmp_chk",
+    "__builtin_unreachable",
+    "__builtin_trap",
+    "__builtin_abort",
+    "__builtin_exit",
+    "__builtin_longjmp",
+    "__assert_fail",
+    "__assert_perror_fail",
+    "__assert",
+    "__stack_chk_fail",
+    "err",
+    "errx",
+    "verr",
+    "verrx",
+    "pthread_exit",
+    "thrd_exit",
+    "__cxa_throw",
+    "__cxa_rethrow",
 ];
 
 /// Whether `name` never returns (built-in list or declared `noreturn` in the TU).
@@ -261,7 +291,10 @@ impl<'a, 't> Builder<'a, 't> {
     fn give_up(&mut self, n: Ts<'_>, msg: impl Into<String>) {
         let msg = msg.into();
         if self.unanalysable.is_none() {
-            let at = self.span(n).map(|s| format!(" (line {})", s.line)).unwrap_or_default();
+            let at = self
+                .span(n)
+                .map(|s| format!(" (line {})", s.line))
+                .unwrap_or_default();
             self.unanalysable = Some(format!("{msg}{at}"));
         }
         self.problem(Some(n), msg);
@@ -274,7 +307,13 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn text_of(&self, n: Ts<'_>) -> String {
         let hoisted = &self.hoisted;
-        normalized_with(n, self.src, &|x| if hoisted.contains(&x.id()) { Some("{…}") } else { None })
+        normalized_with(n, self.src, &|x| {
+            if hoisted.contains(&x.id()) {
+                Some("{…}")
+            } else {
+                None
+            }
+        })
     }
 
     fn make_node(&self, kind: NodeKind, n: Ts<'_>, text: String) -> Node {
@@ -357,9 +396,12 @@ impl<'a, 't> Builder<'a, 't> {
                     None => return false,
                 },
                 "call_expression" => {
-                    let Some(f) = e.child_by_field_name("function") else { return false };
+                    let Some(f) = e.child_by_field_name("function") else {
+                        return false;
+                    };
                     let f = strip_parens(f);
-                    return f.kind() == "identifier" && is_noreturn(src_text(f, self.src), self.tu.noreturn);
+                    return f.kind() == "identifier"
+                        && is_noreturn(src_text(f, self.src), self.tu.noreturn);
                 }
                 _ => return false,
             }
@@ -425,7 +467,9 @@ impl<'a, 't> Builder<'a, 't> {
                 self.link(inc, n);
                 let inner: Vec<Ts<'_>> = {
                     let mut c = s.walk();
-                    s.named_children(&mut c).filter(|k| k.id() != l.id()).collect()
+                    s.named_children(&mut c)
+                        .filter(|k| k.id() != l.id())
+                        .collect()
                 };
                 self.stmt_list(&inner, vec![eps(n)])
             }
@@ -433,7 +477,9 @@ impl<'a, 't> Builder<'a, 't> {
             "attributed_statement" => {
                 let inner: Vec<Ts<'_>> = {
                     let mut c = s.walk();
-                    s.named_children(&mut c).filter(|k| k.kind() != "attribute_declaration").collect()
+                    s.named_children(&mut c)
+                        .filter(|k| k.kind() != "attribute_declaration")
+                        .collect()
                 };
                 self.stmt_list(&inner, inc)
             }
@@ -459,16 +505,15 @@ impl<'a, 't> Builder<'a, 't> {
         while i < kids.len() {
             let k = kids[i];
             // computed goto: ERROR('goto') followed by `*expr;`
-            if k.kind() == "ERROR" && normalized(k, self.src) == "goto" {
-                if let Some(next) = kids.get(i + 1) {
-                    if next.kind() == "expression_statement"
-                        && next.named_child(0).map(|e| e.kind()) == Some("pointer_expression")
-                    {
-                        inc = self.computed_goto(k, *next, inc);
-                        i += 2;
-                        continue;
-                    }
-                }
+            if k.kind() == "ERROR"
+                && normalized(k, self.src) == "goto"
+                && let Some(next) = kids.get(i + 1)
+                && next.kind() == "expression_statement"
+                && next.named_child(0).map(|e| e.kind()) == Some("pointer_expression")
+            {
+                inc = self.computed_goto(k, *next, inc);
+                i += 2;
+                continue;
             }
             inc = self.stmt(k, inc);
             i += 1;
@@ -480,20 +525,30 @@ impl<'a, 't> Builder<'a, 't> {
         // `__attribute__((fallthrough));` parses as ERROR(attribute_specifier) + `;`
         let only_attrs = {
             let mut c = s.walk();
-            s.named_children(&mut c).all(|k| k.kind() == "attribute_specifier")
+            s.named_children(&mut c)
+                .all(|k| k.kind() == "attribute_specifier")
         };
         if only_attrs && s.named_child_count() > 0 {
             return inc;
         }
         const CONTROL: &[&str] = &[
-            "if", "else", "while", "for", "do", "switch", "case", "default", "goto", "return", "break", "continue",
-            "{", "}",
+            "if", "else", "while", "for", "do", "switch", "case", "default", "goto", "return",
+            "break", "continue", "{", "}",
         ];
         if contains_token(s, self.src, CONTROL) {
-            self.give_up(s, format!("cannot parse `{}`", truncate(&normalized(s, self.src), 60)));
+            self.give_up(
+                s,
+                format!("cannot parse `{}`", truncate(&normalized(s, self.src), 60)),
+            );
             return inc;
         }
-        self.problem(Some(s), format!("unparsed statement kept as opaque text: `{}`", truncate(&normalized(s, self.src), 60)));
+        self.problem(
+            Some(s),
+            format!(
+                "unparsed statement kept as opaque text: `{}`",
+                truncate(&normalized(s, self.src), 60)
+            ),
+        );
         let text = normalized(s, self.src);
         let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
@@ -570,7 +625,9 @@ impl<'a, 't> Builder<'a, 't> {
         let targets: Vec<String> = match e.child_by_field_name("goto_labels") {
             Some(gl) => {
                 let mut c = gl.walk();
-                gl.named_children(&mut c).map(|l| src_text(l, self.src).to_string()).collect()
+                gl.named_children(&mut c)
+                    .map(|l| src_text(l, self.src).to_string())
+                    .collect()
             }
             None => Vec::new(),
         };
@@ -603,7 +660,11 @@ impl<'a, 't> Builder<'a, 't> {
             None => inc,
         };
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let kind = if self.uses_of(s).calls.is_empty() {
+            NodeKind::Statement
+        } else {
+            NodeKind::Call
+        };
         let g = self.group(kind, s, text.clone());
         let inc = match e {
             Some(e) => self.hoist(e, inc, g),
@@ -653,7 +714,12 @@ impl<'a, 't> Builder<'a, 't> {
         }
         let text = normalized(s, self.src);
         let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
-        let mentions: Vec<String> = u.refs.iter().filter(|r| !names.contains(r)).cloned().collect();
+        let mentions: Vec<String> = u
+            .refs
+            .iter()
+            .filter(|r| !names.contains(r))
+            .cloned()
+            .collect();
         let storage: Vec<String> = {
             let mut c = s.walk();
             s.children(&mut c)
@@ -661,11 +727,17 @@ impl<'a, 't> Builder<'a, 't> {
                 .map(|k| src_text(k, self.src).to_string())
                 .collect()
         };
-        let is_static = storage.iter().any(|s| s == "static" || s == "extern" || s == "typedef");
+        let is_static = storage
+            .iter()
+            .any(|s| s == "static" || s == "extern" || s == "typedef");
         // The declaration item is what the names are declared as. An automatic
         // variable's initializer is executable code, compared at its own node, so it
         // is left out; a static one's is part of the declaration.
-        let decl_text = if is_static { text.clone() } else { text_without_initializers(s, self.src) };
+        let decl_text = if is_static {
+            text.clone()
+        } else {
+            text_without_initializers(s, self.src)
+        };
         self.local_decls.push(Declaration {
             kind: DeclKind::Variable,
             names: names.clone(),
@@ -685,7 +757,8 @@ impl<'a, 't> Builder<'a, 't> {
         };
         let vla = syntax::contains_kind(s, &["array_declarator"]) && {
             let mut c = s.walk();
-            s.children_by_field_name("declarator", &mut c).any(|d| has_variable_size(d, self.src))
+            s.children_by_field_name("declarator", &mut c)
+                .any(has_variable_size)
         };
         if inits.is_empty() && !vla {
             return inc;
@@ -695,7 +768,11 @@ impl<'a, 't> Builder<'a, 't> {
             inc = self.hoist_blocks(*v, inc);
         }
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let kind = if self.uses_of(s).calls.is_empty() {
+            NodeKind::Statement
+        } else {
+            NodeKind::Call
+        };
         let g = self.group(kind, s, text.clone());
         for v in &inits {
             inc = self.hoist(*v, inc, g);
@@ -721,7 +798,10 @@ impl<'a, 't> Builder<'a, 't> {
         let c = s.child_by_field_name("condition")?;
         if c.kind() == "parenthesized_expression" {
             let mut cur = c.walk();
-            let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| k.kind() != "comment").collect();
+            let inner: Vec<Ts<'x>> = c
+                .named_children(&mut cur)
+                .filter(|k| k.kind() != "comment")
+                .collect();
             if inner.len() == 1 {
                 return Some(inner[0]);
             }
@@ -736,7 +816,10 @@ impl<'a, 't> Builder<'a, 't> {
         let text = self.text_of(strip_parens(c));
         let g = self.group(NodeKind::Predicate, c, text);
         let (t, f) = self.branch(c, inc, g);
-        (with_coarse(t, EdgeLabel::True), with_coarse(f, EdgeLabel::False))
+        (
+            with_coarse(t, EdgeLabel::True),
+            with_coarse(f, EdgeLabel::False),
+        )
     }
 
     fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
@@ -864,7 +947,11 @@ impl<'a, 't> Builder<'a, 't> {
     fn side_effect_expr(&mut self, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(e);
-        let kind = if self.uses_of(e).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let kind = if self.uses_of(e).calls.is_empty() {
+            NodeKind::Statement
+        } else {
+            NodeKind::Call
+        };
         let g = self.group(kind, e, text.clone());
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, e, text);
@@ -967,7 +1054,8 @@ impl<'a, 't> Builder<'a, 't> {
                     after_value = true;
                     continue;
                 }
-                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
+                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...")
+                {
                     label_parts.push(k);
                     continue;
                 }
@@ -1060,8 +1148,13 @@ impl<'a, 't> Builder<'a, 't> {
             return out;
         }
         if let Some(block) = is_stmt_expr(e) {
-            if !self.hoisted.contains(&block.id()) && contains_token(block, self.src, &["goto", "break", "continue"]) {
-                self.give_up(e, "jump inside a conditionally evaluated statement expression");
+            if !self.hoisted.contains(&block.id())
+                && contains_token(block, self.src, &["goto", "break", "continue"])
+            {
+                self.give_up(
+                    e,
+                    "jump inside a conditionally evaluated statement expression",
+                );
             }
             return inc;
         }
@@ -1089,7 +1182,11 @@ impl<'a, 't> Builder<'a, 't> {
     fn arm(&mut self, x: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
         let inc = self.hoist(x, inc, g);
         let text = self.text_of(x);
-        let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
+        let kind = if self.uses_of(x).calls.is_empty() {
+            NodeKind::Statement
+        } else {
+            NodeKind::Call
+        };
         let node = self.make_node(kind, x, text);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.link(inc, n);
@@ -1115,7 +1212,10 @@ impl<'a, 't> Builder<'a, 't> {
         }
         match is_logical(e, self.src) {
             Some("&&") => {
-                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
+                let (l, r) = (
+                    e.child_by_field_name("left"),
+                    e.child_by_field_name("right"),
+                );
                 if let (Some(l), Some(r)) = (l, r) {
                     let (at, af) = self.branch(l, inc, g);
                     let (bt, mut bf) = self.branch(r, at, g);
@@ -1124,7 +1224,10 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
             Some(_) => {
-                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
+                let (l, r) = (
+                    e.child_by_field_name("left"),
+                    e.child_by_field_name("right"),
+                );
                 if let (Some(l), Some(r)) = (l, r) {
                     let (mut at, af) = self.branch(l, inc, g);
                     let (bt, bf) = self.branch(r, af, g);
@@ -1136,16 +1239,21 @@ impl<'a, 't> Builder<'a, 't> {
         }
         match e.kind() {
             "unary_expression" => {
-                let op = e.child_by_field_name("operator").map(|o| src_text(o, self.src));
-                if op == Some("!") {
-                    if let Some(a) = e.child_by_field_name("argument") {
-                        let (t, f) = self.branch(a, inc, g);
-                        return (f, t);
-                    }
+                let op = e
+                    .child_by_field_name("operator")
+                    .map(|o| src_text(o, self.src));
+                if op == Some("!")
+                    && let Some(a) = e.child_by_field_name("argument")
+                {
+                    let (t, f) = self.branch(a, inc, g);
+                    return (f, t);
                 }
             }
             "comma_expression" => {
-                if let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right")) {
+                if let (Some(l), Some(r)) = (
+                    e.child_by_field_name("left"),
+                    e.child_by_field_name("right"),
+                ) {
                     let inc = self.hoist(l, inc, g);
                     return self.branch(r, inc, g);
                 }
@@ -1167,19 +1275,26 @@ impl<'a, 't> Builder<'a, 't> {
             }
             "call_expression" => {
                 // __builtin_expect(c, v) (likely/unlikely) branches on c
-                let f = e.child_by_field_name("function").map(|f| src_text(f, self.src));
-                if matches!(f, Some("__builtin_expect") | Some("__builtin_expect_with_probability")) {
-                    if let Some(args) = e.child_by_field_name("arguments") {
-                        if let Some(first) = args.named_child(0) {
-                            return self.branch(first, inc, g);
-                        }
-                    }
+                let f = e
+                    .child_by_field_name("function")
+                    .map(|f| src_text(f, self.src));
+                if matches!(
+                    f,
+                    Some("__builtin_expect") | Some("__builtin_expect_with_probability")
+                ) && let Some(args) = e.child_by_field_name("arguments")
+                    && let Some(first) = args.named_child(0)
+                {
+                    return self.branch(first, inc, g);
                 }
             }
             _ => {}
         }
         if let Some(v) = int_literal(e, self.src) {
-            return if v { (inc, Vec::new()) } else { (Vec::new(), inc) };
+            return if v {
+                (inc, Vec::new())
+            } else {
+                (Vec::new(), inc)
+            };
         }
         // a leaf condition
         let inc = self.hoist(e, inc, g);
@@ -1194,7 +1309,11 @@ impl<'a, 't> Builder<'a, 't> {
                 end: e.end_byte(),
             }
         };
-        let probe = if has_error { Probe::Derived } else { Probe::PerEdge };
+        let probe = if has_error {
+            Probe::Derived
+        } else {
+            Probe::PerEdge
+        };
         if has_error {
             self.problem(Some(e), "condition with a syntax error is not probed");
         }
@@ -1221,7 +1340,9 @@ fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
     let mut c = s.walk();
     for k in s.children(&mut c) {
         let t = if k.kind() == "init_declarator" {
-            k.child_by_field_name("declarator").map(|d| normalized(d, src)).unwrap_or_default()
+            k.child_by_field_name("declarator")
+                .map(|d| normalized(d, src))
+                .unwrap_or_default()
         } else {
             normalized(k, src)
         };
@@ -1244,27 +1365,32 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// Whether a declarator declares an array whose size is not a literal constant.
-fn has_variable_size(d: Ts<'_>, src: &[u8]) -> bool {
-    if d.kind() == "array_declarator" {
-        if let Some(sz) = d.child_by_field_name("size") {
-            let mut stack = vec![sz];
-            while let Some(x) = stack.pop() {
-                if x.kind() == "identifier" {
-                    return true;
-                }
-                if x.kind() == "sizeof_expression" {
-                    continue;
-                }
-                let mut c = x.walk();
-                stack.extend(x.named_children(&mut c));
+fn has_variable_size(d: Ts<'_>) -> bool {
+    if d.kind() == "array_declarator"
+        && let Some(sz) = d.child_by_field_name("size")
+    {
+        let mut stack = vec![sz];
+        while let Some(x) = stack.pop() {
+            if x.kind() == "identifier" {
+                return true;
             }
+            if x.kind() == "sizeof_expression" {
+                continue;
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c));
         }
     }
     let mut c = d.walk();
     let kids: Vec<Ts<'_>> = d.named_children(&mut c).collect();
     kids.into_iter().any(|k| {
-        matches!(k.kind(), "array_declarator" | "pointer_declarator" | "init_declarator" | "parenthesized_declarator")
-            && has_variable_size(k, src)
+        matches!(
+            k.kind(),
+            "array_declarator"
+                | "pointer_declarator"
+                | "init_declarator"
+                | "parenthesized_declarator"
+        ) && has_variable_size(k)
     })
 }
 
@@ -1336,7 +1462,9 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
         entry,
         Some(entry_group),
         match body {
-            Some(body) => Site::Entry { at: body.start_byte() + 1 },
+            Some(body) => Site::Entry {
+                at: body.start_byte() + 1,
+            },
             None => Site::None,
         },
         Probe::Node,
@@ -1383,7 +1511,12 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
 }
 
 /// The CFG of a function we could not build: entry → exit, marked unanalysable.
-pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason: String) -> FunctionCfgs {
+pub fn opaque_function(
+    name: &str,
+    signature: String,
+    span: Option<Span>,
+    reason: String,
+) -> FunctionCfgs {
     let mut b = CfgBuilder::new(name);
     let mut en = Node::new(NodeKind::Entry, signature);
     en.span = span;
@@ -1443,7 +1576,8 @@ impl<'a, 't> Builder<'a, 't> {
         for n in std::mem::take(&mut self.pending_computed) {
             self.nodes[n].node.text = self.nodes[n].node.text.trim_end().to_string();
             if targets.is_empty() {
-                self.unanalysable.get_or_insert_with(|| "computed goto without any label".to_string());
+                self.unanalysable
+                    .get_or_insert_with(|| "computed goto without any label".to_string());
             }
             for t in &targets {
                 let l = self.label_nop(t);
@@ -1455,9 +1589,15 @@ impl<'a, 't> Builder<'a, 't> {
                 });
             }
         }
-        let undefined: Vec<String> = self.labels.keys().filter(|l| !self.defined_labels.contains(*l)).cloned().collect();
+        let undefined: Vec<String> = self
+            .labels
+            .keys()
+            .filter(|l| !self.defined_labels.contains(*l))
+            .cloned()
+            .collect();
         for l in undefined {
-            self.unanalysable.get_or_insert_with(|| format!("jump to undefined label `{l}`"));
+            self.unanalysable
+                .get_or_insert_with(|| format!("jump to undefined label `{l}`"));
             let n = self.labels[&l];
             let ex = self.exit;
             self.edges.push(BEdge {
@@ -1468,7 +1608,12 @@ impl<'a, 't> Builder<'a, 't> {
             });
         }
         // the declaration node carries the local declarations at both levels
-        let decl_text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
+        let decl_text = self
+            .local_decls
+            .iter()
+            .map(|d| d.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
         for n in self.nodes.iter_mut() {
             if n.group == Some(decl_group) {
                 n.node.decls = self.local_decls.clone();
@@ -1514,7 +1659,10 @@ impl<'a, 't> Builder<'a, 't> {
                         .copied()
                         .find(|&p| self.nodes[p].fallback.is_some())
                         .unwrap_or(cyc[0]);
-                    let (text, span) = self.nodes[pick].fallback.clone().unwrap_or_else(|| ("for ( ; ; )".to_string(), None));
+                    let (text, span) = self.nodes[pick]
+                        .fallback
+                        .clone()
+                        .unwrap_or_else(|| ("for ( ; ; )".to_string(), None));
                     let mut node = Node::new(NodeKind::Statement, text);
                     node.span = span;
                     self.groups.push(node.clone());
@@ -1534,7 +1682,13 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
         }
-        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
+        let fin = |i: usize| -> usize {
+            if self.nodes[i].nop {
+                resolved[i].unwrap()
+            } else {
+                i
+            }
+        };
         // renumber real nodes in creation order
         let mut new_id = vec![u32::MAX; self.nodes.len()];
         let mut cb = CfgBuilder::new(name);
@@ -1562,18 +1716,27 @@ impl<'a, 't> Builder<'a, 't> {
             let d = new_id[fin(e.dst)];
             if !seen_out.insert((s, e.label.clone())) {
                 // the same out-edge reached twice (cannot happen for well-formed input)
-                self.unanalysable.get_or_insert_with(|| "internal: duplicate out-edge".to_string());
+                self.unanalysable
+                    .get_or_insert_with(|| "internal: duplicate out-edge".to_string());
                 continue;
             }
             cb.add_edge(NodeId(s), NodeId(d), e.label.clone());
             fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
         }
-        let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
+        let cond = cb
+            .build()
+            .map_err(|err| format!("internal error building the CFG: {err}"))?;
         // an unlabelled edge between two groups would vanish from the statement
         // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
         for (s, d, _, coarse) in &fine_edges {
-            if coarse.is_none() && node_group[*s as usize] != node_group[*d as usize] && *d != new_id[self.exit] {
-                return Err("internal error: flow between statements without a statement-level edge".to_string());
+            if coarse.is_none()
+                && node_group[*s as usize] != node_group[*d as usize]
+                && *d != new_id[self.exit]
+            {
+                return Err(
+                    "internal error: flow between statements without a statement-level edge"
+                        .to_string(),
+                );
             }
         }
         // coarse label per fine edge id
@@ -1593,7 +1756,12 @@ impl<'a, 't> Builder<'a, 't> {
             let mut node = self.groups[*g].clone();
             if *g == decl_group {
                 node.decls = self.local_decls.clone();
-                node.text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
+                node.text = self
+                    .local_decls
+                    .iter()
+                    .map(|d| d.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
             }
             coarse_nodes.push(node);
         }

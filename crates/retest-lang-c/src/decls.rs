@@ -14,22 +14,28 @@ use crate::syntax::{self, declarator_name, normalized, src_text};
 pub fn declared_names(s: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
     let mut c = s.walk();
     for d in s.children_by_field_name("declarator", &mut c) {
-        if let Some(n) = declarator_name(d, src) {
-            if !out.contains(&n) {
-                out.push(n);
-            }
+        if let Some(n) = declarator_name(d, src)
+            && !out.contains(&n)
+        {
+            out.push(n);
         }
     }
     if let Some(t) = s.child_by_field_name("type") {
         tag_names(t, src, out);
     }
-    if matches!(s.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+    if matches!(
+        s.kind(),
+        "struct_specifier" | "union_specifier" | "enum_specifier"
+    ) {
         tag_names(s, src, out);
     }
 }
 
 fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
-    if !matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+    if !matches!(
+        t.kind(),
+        "struct_specifier" | "union_specifier" | "enum_specifier"
+    ) {
         return;
     }
     if t.child_by_field_name("body").is_none() {
@@ -41,15 +47,15 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
             out.push(n);
         }
     }
-    if t.kind() == "enum_specifier" {
-        if let Some(body) = t.child_by_field_name("body") {
-            let mut c = body.walk();
-            for e in body.named_children(&mut c) {
-                if e.kind() == "enumerator" {
-                    if let Some(n) = e.child_by_field_name("name") {
-                        out.push(src_text(n, src).to_string());
-                    }
-                }
+    if t.kind() == "enum_specifier"
+        && let Some(body) = t.child_by_field_name("body")
+    {
+        let mut c = body.walk();
+        for e in body.named_children(&mut c) {
+            if e.kind() == "enumerator"
+                && let Some(n) = e.child_by_field_name("name")
+            {
+                out.push(src_text(n, src).to_string());
             }
         }
     }
@@ -72,10 +78,20 @@ fn is_function_declarator(mut d: Ts<'_>) -> bool {
 /// The declaration items of one top-level node (not function bodies). For a
 /// function definition only its signature is an item. `system` items keep a digest
 /// of their text instead of the text itself.
-pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, out: &mut Vec<Declaration>) {
+pub fn top_level_items(
+    n: Ts<'_>,
+    src: &[u8],
+    span: Option<Span>,
+    system: bool,
+    out: &mut Vec<Declaration>,
+) {
     let text_of = |x: Ts<'_>| -> String {
         let t = normalized(x, src);
-        if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())) } else { t }
+        if system {
+            format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        } else {
+            t
+        }
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
         let u = syntax::uses(x, src, &BTreeSet::new(), &|_| false);
@@ -84,7 +100,9 @@ pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, 
     match n.kind() {
         "function_definition" => {
             let body = n.child_by_field_name("body");
-            let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src));
+            let name = n
+                .child_by_field_name("declarator")
+                .and_then(|d| declarator_name(d, src));
             let Some(name) = name else { return };
             let mut sig = String::new();
             let mut c = n.walk();
@@ -116,28 +134,38 @@ pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, 
             out.push(Declaration {
                 kind: DeclKind::Function,
                 names,
-                text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
+                text: if system {
+                    format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes()))
+                } else {
+                    sig
+                },
                 mentions,
                 span,
             });
         }
         "declaration" | "type_definition" => {
             // nested tag definitions get their own item
-            if let Some(t) = n.child_by_field_name("type") {
-                if matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier")
-                    && t.child_by_field_name("body").is_some()
-                {
-                    let mut names = Vec::new();
-                    tag_names(t, src, &mut names);
-                    if !names.is_empty() {
-                        out.push(Declaration {
-                            kind: if t.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
-                            mentions: mentions_of(t, &names),
-                            names,
-                            text: text_of(t),
-                            span,
-                        });
-                    }
+            if let Some(t) = n.child_by_field_name("type")
+                && matches!(
+                    t.kind(),
+                    "struct_specifier" | "union_specifier" | "enum_specifier"
+                )
+                && t.child_by_field_name("body").is_some()
+            {
+                let mut names = Vec::new();
+                tag_names(t, src, &mut names);
+                if !names.is_empty() {
+                    out.push(Declaration {
+                        kind: if t.kind() == "enum_specifier" {
+                            DeclKind::Enumerator
+                        } else {
+                            DeclKind::Tag
+                        },
+                        mentions: mentions_of(t, &names),
+                        names,
+                        text: text_of(t),
+                        span,
+                    });
                 }
             }
             let mut names = Vec::new();
@@ -172,7 +200,11 @@ pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, 
             tag_names(n, src, &mut names);
             if !names.is_empty() {
                 out.push(Declaration {
-                    kind: if n.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
+                    kind: if n.kind() == "enum_specifier" {
+                        DeclKind::Enumerator
+                    } else {
+                        DeclKind::Tag
+                    },
                     mentions: mentions_of(n, &names),
                     names,
                     text: text_of(n),
@@ -195,10 +227,10 @@ pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     }
     let mut c = n.walk();
     for d in n.children_by_field_name("declarator", &mut c) {
-        if is_function_declarator(d) {
-            if let Some(nm) = declarator_name(d, src) {
-                out.insert(nm);
-            }
+        if is_function_declarator(d)
+            && let Some(nm) = declarator_name(d, src)
+        {
+            out.insert(nm);
         }
     }
 }

@@ -43,9 +43,35 @@ pub struct CompilerArgs {
 
 /// Flags that take a separate argument (`-o x`, `-I dir`, ...).
 const WITH_ARG: &[&str] = &[
-    "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-iprefix",
-    "-iwithprefix", "-isysroot", "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler",
-    "-Xpreprocessor", "-T", "-u", "-z", "--param", "-aux-info", "-arch", "-target", "--sysroot",
+    "-o",
+    "-I",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-iprefix",
+    "-iwithprefix",
+    "-isysroot",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-x",
+    "-L",
+    "-l",
+    "-Xlinker",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-T",
+    "-u",
+    "-z",
+    "--param",
+    "-aux-info",
+    "-arch",
+    "-target",
+    "--sysroot",
 ];
 
 /// Dependency-file flags dropped when re-running the preprocessor.
@@ -166,10 +192,8 @@ impl CompilerArgs {
                 out.push(f.clone());
             }
             if WITH_ARG.contains(&f.as_str()) {
-                if !takes_arg {
-                    if let Some(v) = self.flags.get(i + 1) {
-                        out.push(v.clone());
-                    }
+                if !takes_arg && let Some(v) = self.flags.get(i + 1) {
+                    out.push(v.clone());
                 }
                 i += 1;
             }
@@ -261,12 +285,12 @@ pub fn split_command(s: &str) -> Vec<String> {
                     match d {
                         '"' => break,
                         '\\' => {
-                            if let Some(&n) = chars.peek() {
-                                if matches!(n, '"' | '\\' | '$' | '`') {
-                                    cur.push(n);
-                                    chars.next();
-                                    continue;
-                                }
+                            if let Some(&n) = chars.peek()
+                                && matches!(n, '"' | '\\' | '$' | '`')
+                            {
+                                cur.push(n);
+                                chars.next();
+                                continue;
                             }
                             cur.push('\\');
                         }

@@ -20,7 +20,7 @@ pub mod syntax;
 pub mod tu;
 
 pub use build::{FunctionCfgs, Site};
-pub use retest_graph::{Problem, Procedure, Unit};
 pub use preprocess::{Preprocessed, SourceFile, run_preprocessor};
 pub use project::TuJob;
+pub use retest_graph::{Problem, Procedure, Unit};
 pub use tu::{TuAnalysis, analyze};

@@ -117,7 +117,10 @@ impl Preprocessed {
 /// Parses `# 12 "file" 1 3` or `#line 12 "file"`.
 fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
     let rest = line.strip_prefix('#')?.trim_start();
-    let rest = rest.strip_prefix("line").map(str::trim_start).unwrap_or(rest);
+    let rest = rest
+        .strip_prefix("line")
+        .map(str::trim_start)
+        .unwrap_or(rest);
     let digits_end = rest.find(|c: char| !c.is_ascii_digit())?;
     if digits_end == 0 {
         return None;
@@ -142,7 +145,10 @@ fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
         }
     }
     let end = end?;
-    let flags = rest[end + 1..].split_whitespace().filter_map(|f| f.parse().ok()).collect();
+    let flags = rest[end + 1..]
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
     Some((num, path, flags))
 }
 
@@ -160,7 +166,12 @@ pub enum PreprocessError {
 }
 
 /// Runs `compiler <flags> -E <file>` in `cwd` and returns its output with the line map.
-pub fn run_preprocessor(compiler: &str, flags: &[String], file: &Path, cwd: &Path) -> Result<Preprocessed, PreprocessError> {
+pub fn run_preprocessor(
+    compiler: &str,
+    flags: &[String],
+    file: &Path,
+    cwd: &Path,
+) -> Result<Preprocessed, PreprocessError> {
     let out = Command::new(compiler)
         .args(flags)
         .arg("-E")
@@ -186,7 +197,9 @@ pub fn run_preprocessor(compiler: &str, flags: &[String], file: &Path, cwd: &Pat
             message,
         });
     }
-    Ok(Preprocessed::from_output(String::from_utf8_lossy(&out.stdout).into_owned()))
+    Ok(Preprocessed::from_output(
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
 }
 
 #[cfg(test)]
@@ -215,13 +228,22 @@ mod tests {
         let p = Preprocessed::from_output(raw.to_string());
         let main = p.files.iter().find(|f| f.path == "m.c").unwrap();
         assert!(!main.system);
-        assert!(p.files.iter().find(|f| f.path.ends_with("setjmp.h")).unwrap().system);
+        assert!(
+            p.files
+                .iter()
+                .find(|f| f.path.ends_with("setjmp.h"))
+                .unwrap()
+                .system
+        );
     }
 
     #[test]
     fn system_flag_and_escaped_paths() {
         let (n, path, flags) = parse_marker("# 27 \"/usr/include/stdio.h\" 1 3 4").unwrap();
-        assert_eq!((n, path.as_str(), flags), (27, "/usr/include/stdio.h", vec![1, 3, 4]));
+        assert_eq!(
+            (n, path.as_str(), flags),
+            (27, "/usr/include/stdio.h", vec![1, 3, 4])
+        );
         let (_, path, _) = parse_marker("# 1 \"dir\\\\with \\\"q\\\".c\"").unwrap();
         assert_eq!(path, "dir\\with \"q\".c");
         assert!(parse_marker("#pragma once").is_none());
@@ -230,7 +252,11 @@ mod tests {
     #[test]
     fn real_compiler_output_maps_macro_and_header_lines() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("h.h"), "#define TWICE(x) \\\n  ((x) * 2)\nstatic int h(int v) {\n  return v;\n}\n").unwrap();
+        std::fs::write(
+            dir.path().join("h.h"),
+            "#define TWICE(x) \\\n  ((x) * 2)\nstatic int h(int v) {\n  return v;\n}\n",
+        )
+        .unwrap();
         std::fs::write(
             dir.path().join("m.c"),
             "#include \"h.h\"\n\nint f(int a) {\n  int b = TWICE(\n     a);\n  return h(b);\n}\n",

@@ -21,7 +21,12 @@ pub struct TuJob {
 
 impl TuJob {
     /// A job for `file` compiled with `compiler` and `flags` from `directory`.
-    pub fn new(compiler: impl Into<String>, flags: &[String], file: impl Into<PathBuf>, directory: impl Into<PathBuf>) -> TuJob {
+    pub fn new(
+        compiler: impl Into<String>,
+        flags: &[String],
+        file: impl Into<PathBuf>,
+        directory: impl Into<PathBuf>,
+    ) -> TuJob {
         let mut args = flags.to_vec();
         let file = file.into();
         args.push(file.to_string_lossy().into_owned());
@@ -55,7 +60,8 @@ impl TuJob {
             .filter(|s| {
                 // a database entry is about one file; keep that one
                 let p = Path::new(s.as_str());
-                p == entry_file || Path::new(&cc.directory).join(p) == Path::new(&cc.directory).join(entry_file)
+                p == entry_file
+                    || Path::new(&cc.directory).join(p) == Path::new(&cc.directory).join(entry_file)
             })
             .map(|s| TuJob {
                 compiler: compiler.clone(),
@@ -74,7 +80,10 @@ impl TuJob {
 
     /// Preprocesses and analyses the unit. Functions count as the project's own
     /// when `is_own` says so for their file.
-    pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
+    pub fn analyze(
+        &self,
+        is_own: &dyn Fn(&SourceFile) -> bool,
+    ) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
         Ok(analyze(&pre, is_own))
     }
@@ -102,7 +111,11 @@ pub enum CompileCommandsError {
         source: std::io::Error,
     },
     #[error("{}:{line}: not a valid compilation database: {message}", path.display())]
-    Parse { path: PathBuf, line: usize, message: String },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
 }
 
 /// The default notion of "own" files: not system headers nor pseudo-files, and

@@ -31,8 +31,10 @@ pub struct TuAnalysis {
 /// Parses preprocessed text with tree-sitter-c.
 pub fn parse(text: &str) -> tree_sitter::Tree {
     let mut p = Parser::new();
-    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
-    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+    p.set_language(&tree_sitter_c::LANGUAGE.into())
+        .expect("tree-sitter-c ABI is compatible");
+    p.parse(text, None)
+        .expect("parsing without a timeout or cancellation always yields a tree")
 }
 
 /// Analyses a preprocessed translation unit. `is_own(file)` says whether functions
@@ -98,8 +100,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
                 }
                 let is_static = {
                     let mut c = n.walk();
-                    n.children(&mut c)
-                        .any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
+                    n.children(&mut c).any(|k| {
+                        k.kind() == "storage_class_specifier" && src_text(k, src) == "static"
+                    })
                 };
                 let cfgs = build_function(*n, &name, &facts);
                 problems.extend(cfgs.problems.iter().cloned());
@@ -194,13 +197,23 @@ fn is_callee_or_declarator(id: Ts<'_>) -> bool {
     let is_field = |f: &str| p.child_by_field_name(f).map(|x| x.id()) == Some(id.id());
     match p.kind() {
         "call_expression" => is_field("function"),
-        "function_declarator" | "pointer_declarator" | "array_declarator" | "parenthesized_declarator"
-        | "init_declarator" | "attributed_declarator" => is_field("declarator") || p.kind() == "parenthesized_declarator",
-        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_field("declarator"),
+        "function_declarator"
+        | "pointer_declarator"
+        | "array_declarator"
+        | "parenthesized_declarator"
+        | "init_declarator"
+        | "attributed_declarator" => {
+            is_field("declarator") || p.kind() == "parenthesized_declarator"
+        }
+        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => {
+            is_field("declarator")
+        }
         "parenthesized_expression" => {
             // `(f)(x)` is still a direct call
-            p.parent()
-                .is_some_and(|g| g.kind() == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id()))
+            p.parent().is_some_and(|g| {
+                g.kind() == "call_expression"
+                    && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
+            })
         }
         _ => false,
     }

@@ -15,10 +15,14 @@ fn render(file: &str, flags: &[&str]) -> String {
     let mut out = String::new();
     let name = |i: u32| tu.files[i as usize].path.clone();
     for f in &tu.procedures {
-        out.push_str(&format!("## {}{}\n", f.name, match &f.unanalysable {
-            Some(r) => format!(" (unanalysable: {r})"),
-            None => String::new(),
-        }));
+        out.push_str(&format!(
+            "## {}{}\n",
+            f.name,
+            match &f.unanalysable {
+                Some(r) => format!(" (unanalysable: {r})"),
+                None => String::new(),
+            }
+        ));
         out.push_str("### statement level\n");
         out.push_str(&to_text(&f.stmt, Some(&name)));
         out.push_str("### condition level\n");
@@ -27,7 +31,10 @@ fn render(file: &str, flags: &[&str]) -> String {
     if !tu.problems.is_empty() {
         out.push_str("## problems\n");
         for p in &tu.problems {
-            let at = p.span.map(|s| format!("{}:{}", tu.file_path(&s), s.line)).unwrap_or_default();
+            let at = p
+                .span
+                .map(|s| format!("{}:{}", tu.file_path(&s), s.line))
+                .unwrap_or_default();
             out.push_str(&format!("{at}: {}\n", p.message));
         }
     }

@@ -174,6 +174,16 @@ pub struct MatrixTest {
     pub state: CoverageState,
 }
 
+/// One test's row of a coverage matrix, as [`Store::write_matrix`] takes it.
+#[derive(Clone, Debug)]
+pub struct MatrixRow {
+    pub test: TestId,
+    /// The run that produced (or last confirmed) the coverage.
+    pub run: RunId,
+    pub state: CoverageState,
+    pub coverage: Vec<(UnitId, RoaringBitmap)>,
+}
+
 /// `TestsOnEdge` for one unit: edge number → tests that traversed it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EdgeIndex {
@@ -639,8 +649,8 @@ impl Store {
                 // the units whose index changes: those the test covered before and now
                 let mut touched: Vec<i64> = {
                     let mut st = tx.prepare("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
-                    let v = st.query_map(params![m.0, rec.test.0], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
-                    v
+                    
+                    st.query_map(params![m.0, rec.test.0], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?
                 };
                 touched.extend(blobs.iter().map(|(u, _)| *u));
                 tx.execute("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", params![m.0, rec.test.0])?;
@@ -756,7 +766,17 @@ impl Store {
             .collect()
     }
 
-    /// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
+    /// One test's row of a coverage matrix, as [`Store::write_matrix`] takes it.
+#[derive(Clone, Debug)]
+pub struct MatrixRow {
+    pub test: TestId,
+    /// The run that produced (or last confirmed) the coverage.
+    pub run: RunId,
+    pub state: CoverageState,
+    pub coverage: Vec<(UnitId, RoaringBitmap)>,
+}
+
+/// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
     /// from the per-test coverage (and stored) when missing.
     pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
         let stored: Option<Vec<u8>> = self
@@ -812,19 +832,17 @@ impl Store {
     }
 
     /// Writes a complete matrix for a snapshot in one transaction (RECOVER's result).
-    pub fn write_matrix(
-        &mut self,
-        snapshot: SnapshotId,
-        tests: &[(TestId, RunId, CoverageState, Vec<(UnitId, RoaringBitmap)>)],
-    ) -> Result<()> {
-        let rows: Vec<(i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>)> = tests
+    pub fn write_matrix(&mut self, snapshot: SnapshotId, tests: &[MatrixRow]) -> Result<()> {
+        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>);
+        let rows: Vec<Encoded> = tests
             .iter()
-            .map(|(t, r, s, cov)| {
-                let (state, reason) = match s {
+            .map(|row| {
+                let (state, reason) = match &row.state {
                     CoverageState::Known => ("ok", None),
                     CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
                 };
-                (t.0, r.0, state, reason, cov.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect())
+                let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
+                (row.test.0, row.run.0, state, reason, cov)
             })
             .collect();
         self.write(|tx| {
