@@ -1,9 +1,9 @@
 //! Encodings of the blobs the store keeps: units (JSON, LZ4-compressed), probe
 //! plans, roaring bitmaps (portable format) and edge indexes.
 
-use roaring::RoaringBitmap;
 use retest_graph::Unit;
 use retest_graph::coverage::Probe;
+use roaring::RoaringBitmap;
 
 use crate::EdgeIndex;
 
@@ -40,7 +40,8 @@ pub fn encode_bitmap(bm: &RoaringBitmap) -> Vec<u8> {
     let mut bm = bm.clone();
     bm.optimize();
     let mut out = Vec::with_capacity(bm.serialized_size());
-    bm.serialize_into(&mut out).expect("writing to a Vec cannot fail");
+    bm.serialize_into(&mut out)
+        .expect("writing to a Vec cannot fail");
     out
 }
 

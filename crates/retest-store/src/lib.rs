@@ -33,8 +33,8 @@ use std::time::Duration;
 use roaring::RoaringBitmap;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-pub use retest_graph::coverage::Probe;
 use retest_graph::Unit;
+pub use retest_graph::coverage::Probe;
 
 /// A 128-bit content hash.
 pub type Hash = [u8; 16];
@@ -66,7 +66,11 @@ pub enum StoreError {
         "the store {} was written by a newer retest (schema version {found}; this retest reads up to {known}); upgrade retest",
         path.display()
     )]
-    TooNew { path: PathBuf, found: i64, known: i64 },
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     #[error("the store {} is damaged: {detail}", path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error("store {}: {source}", path.display())]
@@ -299,7 +303,10 @@ impl Store {
     }
 
     /// Runs `f` in an IMMEDIATE transaction (writers serialise; readers are not blocked).
-    fn write<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>) -> Result<T> {
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
         let path = self.path.clone();
         let tx = self
             .conn
@@ -312,7 +319,8 @@ impl Store {
             path: path.clone(),
             source,
         })?;
-        tx.commit().map_err(|source| StoreError::Sqlite { path, source })?;
+        tx.commit()
+            .map_err(|source| StoreError::Sqlite { path, source })?;
         Ok(v)
     }
 
@@ -356,7 +364,11 @@ impl Store {
 
     pub fn unit_by_hash(&self, src_hash: &Hash) -> Result<Option<UnitId>> {
         self.conn
-            .query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
+            .query_row(
+                "SELECT id FROM units WHERE src_hash = ?1",
+                [&src_hash[..]],
+                |r| r.get(0),
+            )
             .optional()
             .map(|o| o.map(UnitId))
             .map_err(|e| self.sql(e))
@@ -372,15 +384,25 @@ impl Store {
             .query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0))
             .optional()
             .map_err(|e| self.sql(e))?
-            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
-        let unit = blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
+            .ok_or(StoreError::Missing {
+                what: "unit",
+                id: id.0,
+            })?;
+        let unit =
+            blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
         let rc = Rc::new(unit);
         self.units.borrow_mut().insert(id, rc.clone());
         Ok(rc)
     }
 
     /// Stores an instrumented build of `unit` (once per build hash).
-    pub fn put_build(&mut self, hash: &Hash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
+    pub fn put_build(
+        &mut self,
+        hash: &Hash,
+        unit: UnitId,
+        cells: u32,
+        plan: &[Vec<Probe>],
+    ) -> Result<BuildId> {
         let data = blob::encode_plan(plan);
         self.write(|tx| {
             tx.execute(
@@ -410,7 +432,8 @@ impl Store {
                 hash: *hash,
                 unit: UnitId(unit),
                 cells,
-                plan: blob::decode_plan(&plan).map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
+                plan: blob::decode_plan(&plan)
+                    .map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
             })),
         }
     }
@@ -474,14 +497,21 @@ impl Store {
     /// Removes a unit key from an open snapshot (its source left the build).
     pub fn forget_unit(&mut self, snapshot: SnapshotId, key: &str) -> Result<()> {
         self.write(|tx| {
-            tx.execute("DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2", params![snapshot.0, key])
-                .map(|_| ())
+            tx.execute(
+                "DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2",
+                params![snapshot.0, key],
+            )
+            .map(|_| ())
         })
     }
 
     pub fn snapshot(&self, id: SnapshotId) -> Result<Snapshot> {
         self.conn
-            .query_row("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", [id.0], row_snapshot)
+            .query_row(
+                "SELECT id, created, state, parent FROM snapshots WHERE id = ?1",
+                [id.0],
+                row_snapshot,
+            )
             .optional()
             .map_err(|e| self.sql(e))?
             .ok_or(StoreError::Missing {
@@ -496,7 +526,8 @@ impl Store {
             .prepare("SELECT id, created, state, parent FROM snapshots ORDER BY id")
             .map_err(|e| self.sql(e))?;
         let rows = st.query_map([], row_snapshot).map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql(e))
     }
 
     pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
@@ -532,7 +563,8 @@ impl Store {
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// Builds of a snapshot's units, by build hash (to recognise a program's traces).
@@ -544,20 +576,33 @@ impl Store {
         let rows = st
             .query_map([id.0], |r| {
                 let h: Vec<u8> = r.get(0)?;
-                Ok((h.try_into().unwrap_or([0u8; 16]), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
+                Ok((
+                    h.try_into().unwrap_or([0u8; 16]),
+                    (r.get::<_, String>(1)?, UnitId(r.get(2)?)),
+                ))
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// Seals a snapshot: later builds open a new one.
     pub fn seal(&mut self, id: SnapshotId) -> Result<()> {
-        self.write(|tx| tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [id.0]).map(|_| ()))
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE snapshots SET state = 'sealed' WHERE id = ?1",
+                [id.0],
+            )
+            .map(|_| ())
+        })
     }
 
     /// The snapshot whose coverage matrix selection compares against.
     pub fn baseline(&self) -> Result<Option<SnapshotId>> {
-        Ok(self.meta("baseline")?.and_then(|v| v.parse().ok()).map(SnapshotId))
+        Ok(self
+            .meta("baseline")?
+            .and_then(|v| v.parse().ok())
+            .map(SnapshotId))
     }
 
     pub fn set_baseline(&mut self, id: SnapshotId) -> Result<()> {
@@ -583,7 +628,10 @@ impl Store {
     }
 
     pub fn tests(&self) -> Result<Vec<TestInfo>> {
-        let mut st = self.conn.prepare("SELECT id, name, cmd FROM tests ORDER BY id").map_err(|e| self.sql(e))?;
+        let mut st = self
+            .conn
+            .prepare("SELECT id, name, cmd FROM tests ORDER BY id")
+            .map_err(|e| self.sql(e))?;
         let rows = st
             .query_map([], |r| {
                 Ok(TestInfo {
@@ -593,7 +641,8 @@ impl Store {
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// Starts a run on a snapshot. `kind`: `full`, `selected`, `audit-old`, `audit-new`, ...
@@ -610,20 +659,34 @@ impl Store {
 
     pub fn finish_run(&mut self, run: RunId) -> Result<()> {
         let t = now();
-        self.write(|tx| tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0]).map(|_| ()))
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE runs SET finished = ?1 WHERE id = ?2",
+                params![t, run.0],
+            )
+            .map(|_| ())
+        })
     }
 
     /// Records one test's result and, when `into_matrix` is given, its coverage in
     /// that snapshot's matrix (replacing what the matrix held for the test) — in
     /// one transaction.
-    pub fn record_result(&mut self, run: RunId, into_matrix: Option<SnapshotId>, rec: &TestRecord) -> Result<()> {
+    pub fn record_result(
+        &mut self,
+        run: RunId,
+        into_matrix: Option<SnapshotId>,
+        rec: &TestRecord,
+    ) -> Result<()> {
         let o = &rec.outcome;
         let (state, reason) = match &rec.coverage {
             Ok(_) => ("ok", None),
             Err(r) => ("unknown", Some(r.clone())),
         };
         let blobs: Vec<(i64, Vec<u8>)> = match &rec.coverage {
-            Ok(units) => units.iter().map(|(u, bm)| (u.0, blob::encode_bitmap(bm))).collect(),
+            Ok(units) => units
+                .iter()
+                .map(|(u, bm)| (u.0, blob::encode_bitmap(bm)))
+                .collect(),
             Err(_) => Vec::new(),
         };
         self.write(|tx| {
@@ -695,7 +758,8 @@ impl Store {
                 ))
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// The tests of a snapshot's coverage matrix and their state.
@@ -718,19 +782,28 @@ impl Store {
                     state: if state == "ok" {
                         CoverageState::Known
                     } else {
-                        CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
+                        CoverageState::Unknown(
+                            reason.unwrap_or_else(|| "coverage unknown".to_string()),
+                        )
                     },
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql(e))
     }
 
     /// One test's coverage in a matrix: per unit, the covered edges.
-    pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
+    pub fn test_coverage(
+        &self,
+        snapshot: SnapshotId,
+        test: TestId,
+    ) -> Result<Vec<(UnitId, RoaringBitmap)>> {
         let mut st = self
             .conn
-            .prepare("SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit")
+            .prepare(
+                "SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit",
+            )
             .map_err(|e| self.sql(e))?;
         let rows: Vec<(i64, Vec<u8>)> = st
             .query_map(params![snapshot.0, test.0], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -741,16 +814,24 @@ impl Store {
             .map(|(u, b)| {
                 blob::decode_bitmap(&b)
                     .map(|bm| (UnitId(u), bm))
-                    .map_err(|e| self.corrupt(format!("coverage of test {} in unit {u}: {e}", test.0)))
+                    .map_err(|e| {
+                        self.corrupt(format!("coverage of test {} in unit {u}: {e}", test.0))
+                    })
             })
             .collect()
     }
 
     /// Per-test coverage of one unit in a matrix.
-    pub fn unit_coverage(&self, snapshot: SnapshotId, unit: UnitId) -> Result<Vec<(TestId, RoaringBitmap)>> {
+    pub fn unit_coverage(
+        &self,
+        snapshot: SnapshotId,
+        unit: UnitId,
+    ) -> Result<Vec<(TestId, RoaringBitmap)>> {
         let mut st = self
             .conn
-            .prepare("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")
+            .prepare(
+                "SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test",
+            )
             .map_err(|e| self.sql(e))?;
         let rows: Vec<(i64, Vec<u8>)> = st
             .query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -761,22 +842,14 @@ impl Store {
             .map(|(t, b)| {
                 blob::decode_bitmap(&b)
                     .map(|bm| (TestId(t), bm))
-                    .map_err(|e| self.corrupt(format!("coverage of test {t} in unit {}: {e}", unit.0)))
+                    .map_err(|e| {
+                        self.corrupt(format!("coverage of test {t} in unit {}: {e}", unit.0))
+                    })
             })
             .collect()
     }
 
-    /// One test's row of a coverage matrix, as [`Store::write_matrix`] takes it.
-#[derive(Clone, Debug)]
-pub struct MatrixRow {
-    pub test: TestId,
-    /// The run that produced (or last confirmed) the coverage.
-    pub run: RunId,
-    pub state: CoverageState,
-    pub coverage: Vec<(UnitId, RoaringBitmap)>,
-}
-
-/// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
+    /// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
     /// from the per-test coverage (and stored) when missing.
     pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
         let stored: Option<Vec<u8>> = self
@@ -789,7 +862,8 @@ pub struct MatrixRow {
             .optional()
             .map_err(|e| self.sql(e))?;
         if let Some(data) = stored {
-            return blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
+            return blob::decode_index(&data)
+                .map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
         }
         let mut idx = EdgeIndex::default();
         for (t, bm) in self.unit_coverage(snapshot, unit)? {
@@ -841,7 +915,11 @@ pub struct MatrixRow {
                     CoverageState::Known => ("ok", None),
                     CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
                 };
-                let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
+                let cov = row
+                    .coverage
+                    .iter()
+                    .map(|(u, b)| (u.0, blob::encode_bitmap(b)))
+                    .collect();
                 (row.test.0, row.run.0, state, reason, cov)
             })
             .collect();
@@ -872,7 +950,11 @@ fn row_snapshot(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
     Ok(Snapshot {
         id: SnapshotId(r.get(0)?),
         created: r.get(1)?,
-        state: if state == "open" { SnapshotState::Open } else { SnapshotState::Sealed },
+        state: if state == "open" {
+            SnapshotState::Open
+        } else {
+            SnapshotState::Sealed
+        },
         parent: r.get::<_, Option<i64>>(3)?.map(SnapshotId),
     })
 }

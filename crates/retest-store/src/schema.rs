@@ -101,7 +101,11 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         source,
     };
     let found: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
         .map_err(sql)
         .ok();
     let found: i64 = match found.and_then(|v| v.parse().ok()) {
