@@ -22,12 +22,7 @@ pub struct CfgArgs {
     #[arg(required_unless_present = "project")]
     file: Option<PathBuf>,
     /// Analyse every C translation unit of a compilation database.
-    #[arg(
-        short = 'p',
-        long = "project",
-        value_name = "compile_commands.json",
-        conflicts_with = "file"
-    )]
+    #[arg(short = 'p', long = "project", value_name = "compile_commands.json", conflicts_with = "file")]
     project: Option<PathBuf>,
     /// Only this function.
     #[arg(long)]
@@ -64,28 +59,22 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     let units: Vec<(PathBuf, TuAnalysis)> = match (&a.file, &a.project) {
         (Some(file), None) => {
             if !file.exists() {
-                return Err(Fail::new(format!("{}: no such file", file.display()))
-                    .hint("give the path of a C source file"));
+                return Err(
+                    Fail::new(format!("{}: no such file", file.display())).hint("give the path of a C source file")
+                );
             }
-            let cc =
-                a.cc.clone()
-                    .or_else(|| std::env::var("CC").ok())
-                    .unwrap_or_else(|| "cc".to_string());
+            let cc = a.cc.clone().or_else(|| std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string());
             let dir = std::env::current_dir().or_fail()?;
             let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
             let tu = job
                 .analyze(&own_files(None, dir))
-                .or_fail_hint(
-                    "pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)",
-                )?
+                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?
                 .unit;
             vec![(file.clone(), tu)]
         }
         (None, Some(db)) => analyze_project(db)?,
         _ => {
-            return Err(Fail::usage(
-                "give either a source file or -p compile_commands.json",
-            ));
+            return Err(Fail::usage("give either a source file or -p compile_commands.json"));
         }
     };
 
@@ -97,24 +86,16 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     if let Some(name) = &a.function
         && selected.is_empty()
     {
-        let mut names: Vec<&str> = units
-            .iter()
-            .flat_map(|(_, tu)| tu.procedures.iter().map(|f| f.name.as_str()))
-            .collect();
+        let mut names: Vec<&str> =
+            units.iter().flat_map(|(_, tu)| tu.procedures.iter().map(|f| f.name.as_str())).collect();
         names.sort();
         names.dedup();
         let shown: Vec<&str> = names.iter().take(12).copied().collect();
-        return Err(
-            Fail::new(format!("no function named `{name}`")).hint(format!(
-                "functions defined here: {}{}",
-                shown.join(", "),
-                if names.len() > shown.len() {
-                    ", …"
-                } else {
-                    ""
-                }
-            )),
-        );
+        return Err(Fail::new(format!("no function named `{name}`")).hint(format!(
+            "functions defined here: {}{}",
+            shown.join(", "),
+            if names.len() > shown.len() { ", …" } else { "" }
+        )));
     }
 
     let stdout = io::stdout();
@@ -133,17 +114,12 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
             }),
             Format::Dot => selected.iter().try_for_each(|(_, tu, f)| {
                 let name = |i: u32| tu.files[i as usize].path.clone();
-                let opts = DotOptions {
-                    file_name: Some(&name),
-                    ..Default::default()
-                };
+                let opts = DotOptions { file_name: Some(&name), ..Default::default() };
                 write_cfg(pick(f, a.level), &opts, &mut out)
             }),
             Format::Json => {
                 let doc = json_doc(&units, a.function.as_deref(), a.level);
-                serde_json::to_writer_pretty(&mut out, &doc)
-                    .map_err(io::Error::other)
-                    .and_then(|_| writeln!(out))
+                serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other).and_then(|_| writeln!(out))
             }
         }
     };
@@ -177,23 +153,14 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
     }
     let root = db
         .parent()
-        .map(|p| {
-            if p.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                p
-            }
-        })
+        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
         .and_then(|p| std::fs::canonicalize(p).ok());
     let pb = progress::bar(jobs.len() as u64, "analysing");
     let results: Vec<Result<(PathBuf, TuAnalysis), Fail>> = jobs
         .par_iter()
         .map(|job| {
             let own = own_files(root.clone(), job.directory.clone());
-            let r = job
-                .analyze(&own)
-                .map(|tu| (job.source_path(), tu.unit))
-                .or_fail();
+            let r = job.analyze(&own).map(|tu| (job.source_path(), tu.unit)).or_fail();
             pb.inc(1);
             r
         })
@@ -214,43 +181,22 @@ fn write_summary(units: &[(PathBuf, TuAnalysis)], out: &mut dyn Write) -> io::Re
     let (mut fns, mut nodes, mut edges, mut unan) = (0usize, 0usize, 0usize, 0usize);
     for (path, tu) in units {
         let n: usize = tu.procedures.iter().map(|f| f.stmt.node_count()).sum();
-        let bad: Vec<_> = tu
-            .procedures
-            .iter()
-            .filter(|f| f.unanalysable.is_some())
-            .collect();
+        let bad: Vec<_> = tu.procedures.iter().filter(|f| f.unanalysable.is_some()).collect();
         writeln!(
             out,
             "{}: {} functions, {} nodes{}",
             path.display(),
             tu.procedures.len(),
             n,
-            if bad.is_empty() {
-                String::new()
-            } else {
-                format!(", {} unanalysable", bad.len())
-            }
+            if bad.is_empty() { String::new() } else { format!(", {} unanalysable", bad.len()) }
         )?;
         for f in bad {
-            writeln!(
-                out,
-                "  unanalysable {}: {}",
-                f.name,
-                f.unanalysable.as_deref().unwrap_or("")
-            )?;
+            writeln!(out, "  unanalysable {}: {}", f.name, f.unanalysable.as_deref().unwrap_or(""))?;
         }
         fns += tu.procedures.len();
         nodes += n;
-        edges += tu
-            .procedures
-            .iter()
-            .map(|f| f.stmt.edge_count())
-            .sum::<usize>();
-        unan += tu
-            .procedures
-            .iter()
-            .filter(|f| f.unanalysable.is_some())
-            .count();
+        edges += tu.procedures.iter().map(|f| f.stmt.edge_count()).sum::<usize>();
+        unan += tu.procedures.iter().filter(|f| f.unanalysable.is_some()).count();
     }
     writeln!(
         out,
@@ -314,11 +260,7 @@ struct JsonProblem {
     message: String,
 }
 
-fn json_doc<'a>(
-    units: &'a [(PathBuf, TuAnalysis)],
-    function: Option<&str>,
-    level: Level,
-) -> JsonDoc<'a> {
+fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, level: Level) -> JsonDoc<'a> {
     let translation_units = units
         .iter()
         .map(|(path, tu)| {

@@ -13,19 +13,11 @@ pub struct Fail {
 
 impl Fail {
     pub fn new(what: impl Display) -> Fail {
-        Fail {
-            what: what.to_string(),
-            hint: None,
-            code: 1,
-        }
+        Fail { what: what.to_string(), hint: None, code: 1 }
     }
 
     pub fn usage(what: impl Display) -> Fail {
-        Fail {
-            what: what.to_string(),
-            hint: None,
-            code: 2,
-        }
+        Fail { what: what.to_string(), hint: None, code: 2 }
     }
 
     pub fn hint(mut self, hint: impl Display) -> Fail {
@@ -57,9 +49,5 @@ impl<T, E: Display> OrFail<T> for Result<T, E> {
 }
 
 fn one_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
+    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
 }

@@ -250,12 +250,7 @@ pub enum CfgError {
     #[error(
         "contraction maps edges {first} and {second} (both out of group {group} with label {label}) to different targets"
     )]
-    AmbiguousContraction {
-        group: u32,
-        label: String,
-        first: u32,
-        second: u32,
-    },
+    AmbiguousContraction { group: u32, label: String, first: u32, second: u32 },
 }
 
 /// The CFG of one procedure. Immutable once built; use [`CfgBuilder`] to make one.
@@ -285,13 +280,7 @@ struct CfgData {
 
 impl From<Cfg> for CfgData {
     fn from(c: Cfg) -> CfgData {
-        CfgData {
-            name: c.name,
-            entry: c.entry,
-            exit: c.exit,
-            nodes: c.nodes,
-            edges: c.edges,
-        }
+        CfgData { name: c.name, entry: c.entry, exit: c.exit, nodes: c.nodes, edges: c.edges }
     }
 }
 
@@ -334,16 +323,10 @@ impl Cfg {
         &self.edges[e.index()]
     }
     pub fn nodes(&self) -> impl ExactSizeIterator<Item = (NodeId, &Node)> {
-        self.nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (NodeId(i as u32), n))
+        self.nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n))
     }
     pub fn edges(&self) -> impl ExactSizeIterator<Item = (EdgeId, &Edge)> {
-        self.edges
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (EdgeId(i as u32), e))
+        self.edges.iter().enumerate().map(|(i, e)| (EdgeId(i as u32), e))
     }
     pub fn node_ids(&self) -> impl ExactSizeIterator<Item = NodeId> {
         (0..self.nodes.len() as u32).map(NodeId)
@@ -367,25 +350,19 @@ impl Cfg {
     }
 
     pub fn preds(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        self.ins[n.index()]
-            .iter()
-            .map(move |e| self.edges[e.index()].src)
+        self.ins[n.index()].iter().map(move |e| self.edges[e.index()].src)
     }
 
     /// The out-edge of `n` labelled `label` — Ball's `succ(v, l)` as an edge.
     pub fn out_edge_labelled(&self, n: NodeId, label: &EdgeLabel) -> Option<EdgeId> {
         let lo = self.out_start[n.index()] as usize;
         let hi = self.out_start[n.index() + 1] as usize;
-        self.edges[lo..hi]
-            .binary_search_by(|e| e.label.cmp(label))
-            .ok()
-            .map(|i| EdgeId((lo + i) as u32))
+        self.edges[lo..hi].binary_search_by(|e| e.label.cmp(label)).ok().map(|i| EdgeId((lo + i) as u32))
     }
 
     /// The `label`-successor of `n`.
     pub fn succ_labelled(&self, n: NodeId, label: &EdgeLabel) -> Option<NodeId> {
-        self.out_edge_labelled(n, label)
-            .map(|e| self.edges[e.index()].dst)
+        self.out_edge_labelled(n, label).map(|e| self.edges[e.index()].dst)
     }
 
     /// Labels of `n`'s out-edges, in order.
@@ -411,11 +388,7 @@ impl Cfg {
         coarse_label: &[Option<EdgeLabel>],
     ) -> Result<(Cfg, Contraction), CfgError> {
         assert_eq!(group.len(), self.nodes.len(), "one group per fine node");
-        assert_eq!(
-            coarse_label.len(),
-            self.edges.len(),
-            "one coarse label per fine edge"
-        );
+        assert_eq!(coarse_label.len(), self.edges.len(), "one coarse label per fine edge");
         let mut b = CfgBuilder::new(name);
         for n in coarse_nodes {
             b.add_node(n);
@@ -423,8 +396,7 @@ impl Cfg {
         b.set_entry(group[self.entry.index()]);
         b.set_exit(group[self.exit.index()]);
         // (coarse src, label) -> (coarse dst, first fine edge)
-        let mut seen: std::collections::BTreeMap<(NodeId, EdgeLabel), (NodeId, EdgeId)> =
-            Default::default();
+        let mut seen: std::collections::BTreeMap<(NodeId, EdgeLabel), (NodeId, EdgeId)> = Default::default();
         for (id, e) in self.edges() {
             let (gs, gd) = (group[e.src.index()], group[e.dst.index()]);
             let Some(label) = coarse_label[id.index()].clone() else {
@@ -451,18 +423,10 @@ impl Cfg {
             .edges()
             .map(|(id, e)| {
                 let gs = group[e.src.index()];
-                coarse_label[id.index()]
-                    .as_ref()
-                    .and_then(|l| coarse.out_edge_labelled(gs, l))
+                coarse_label[id.index()].as_ref().and_then(|l| coarse.out_edge_labelled(gs, l))
             })
             .collect();
-        Ok((
-            coarse,
-            Contraction {
-                node: group.to_vec(),
-                edge,
-            },
-        ))
+        Ok((coarse, Contraction { node: group.to_vec(), edge }))
     }
 }
 
@@ -479,11 +443,7 @@ pub struct Contraction {
 impl Contraction {
     /// Fine edges that map onto coarse edge `e`.
     pub fn preimage(&self, e: EdgeId) -> impl Iterator<Item = EdgeId> + '_ {
-        self.edge
-            .iter()
-            .enumerate()
-            .filter(move |(_, c)| **c == Some(e))
-            .map(|(i, _)| EdgeId(i as u32))
+        self.edge.iter().enumerate().filter(move |(_, c)| **c == Some(e)).map(|(i, _)| EdgeId(i as u32))
     }
 }
 
@@ -499,13 +459,7 @@ pub struct CfgBuilder {
 
 impl CfgBuilder {
     pub fn new(name: impl Into<String>) -> CfgBuilder {
-        CfgBuilder {
-            name: name.into(),
-            nodes: Vec::new(),
-            edges: Vec::new(),
-            entry: None,
-            exit: None,
-        }
+        CfgBuilder { name: name.into(), nodes: Vec::new(), edges: Vec::new(), entry: None, exit: None }
     }
 
     pub fn add_node(&mut self, n: Node) -> NodeId {
@@ -544,20 +498,13 @@ impl CfgBuilder {
         let mut edges = self.edges;
         for e in &edges {
             if e.src.index() >= n || e.dst.index() >= n {
-                return Err(CfgError::DanglingEdge {
-                    src: e.src.0,
-                    dst: e.dst.0,
-                    nodes: n,
-                });
+                return Err(CfgError::DanglingEdge { src: e.src.0, dst: e.dst.0, nodes: n });
             }
         }
         edges.sort_by(|a, b| (a.src, &a.label).cmp(&(b.src, &b.label)));
         for w in edges.windows(2) {
             if w[0].src == w[1].src && w[0].label == w[1].label {
-                return Err(CfgError::DuplicateLabel {
-                    node: w[0].src.0,
-                    label: w[0].label.to_string(),
-                });
+                return Err(CfgError::DuplicateLabel { node: w[0].src.0, label: w[0].label.to_string() });
             }
         }
         let mut out_start = vec![0u32; n + 1];
@@ -577,15 +524,7 @@ impl CfgBuilder {
         if !ins[entry.index()].is_empty() {
             return Err(CfgError::EntryHasPredecessors);
         }
-        Ok(Cfg {
-            name: self.name,
-            nodes: self.nodes,
-            edges,
-            entry,
-            exit,
-            out_start,
-            ins,
-        })
+        Ok(Cfg { name: self.name, nodes: self.nodes, edges, entry, exit, out_start, ins })
     }
 }
 
@@ -613,10 +552,7 @@ mod tests {
     #[test]
     fn edges_are_sorted_by_source_then_label() {
         let g = diamond();
-        let labels: Vec<_> = g
-            .edges()
-            .map(|(_, e)| (e.src.0, e.label.to_string()))
-            .collect();
+        let labels: Vec<_> = g.edges().map(|(_, e)| (e.src.0, e.label.to_string())).collect();
         assert_eq!(
             labels,
             vec![
@@ -627,10 +563,7 @@ mod tests {
                 (3, "ε".to_string())
             ]
         );
-        assert_eq!(
-            g.succ_labelled(NodeId(1), &EdgeLabel::False),
-            Some(NodeId(3))
-        );
+        assert_eq!(g.succ_labelled(NodeId(1), &EdgeLabel::False), Some(NodeId(3)));
         assert_eq!(g.succ_labelled(NodeId(1), &EdgeLabel::Eps), None);
         assert_eq!(g.in_edges(NodeId(4)).len(), 2);
     }
@@ -701,14 +634,7 @@ mod tests {
         b.add_edge(th, ex, EdgeLabel::Eps);
         b.add_edge(el, ex, EdgeLabel::Eps);
         let fine = b.build().unwrap();
-        let group = vec![
-            NodeId(0),
-            NodeId(1),
-            NodeId(1),
-            NodeId(2),
-            NodeId(3),
-            NodeId(4),
-        ];
+        let group = vec![NodeId(0), NodeId(1), NodeId(1), NodeId(2), NodeId(3), NodeId(4)];
         let coarse_nodes = vec![
             Node::new(NodeKind::Entry, "f"),
             Node::new(NodeKind::Predicate, "a && b"),
@@ -727,15 +653,9 @@ mod tests {
             .collect();
         let (coarse, map) = fine.contract("f", &group, coarse_nodes, &labels).unwrap();
         assert_eq!(coarse.edge_count(), 5);
-        let f_edge = coarse
-            .out_edge_labelled(NodeId(1), &EdgeLabel::False)
-            .unwrap();
+        let f_edge = coarse.out_edge_labelled(NodeId(1), &EdgeLabel::False).unwrap();
         let pre: Vec<_> = map.preimage(f_edge).collect();
-        assert_eq!(
-            pre.len(),
-            2,
-            "both F exits of the decision map to its F edge"
-        );
+        assert_eq!(pre.len(), 2, "both F exits of the decision map to its F edge");
         let internal = fine.out_edge_labelled(a, &EdgeLabel::True).unwrap();
         assert_eq!(map.edge[internal.index()], None);
     }

@@ -76,12 +76,7 @@ impl CellLayout {
 
 /// Traversed edges given which cells were hit (`hit(cell)`), with the derivation
 /// rule for unprobed nodes applied to a fixpoint.
-pub fn edge_coverage(
-    cfg: &Cfg,
-    probes: &[Probe],
-    layout: &CellLayout,
-    hit: &dyn Fn(u32) -> bool,
-) -> FixedBitSet {
+pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool) -> FixedBitSet {
     let mut cov = FixedBitSet::with_capacity(cfg.edge_count());
     let mut work: Vec<NodeId> = Vec::new();
     for n in cfg.node_ids() {
@@ -193,11 +188,8 @@ mod tests {
         assert_eq!(l.cells, 3);
         // cells: 0 = entry, 1 = p:T, 2 = p:F
         let cov = edge_coverage(&g, &probes, &l, &|c| c == 0 || c == 1);
-        let got: Vec<_> = g
-            .edges()
-            .filter(|(id, _)| cov.contains(id.index()))
-            .map(|(_, e)| (e.src.0, e.dst.0))
-            .collect();
+        let got: Vec<_> =
+            g.edges().filter(|(id, _)| cov.contains(id.index())).map(|(_, e)| (e.src.0, e.dst.0)).collect();
         assert_eq!(got, vec![(0, 1), (1, 2), (2, 3)]);
         let ex = executed_nodes(&g, &cov);
         assert!(ex.contains(2) && ex.contains(3));

@@ -100,11 +100,7 @@ impl Dominators {
             ancestor[w as usize] = p;
             for v in std::mem::take(&mut bucket[p as usize]) {
                 let u = eval(v, &mut ancestor, &mut label, &semi);
-                idom[v as usize] = if semi[u as usize] < semi[v as usize] {
-                    u
-                } else {
-                    p
-                };
+                idom[v as usize] = if semi[u as usize] < semi[v as usize] { u } else { p };
             }
         }
         for &w in vertex.iter().skip(1) {
@@ -139,12 +135,7 @@ impl Dominators {
                 st.pop();
             }
         }
-        Dominators {
-            root,
-            idom,
-            pre,
-            post,
-        }
+        Dominators { root, idom, pre, post }
     }
 
     pub fn root(&self) -> u32 {
@@ -154,11 +145,7 @@ impl Dominators {
     /// Immediate dominator of `v`; `None` for the root and for unreachable nodes.
     pub fn idom(&self, v: u32) -> Option<u32> {
         let d = self.idom[v as usize];
-        if d == NONE || v == self.root {
-            None
-        } else {
-            Some(d)
-        }
+        if d == NONE || v == self.root { None } else { Some(d) }
     }
 
     /// Whether `v` is reachable from the root.
@@ -169,25 +156,18 @@ impl Dominators {
     /// Whether `a` dominates `b` (reflexive). False if either is unreachable.
     pub fn dominates(&self, a: u32, b: u32) -> bool {
         let (a, b) = (a as usize, b as usize);
-        self.pre[a] != NONE
-            && self.pre[b] != NONE
-            && self.pre[a] <= self.pre[b]
-            && self.post[b] <= self.post[a]
+        self.pre[a] != NONE && self.pre[b] != NONE && self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
     }
 }
 
 /// Successor lists of a CFG's nodes (one entry per out-edge).
 pub fn successor_lists(cfg: &Cfg) -> Vec<Vec<u32>> {
-    cfg.node_ids()
-        .map(|n| cfg.succs(n).map(|s| s.0).collect())
-        .collect()
+    cfg.node_ids().map(|n| cfg.succs(n).map(|s| s.0).collect()).collect()
 }
 
 /// Successor lists of the reverse CFG (predecessors), for post-dominators.
 pub fn predecessor_lists(cfg: &Cfg) -> Vec<Vec<u32>> {
-    cfg.node_ids()
-        .map(|n| cfg.preds(n).map(|s| s.0).collect())
-        .collect()
+    cfg.node_ids().map(|n| cfg.preds(n).map(|s| s.0).collect()).collect()
 }
 
 /// Node dominators of a CFG, rooted at its entry.
@@ -218,10 +198,7 @@ impl EdgeDominators {
             succ[e.src.index()].push(en);
             succ[en as usize].push(e.dst.0);
         }
-        EdgeDominators {
-            nodes: nv,
-            dom: Dominators::compute(&succ, cfg.entry().0),
-        }
+        EdgeDominators { nodes: nv, dom: Dominators::compute(&succ, cfg.entry().0) }
     }
 
     /// Every path from the entry to edge `f` contains edge `e` (reflexive).
@@ -321,9 +298,7 @@ mod tests {
     #[test]
     fn long_chain_does_not_overflow_the_stack() {
         let n = 200_000u32;
-        let succ: Vec<Vec<u32>> = (0..n)
-            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
-            .collect();
+        let succ: Vec<Vec<u32>> = (0..n).map(|i| if i + 1 < n { vec![i + 1] } else { vec![] }).collect();
         let d = Dominators::compute(&succ, 0);
         assert!(d.dominates(0, n - 1));
         assert_eq!(d.idom(n - 1), Some(n - 2));

@@ -157,10 +157,7 @@ fn lex(src: &str) -> Result<Vec<(Tok, u32)>, DotError> {
             i += 1;
             loop {
                 if i >= b.len() {
-                    return Err(DotError {
-                        line: start_line,
-                        message: "unterminated string".into(),
-                    });
+                    return Err(DotError { line: start_line, message: "unterminated string".into() });
                 }
                 match b[i] {
                     b'"' => {
@@ -270,10 +267,7 @@ fn lex(src: &str) -> Result<Vec<(Tok, u32)>, DotError> {
             out.push((Tok::Id(src[start..i].to_string()), line));
             continue;
         }
-        return Err(DotError {
-            line,
-            message: format!("unexpected character {:?}", c as char),
-        });
+        return Err(DotError { line, message: format!("unexpected character {:?}", c as char) });
     }
     Ok(out)
 }
@@ -297,17 +291,10 @@ impl Parser {
         self.toks.get(self.pos).map(|t| &t.0)
     }
     fn line(&self) -> u32 {
-        self.toks
-            .get(self.pos)
-            .or(self.toks.last())
-            .map(|t| t.1)
-            .unwrap_or(1)
+        self.toks.get(self.pos).or(self.toks.last()).map(|t| t.1).unwrap_or(1)
     }
     fn err<T>(&self, m: impl Into<String>) -> Result<T, DotError> {
-        Err(DotError {
-            line: self.line(),
-            message: m.into(),
-        })
+        Err(DotError { line: self.line(), message: m.into() })
     }
     fn bump(&mut self) -> Option<Tok> {
         let t = self.toks.get(self.pos).map(|t| t.0.clone());
@@ -340,11 +327,7 @@ impl Parser {
         while self.eat(&Tok::LBracket) {
             while !self.eat(&Tok::RBracket) {
                 let k = self.id()?;
-                let v = if self.eat(&Tok::Eq) {
-                    self.id()?
-                } else {
-                    "true".to_string()
-                };
+                let v = if self.eat(&Tok::Eq) { self.id()? } else { "true".to_string() };
                 a.insert(k, v);
                 let _ = self.eat(&Tok::Comma) || self.eat(&Tok::Semi);
                 if self.peek().is_none() {
@@ -359,15 +342,10 @@ impl Parser {
         let idx = match self.node_index.get(id) {
             Some(&i) => i,
             None => {
-                let mut n = DotNode {
-                    id: id.to_string(),
-                    attrs: scope.node_defaults.clone(),
-                    subgraphs: Vec::new(),
-                };
+                let mut n = DotNode { id: id.to_string(), attrs: scope.node_defaults.clone(), subgraphs: Vec::new() };
                 n.attrs.retain(|_, _| true);
                 self.g.nodes.push(n);
-                self.node_index
-                    .insert(id.to_string(), self.g.nodes.len() - 1);
+                self.node_index.insert(id.to_string(), self.g.nodes.len() - 1);
                 self.g.nodes.len() - 1
             }
         };
@@ -438,11 +416,7 @@ impl Parser {
         if !self.eat(&Tok::LBrace) {
             return self.err("expected '{' after subgraph");
         }
-        self.g.subgraphs.push(DotSubgraph {
-            name,
-            attrs: Attrs::new(),
-            parent: scope.subgraph,
-        });
+        self.g.subgraphs.push(DotSubgraph { name, attrs: Attrs::new(), parent: scope.subgraph });
         let idx = self.g.subgraphs.len() - 1;
         let mut inner = scope.clone();
         inner.subgraph = Some(idx);
@@ -451,11 +425,7 @@ impl Parser {
 
     fn endpoint(&mut self, scope: &Scope) -> Result<Vec<(String, Option<String>)>, DotError> {
         if Self::is_kw(self.peek(), "subgraph") || self.peek() == Some(&Tok::LBrace) {
-            Ok(self
-                .subgraph(scope)?
-                .into_iter()
-                .map(|i| (i, None))
-                .collect())
+            Ok(self.subgraph(scope)?.into_iter().map(|i| (i, None)).collect())
         } else {
             Ok(vec![self.node_ref()?])
         }
@@ -537,12 +507,7 @@ impl Parser {
 /// Parses a DOT file. If the file contains several graphs, the first one is returned.
 pub fn parse(src: &str) -> Result<DotGraph, DotError> {
     let toks = lex(src)?;
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        g: DotGraph::default(),
-        node_index: BTreeMap::new(),
-    };
+    let mut p = Parser { toks, pos: 0, g: DotGraph::default(), node_index: BTreeMap::new() };
     if Parser::is_kw(p.peek(), "strict") {
         p.pos += 1;
     }
@@ -630,19 +595,10 @@ pub struct DotOptions<'a> {
 /// [`read_cfg`] gives back an equal graph; `label` is only for display.
 pub fn write_cfg(cfg: &Cfg, opts: &DotOptions<'_>, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "digraph {} {{", quote(cfg.name()))?;
-    writeln!(
-        w,
-        "  graph [format={}, entry=n{}, exit=n{}];",
-        quote(FORMAT),
-        cfg.entry().0,
-        cfg.exit().0
-    )?;
+    writeln!(w, "  graph [format={}, entry=n{}, exit=n{}];", quote(FORMAT), cfg.entry().0, cfg.exit().0)?;
     writeln!(w, "  node [fontname=\"monospace\"];")?;
-    let in_cluster: std::collections::BTreeSet<NodeId> = opts
-        .clusters
-        .iter()
-        .flat_map(|(_, m)| m.iter().copied())
-        .collect();
+    let in_cluster: std::collections::BTreeSet<NodeId> =
+        opts.clusters.iter().flat_map(|(_, m)| m.iter().copied()).collect();
     for (i, (label, members)) in opts.clusters.iter().enumerate() {
         writeln!(w, "  subgraph cluster_{i} {{")?;
         writeln!(w, "    label={}; style=dashed;", quote(label))?;
@@ -691,10 +647,7 @@ fn write_node(cfg: &Cfg, n: NodeId, opts: &DotOptions<'_>, w: &mut dyn Write) ->
         ("text".into(), node.text.clone()),
     ];
     if let Some(sp) = node.span {
-        attrs.push((
-            "span".into(),
-            format!("{}:{}:{}:{}", sp.file, sp.line, sp.col, sp.end_line),
-        ));
+        attrs.push(("span".into(), format!("{}:{}:{}:{}", sp.file, sp.line, sp.col, sp.end_line)));
     }
     if !node.refs.is_empty() {
         attrs.push(("refs".into(), node.refs.join(" ")));
@@ -711,10 +664,7 @@ fn write_node(cfg: &Cfg, n: NodeId, opts: &DotOptions<'_>, w: &mut dyn Write) ->
     if let Some(f) = opts.node_attrs {
         attrs.extend(f(n));
     }
-    let body: Vec<String> = attrs
-        .iter()
-        .map(|(k, v)| format!("{k}={}", quote(v)))
-        .collect();
+    let body: Vec<String> = attrs.iter().map(|(k, v)| format!("{k}={}", quote(v))).collect();
     writeln!(w, "  n{} [{}];", n.0, body.join(", "))
 }
 
@@ -724,16 +674,8 @@ const SEP: char = '\u{241E}';
 
 fn encode_decl(d: &Declaration) -> String {
     let kind = serde_plain_kind(d.kind);
-    let span = d
-        .span
-        .map(|s| format!("{}:{}:{}:{}", s.file, s.line, s.col, s.end_line))
-        .unwrap_or_default();
-    format!(
-        "{kind}{SEP}{}{SEP}{}{SEP}{}{SEP}{span}",
-        d.names.join(" "),
-        d.text,
-        d.mentions.join(" ")
-    )
+    let span = d.span.map(|s| format!("{}:{}:{}:{}", s.file, s.line, s.col, s.end_line)).unwrap_or_default();
+    format!("{kind}{SEP}{}{SEP}{}{SEP}{}{SEP}{span}", d.names.join(" "), d.text, d.mentions.join(" "))
 }
 
 fn serde_plain_kind(k: crate::cfg::DeclKind) -> &'static str {
@@ -769,25 +711,13 @@ fn decode_decl(s: &str) -> Option<Declaration> {
         names: words(f[1]),
         text: f[2].to_string(),
         mentions: words(f[3]),
-        span: if f[4].is_empty() {
-            None
-        } else {
-            parse_span(f[4])
-        },
+        span: if f[4].is_empty() { None } else { parse_span(f[4]) },
     })
 }
 
 fn parse_span(s: &str) -> Option<Span> {
-    let p: Vec<u32> = s
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    (p.len() == 4).then(|| Span {
-        file: p[0],
-        line: p[1],
-        col: p[2],
-        end_line: p[3],
-    })
+    let p: Vec<u32> = s.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    (p.len() == 4).then(|| Span { file: p[0], line: p[1], col: p[2], end_line: p[3] })
 }
 
 /// Errors reading a CFG back from DOT.
@@ -814,38 +744,27 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     let idx = |id: &str| -> Option<u32> { id.strip_prefix('n')?.parse().ok() };
     let mut nodes: Vec<(u32, Node)> = Vec::new();
     for n in &g.nodes {
-        let i = idx(&n.id)
-            .ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "id is not n<number>".into()))?;
+        let i = idx(&n.id).ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "id is not n<number>".into()))?;
         let kind = n
             .attrs
             .get("kind")
             .and_then(|k| NodeKind::parse(k))
             .ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), "missing or unknown kind".into()))?;
-        let mut node = Node::new(
-            kind,
-            unescape(n.attrs.get("text").map(String::as_str).unwrap_or("")),
-        );
+        let mut node = Node::new(kind, unescape(n.attrs.get("text").map(String::as_str).unwrap_or("")));
         if let Some(s) = n.attrs.get("span") {
             node.span =
-                Some(parse_span(s).ok_or_else(|| {
-                    ReadCfgError::BadNode(n.id.clone(), format!("bad span {s:?}"))
-                })?);
+                Some(parse_span(s).ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), format!("bad span {s:?}")))?);
         }
-        let words = |k: &str| {
-            n.attrs
-                .get(k)
-                .map(|s| s.split_whitespace().map(String::from).collect())
-                .unwrap_or_default()
-        };
+        let words =
+            |k: &str| n.attrs.get(k).map(|s| s.split_whitespace().map(String::from).collect()).unwrap_or_default();
         node.refs = words("refs");
         node.calls = words("calls");
         node.indirect_call = n.attrs.get("indirect_call").map(String::as_str) == Some("true");
         let mut i_decl = 0;
         while let Some(d) = n.attrs.get(&format!("decl{i_decl}")) {
             node.decls.push(
-                decode_decl(&unescape(d)).ok_or_else(|| {
-                    ReadCfgError::BadNode(n.id.clone(), format!("bad decl{i_decl}"))
-                })?,
+                decode_decl(&unescape(d))
+                    .ok_or_else(|| ReadCfgError::BadNode(n.id.clone(), format!("bad decl{i_decl}")))?,
             );
             i_decl += 1;
         }
@@ -854,10 +773,7 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     nodes.sort_by_key(|(i, _)| *i);
     for (k, (i, _)) in nodes.iter().enumerate() {
         if *i as usize != k {
-            return Err(ReadCfgError::BadNode(
-                format!("n{i}"),
-                "node ids are not 0..N".into(),
-            ));
+            return Err(ReadCfgError::BadNode(format!("n{i}"), "node ids are not 0..N".into()));
         }
     }
     let mut b = CfgBuilder::new(g.name.clone());
@@ -873,20 +789,11 @@ pub fn read_cfg(src: &str) -> Result<Cfg, ReadCfgError> {
     }
     for e in &g.edges {
         let (Some(s), Some(d)) = (idx(&e.from), idx(&e.to)) else {
-            return Err(ReadCfgError::BadEdge(
-                e.from.clone(),
-                e.to.clone(),
-                "bad endpoint".into(),
-            ));
+            return Err(ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), "bad endpoint".into()));
         };
-        let l = e
-            .attrs
-            .get("label")
-            .map(|l| unescape(l))
-            .unwrap_or_default();
-        let label = EdgeLabel::parse(&l).ok_or_else(|| {
-            ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), format!("bad label {l:?}"))
-        })?;
+        let l = e.attrs.get("label").map(|l| unescape(l)).unwrap_or_default();
+        let label = EdgeLabel::parse(&l)
+            .ok_or_else(|| ReadCfgError::BadEdge(e.from.clone(), e.to.clone(), format!("bad label {l:?}")))?;
         b.add_edge(NodeId(s), NodeId(d), label);
     }
     Ok(b.build()?)
@@ -900,12 +807,7 @@ mod tests {
     fn sample() -> Cfg {
         let mut b = CfgBuilder::new("f");
         let mut en = Node::new(NodeKind::Entry, "int f ( int x )");
-        en.span = Some(Span {
-            file: 0,
-            line: 1,
-            col: 0,
-            end_line: 9,
-        });
+        en.span = Some(Span { file: 0, line: 1, col: 0, end_line: 9 });
         let en = b.add_node(en);
         let mut d = Node::new(NodeKind::Declaration, "int y ;");
         d.decls.push(Declaration {

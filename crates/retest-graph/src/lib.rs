@@ -23,7 +23,7 @@ pub mod text;
 pub mod unit;
 
 pub use cfg::{
-    Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node,
-    NodeId, NodeKind, Span,
+    Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId, NodeKind,
+    Span,
 };
 pub use unit::{Problem, Procedure, SourceFile, Unit};

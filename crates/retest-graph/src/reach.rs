@@ -6,11 +6,7 @@ use crate::cfg::{Cfg, EdgeId, NodeId};
 
 /// Nodes reachable from `starts` (inclusive) following edges forward, skipping the
 /// edges for which `keep` returns false.
-pub fn forward(
-    cfg: &Cfg,
-    starts: impl IntoIterator<Item = NodeId>,
-    keep: impl Fn(EdgeId) -> bool,
-) -> FixedBitSet {
+pub fn forward(cfg: &Cfg, starts: impl IntoIterator<Item = NodeId>, keep: impl Fn(EdgeId) -> bool) -> FixedBitSet {
     let mut seen = FixedBitSet::with_capacity(cfg.node_count());
     let mut stack: Vec<NodeId> = Vec::new();
     for s in starts {
@@ -33,11 +29,7 @@ pub fn forward(
 }
 
 /// Nodes from which one of `targets` is reachable (inclusive).
-pub fn backward(
-    cfg: &Cfg,
-    targets: impl IntoIterator<Item = NodeId>,
-    keep: impl Fn(EdgeId) -> bool,
-) -> FixedBitSet {
+pub fn backward(cfg: &Cfg, targets: impl IntoIterator<Item = NodeId>, keep: impl Fn(EdgeId) -> bool) -> FixedBitSet {
     let mut seen = FixedBitSet::with_capacity(cfg.node_count());
     let mut stack: Vec<NodeId> = Vec::new();
     for s in targets {

@@ -6,18 +6,8 @@ use std::io::{self, Write};
 use crate::cfg::{Cfg, NodeKind};
 
 /// Writes `cfg` as text. `file_name` names the file of a span (omitted when `None`).
-pub fn write_text(
-    cfg: &Cfg,
-    file_name: Option<&dyn Fn(u32) -> String>,
-    w: &mut dyn Write,
-) -> io::Result<()> {
-    writeln!(
-        w,
-        "cfg {} ({} nodes, {} edges)",
-        cfg.name(),
-        cfg.node_count(),
-        cfg.edge_count()
-    )?;
+pub fn write_text(cfg: &Cfg, file_name: Option<&dyn Fn(u32) -> String>, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "cfg {} ({} nodes, {} edges)", cfg.name(), cfg.node_count(), cfg.edge_count())?;
     for (id, n) in cfg.nodes() {
         let loc = match (n.span, file_name) {
             (Some(s), Some(f)) => format!("{}:{}", f(s.file), s.line),
@@ -28,14 +18,7 @@ pub fn write_text(
             NodeKind::Declaration if n.decls.is_empty() => "(no local declarations)".to_string(),
             _ => n.text.clone(),
         };
-        write!(
-            w,
-            "  n{:<3} {:<11} {:<6} {}",
-            id.0,
-            n.kind.as_str(),
-            loc,
-            text
-        )?;
+        write!(w, "  n{:<3} {:<11} {:<6} {}", id.0, n.kind.as_str(), loc, text)?;
         if !n.calls.is_empty() || n.indirect_call {
             let mut calls = n.calls.join(",");
             if n.indirect_call {

@@ -72,10 +72,7 @@ pub struct Unit {
 
 impl Unit {
     pub fn file_path(&self, span: &Span) -> &str {
-        self.files
-            .get(span.file as usize)
-            .map(|f| f.path.as_str())
-            .unwrap_or("?")
+        self.files.get(span.file as usize).map(|f| f.path.as_str()).unwrap_or("?")
     }
 
     /// Unit-wide number of procedure `i`'s first condition-level edge.
@@ -92,10 +89,7 @@ impl Unit {
 
     /// Number of condition-level edges in the unit.
     pub fn edge_count(&self) -> u32 {
-        self.procedures
-            .iter()
-            .map(|p| p.cond.edge_count() as u32)
-            .sum()
+        self.procedures.iter().map(|p| p.cond.edge_count() as u32).sum()
     }
 
     pub fn procedure(&self, name: &str) -> Option<&Procedure> {

@@ -37,10 +37,8 @@ fn bench(c: &mut Criterion) {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("gen.c"), generated(400)).unwrap();
-    let inputs = [
-        ("constructs.c", preprocess(&corpus, "constructs.c")),
-        ("generated-400fn", preprocess(tmp.path(), "gen.c")),
-    ];
+    let inputs =
+        [("constructs.c", preprocess(&corpus, "constructs.c")), ("generated-400fn", preprocess(tmp.path(), "gen.c"))];
     let mut g = c.benchmark_group("cfg_build");
     for (name, pre) in &inputs {
         let lines = pre.text.lines().count() as u64;

@@ -30,8 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use retest_graph::coverage::Probe;
 use retest_graph::{
-    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind,
-    Problem, Span,
+    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span,
 };
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node as Ts;
@@ -55,12 +54,7 @@ pub enum Site {
     Cond { start: usize, end: usize },
     /// A `switch` statement `[stmt_start, stmt_end)` whose controlling expression
     /// is `[cond_start, cond_end)`.
-    Switch {
-        stmt_start: usize,
-        stmt_end: usize,
-        cond_start: usize,
-        cond_end: usize,
-    },
+    Switch { stmt_start: usize, stmt_end: usize, cond_start: usize, cond_end: usize },
 }
 
 /// The CFGs of one function, as the builder returns them.
@@ -99,20 +93,12 @@ struct Pend {
 }
 
 fn eps(node: usize) -> Pend {
-    Pend {
-        node,
-        label: EdgeLabel::Eps,
-        coarse: Some(EdgeLabel::Eps),
-    }
+    Pend { node, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) }
 }
 
 /// A pending edge that stays inside its statement-level node (no coarse label).
 fn internal(node: usize) -> Pend {
-    Pend {
-        node,
-        label: EdgeLabel::Eps,
-        coarse: None,
-    }
+    Pend { node, label: EdgeLabel::Eps, coarse: None }
 }
 
 fn with_coarse(mut v: Vec<Pend>, l: EdgeLabel) -> Vec<Pend> {
@@ -272,29 +258,18 @@ impl<'a, 't> Builder<'a, 't> {
             Some((f, l)) if f == file && l >= line => l,
             _ => line,
         };
-        Some(Span {
-            file,
-            line,
-            col: start.column as u32 + 1,
-            end_line,
-        })
+        Some(Span { file, line, col: start.column as u32 + 1, end_line })
     }
 
     fn problem(&mut self, n: Option<Ts<'_>>, msg: impl Into<String>) {
         let span = n.and_then(|n| self.span(n));
-        self.problems.push(Problem {
-            span,
-            message: msg.into(),
-        });
+        self.problems.push(Problem { span, message: msg.into() });
     }
 
     fn give_up(&mut self, n: Ts<'_>, msg: impl Into<String>) {
         let msg = msg.into();
         if self.unanalysable.is_none() {
-            let at = self
-                .span(n)
-                .map(|s| format!(" (line {})", s.line))
-                .unwrap_or_default();
+            let at = self.span(n).map(|s| format!(" (line {})", s.line)).unwrap_or_default();
             self.unanalysable = Some(format!("{msg}{at}"));
         }
         self.problem(Some(n), msg);
@@ -308,11 +283,7 @@ impl<'a, 't> Builder<'a, 't> {
     fn text_of(&self, n: Ts<'_>) -> String {
         let hoisted = &self.hoisted;
         normalized_with(n, self.src, &|x| {
-            if hoisted.contains(&x.id()) {
-                Some("{…}")
-            } else {
-                None
-            }
+            if hoisted.contains(&x.id()) { Some("{…}") } else { None }
         })
     }
 
@@ -327,14 +298,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn add(&mut self, node: Node, group: Option<usize>, site: Site, probe: Probe) -> usize {
-        self.nodes.push(BNode {
-            node,
-            group,
-            nop: false,
-            fallback: None,
-            site,
-            probe,
-        });
+        self.nodes.push(BNode { node, group, nop: false, fallback: None, site, probe });
         self.nodes.len() - 1
     }
 
@@ -365,12 +329,7 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn link(&mut self, inc: Vec<Pend>, to: usize) {
         for p in inc {
-            self.edges.push(BEdge {
-                src: p.node,
-                dst: to,
-                label: p.label,
-                coarse: p.coarse,
-            });
+            self.edges.push(BEdge { src: p.node, dst: to, label: p.label, coarse: p.coarse });
         }
     }
 
@@ -400,8 +359,7 @@ impl<'a, 't> Builder<'a, 't> {
                         return false;
                     };
                     let f = strip_parens(f);
-                    return f.kind() == "identifier"
-                        && is_noreturn(src_text(f, self.src), self.tu.noreturn);
+                    return f.kind() == "identifier" && is_noreturn(src_text(f, self.src), self.tu.noreturn);
                 }
                 _ => return false,
             }
@@ -467,9 +425,7 @@ impl<'a, 't> Builder<'a, 't> {
                 self.link(inc, n);
                 let inner: Vec<Ts<'_>> = {
                     let mut c = s.walk();
-                    s.named_children(&mut c)
-                        .filter(|k| k.id() != l.id())
-                        .collect()
+                    s.named_children(&mut c).filter(|k| k.id() != l.id()).collect()
                 };
                 self.stmt_list(&inner, vec![eps(n)])
             }
@@ -477,9 +433,7 @@ impl<'a, 't> Builder<'a, 't> {
             "attributed_statement" => {
                 let inner: Vec<Ts<'_>> = {
                     let mut c = s.walk();
-                    s.named_children(&mut c)
-                        .filter(|k| k.kind() != "attribute_declaration")
-                        .collect()
+                    s.named_children(&mut c).filter(|k| k.kind() != "attribute_declaration").collect()
                 };
                 self.stmt_list(&inner, inc)
             }
@@ -525,29 +479,22 @@ impl<'a, 't> Builder<'a, 't> {
         // `__attribute__((fallthrough));` parses as ERROR(attribute_specifier) + `;`
         let only_attrs = {
             let mut c = s.walk();
-            s.named_children(&mut c)
-                .all(|k| k.kind() == "attribute_specifier")
+            s.named_children(&mut c).all(|k| k.kind() == "attribute_specifier")
         };
         if only_attrs && s.named_child_count() > 0 {
             return inc;
         }
         const CONTROL: &[&str] = &[
-            "if", "else", "while", "for", "do", "switch", "case", "default", "goto", "return",
-            "break", "continue", "{", "}",
+            "if", "else", "while", "for", "do", "switch", "case", "default", "goto", "return", "break", "continue",
+            "{", "}",
         ];
         if contains_token(s, self.src, CONTROL) {
-            self.give_up(
-                s,
-                format!("cannot parse `{}`", truncate(&normalized(s, self.src), 60)),
-            );
+            self.give_up(s, format!("cannot parse `{}`", truncate(&normalized(s, self.src), 60)));
             return inc;
         }
         self.problem(
             Some(s),
-            format!(
-                "unparsed statement kept as opaque text: `{}`",
-                truncate(&normalized(s, self.src), 60)
-            ),
+            format!("unparsed statement kept as opaque text: `{}`", truncate(&normalized(s, self.src), 60)),
         );
         let text = normalized(s, self.src);
         let g = self.group(NodeKind::Statement, s, text.clone());
@@ -563,15 +510,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut node = self.make_node(NodeKind::Statement, st, text);
         node.span = self.span(kw);
         self.groups[g].span = node.span;
-        let n = self.add(
-            node,
-            Some(g),
-            Site::Stmt {
-                start: kw.start_byte(),
-                end: st.end_byte(),
-            },
-            Probe::Node,
-        );
+        let n = self.add(node, Some(g), Site::Stmt { start: kw.start_byte(), end: st.end_byte() }, Probe::Node);
         self.link(inc, n);
         // targets are filled in at the end, when all address-taken labels are known
         self.nodes[n].node.text.push(' ');
@@ -596,23 +535,10 @@ impl<'a, 't> Builder<'a, 't> {
         let g = self.group(kind, s, text.clone());
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, s, text);
-        let n = self.add(
-            node,
-            Some(g),
-            Site::Stmt {
-                start: s.start_byte(),
-                end: s.end_byte(),
-            },
-            Probe::Node,
-        );
+        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
         self.link(inc, n);
         if self.noreturn_call(e) {
-            self.edges.push(BEdge {
-                src: n,
-                dst: self.exit,
-                label: EdgeLabel::Eps,
-                coarse: Some(EdgeLabel::Eps),
-            });
+            self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
             return Vec::new();
         }
         vec![eps(n)]
@@ -625,21 +551,11 @@ impl<'a, 't> Builder<'a, 't> {
         let targets: Vec<String> = match e.child_by_field_name("goto_labels") {
             Some(gl) => {
                 let mut c = gl.walk();
-                gl.named_children(&mut c)
-                    .map(|l| src_text(l, self.src).to_string())
-                    .collect()
+                gl.named_children(&mut c).map(|l| src_text(l, self.src).to_string()).collect()
             }
             None => Vec::new(),
         };
-        let n = self.add(
-            node,
-            Some(g),
-            Site::Stmt {
-                start: s.start_byte(),
-                end: s.end_byte(),
-            },
-            Probe::Node,
-        );
+        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
         self.link(inc, n);
         for t in targets {
             let l = self.label_nop(&t);
@@ -660,33 +576,16 @@ impl<'a, 't> Builder<'a, 't> {
             None => inc,
         };
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
+        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
         let g = self.group(kind, s, text.clone());
         let inc = match e {
             Some(e) => self.hoist(e, inc, g),
             None => inc,
         };
         let node = self.make_node(kind, s, text);
-        let n = self.add(
-            node,
-            Some(g),
-            Site::Stmt {
-                start: s.start_byte(),
-                end: s.end_byte(),
-            },
-            Probe::Node,
-        );
+        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
         self.link(inc, n);
-        self.edges.push(BEdge {
-            src: n,
-            dst: self.exit,
-            label: EdgeLabel::Eps,
-            coarse: Some(EdgeLabel::Eps),
-        });
+        self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
         Vec::new()
     }
 
@@ -697,13 +596,7 @@ impl<'a, 't> Builder<'a, 't> {
         let text = normalized(s, self.src);
         let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
         let mentions = u.refs.into_iter().filter(|r| !names.contains(r)).collect();
-        self.local_decls.push(Declaration {
-            kind: DeclKind::Type,
-            names,
-            text,
-            mentions,
-            span: self.span(s),
-        });
+        self.local_decls.push(Declaration { kind: DeclKind::Type, names, text, mentions, span: self.span(s) });
     }
 
     fn local_decl(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
@@ -714,12 +607,7 @@ impl<'a, 't> Builder<'a, 't> {
         }
         let text = normalized(s, self.src);
         let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
-        let mentions: Vec<String> = u
-            .refs
-            .iter()
-            .filter(|r| !names.contains(r))
-            .cloned()
-            .collect();
+        let mentions: Vec<String> = u.refs.iter().filter(|r| !names.contains(r)).cloned().collect();
         let storage: Vec<String> = {
             let mut c = s.walk();
             s.children(&mut c)
@@ -727,17 +615,11 @@ impl<'a, 't> Builder<'a, 't> {
                 .map(|k| src_text(k, self.src).to_string())
                 .collect()
         };
-        let is_static = storage
-            .iter()
-            .any(|s| s == "static" || s == "extern" || s == "typedef");
+        let is_static = storage.iter().any(|s| s == "static" || s == "extern" || s == "typedef");
         // The declaration item is what the names are declared as. An automatic
         // variable's initializer is executable code, compared at its own node, so it
         // is left out; a static one's is part of the declaration.
-        let decl_text = if is_static {
-            text.clone()
-        } else {
-            text_without_initializers(s, self.src)
-        };
+        let decl_text = if is_static { text.clone() } else { text_without_initializers(s, self.src) };
         self.local_decls.push(Declaration {
             kind: DeclKind::Variable,
             names: names.clone(),
@@ -757,8 +639,7 @@ impl<'a, 't> Builder<'a, 't> {
         };
         let vla = syntax::contains_kind(s, &["array_declarator"]) && {
             let mut c = s.walk();
-            s.children_by_field_name("declarator", &mut c)
-                .any(has_variable_size)
+            s.children_by_field_name("declarator", &mut c).any(has_variable_size)
         };
         if inits.is_empty() && !vla {
             return inc;
@@ -768,11 +649,7 @@ impl<'a, 't> Builder<'a, 't> {
             inc = self.hoist_blocks(*v, inc);
         }
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
+        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
         let g = self.group(kind, s, text.clone());
         for v in &inits {
             inc = self.hoist(*v, inc, g);
@@ -783,12 +660,7 @@ impl<'a, 't> Builder<'a, 't> {
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.link(inc, n);
         if inits.iter().any(|v| self.noreturn_call(*v)) {
-            self.edges.push(BEdge {
-                src: n,
-                dst: self.exit,
-                label: EdgeLabel::Eps,
-                coarse: Some(EdgeLabel::Eps),
-            });
+            self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
             return Vec::new();
         }
         vec![eps(n)]
@@ -798,10 +670,7 @@ impl<'a, 't> Builder<'a, 't> {
         let c = s.child_by_field_name("condition")?;
         if c.kind() == "parenthesized_expression" {
             let mut cur = c.walk();
-            let inner: Vec<Ts<'x>> = c
-                .named_children(&mut cur)
-                .filter(|k| k.kind() != "comment")
-                .collect();
+            let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| k.kind() != "comment").collect();
             if inner.len() == 1 {
                 return Some(inner[0]);
             }
@@ -816,10 +685,7 @@ impl<'a, 't> Builder<'a, 't> {
         let text = self.text_of(strip_parens(c));
         let g = self.group(NodeKind::Predicate, c, text);
         let (t, f) = self.branch(c, inc, g);
-        (
-            with_coarse(t, EdgeLabel::True),
-            with_coarse(f, EdgeLabel::False),
-        )
+        (with_coarse(t, EdgeLabel::True), with_coarse(f, EdgeLabel::False))
     }
 
     fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
@@ -947,23 +813,11 @@ impl<'a, 't> Builder<'a, 't> {
     fn side_effect_expr(&mut self, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(e);
-        let kind = if self.uses_of(e).calls.is_empty() {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
+        let kind = if self.uses_of(e).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
         let g = self.group(kind, e, text.clone());
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, e, text);
-        let n = self.add(
-            node,
-            Some(g),
-            Site::Expr {
-                start: e.start_byte(),
-                end: e.end_byte(),
-            },
-            Probe::Node,
-        );
+        let n = self.add(node, Some(g), Site::Expr { start: e.start_byte(), end: e.end_byte() }, Probe::Node);
         self.link(inc, n);
         vec![eps(n)]
     }
@@ -990,10 +844,7 @@ impl<'a, 't> Builder<'a, 't> {
             Probe::PerEdge,
         );
         self.link(inc, sw);
-        self.switches.push(SwitchCtx {
-            cases: Vec::new(),
-            default: None,
-        });
+        self.switches.push(SwitchCtx { cases: Vec::new(), default: None });
         self.breaks.push(Vec::new());
         let body_out = match s.child_by_field_name("body") {
             Some(b) => self.stmt(b, Vec::new()),
@@ -1018,17 +869,10 @@ impl<'a, 't> Builder<'a, 't> {
         let mut out = body_out;
         out.extend(self.breaks.pop().unwrap());
         match ctx.default {
-            Some(d) => self.edges.push(BEdge {
-                src: sw,
-                dst: d,
-                label: EdgeLabel::Default,
-                coarse: Some(EdgeLabel::Default),
-            }),
-            None => out.push(Pend {
-                node: sw,
-                label: EdgeLabel::Default,
-                coarse: Some(EdgeLabel::Default),
-            }),
+            Some(d) => {
+                self.edges.push(BEdge { src: sw, dst: d, label: EdgeLabel::Default, coarse: Some(EdgeLabel::Default) })
+            }
+            None => out.push(Pend { node: sw, label: EdgeLabel::Default, coarse: Some(EdgeLabel::Default) }),
         }
         out
     }
@@ -1054,8 +898,7 @@ impl<'a, 't> Builder<'a, 't> {
                     after_value = true;
                     continue;
                 }
-                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...")
-                {
+                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
                     label_parts.push(k);
                     continue;
                 }
@@ -1148,13 +991,8 @@ impl<'a, 't> Builder<'a, 't> {
             return out;
         }
         if let Some(block) = is_stmt_expr(e) {
-            if !self.hoisted.contains(&block.id())
-                && contains_token(block, self.src, &["goto", "break", "continue"])
-            {
-                self.give_up(
-                    e,
-                    "jump inside a conditionally evaluated statement expression",
-                );
+            if !self.hoisted.contains(&block.id()) && contains_token(block, self.src, &["goto", "break", "continue"]) {
+                self.give_up(e, "jump inside a conditionally evaluated statement expression");
             }
             return inc;
         }
@@ -1182,22 +1020,13 @@ impl<'a, 't> Builder<'a, 't> {
     fn arm(&mut self, x: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
         let inc = self.hoist(x, inc, g);
         let text = self.text_of(x);
-        let kind = if self.uses_of(x).calls.is_empty() {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
+        let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
         let node = self.make_node(kind, x, text);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.link(inc, n);
         if self.noreturn_call(x) {
             // the statement-level node folds this path into its ε edge
-            self.edges.push(BEdge {
-                src: n,
-                dst: self.exit,
-                label: EdgeLabel::Eps,
-                coarse: None,
-            });
+            self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: None });
             return Vec::new();
         }
         vec![internal(n)]
@@ -1212,10 +1041,7 @@ impl<'a, 't> Builder<'a, 't> {
         }
         match is_logical(e, self.src) {
             Some("&&") => {
-                let (l, r) = (
-                    e.child_by_field_name("left"),
-                    e.child_by_field_name("right"),
-                );
+                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
                 if let (Some(l), Some(r)) = (l, r) {
                     let (at, af) = self.branch(l, inc, g);
                     let (bt, mut bf) = self.branch(r, at, g);
@@ -1224,10 +1050,7 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
             Some(_) => {
-                let (l, r) = (
-                    e.child_by_field_name("left"),
-                    e.child_by_field_name("right"),
-                );
+                let (l, r) = (e.child_by_field_name("left"), e.child_by_field_name("right"));
                 if let (Some(l), Some(r)) = (l, r) {
                     let (mut at, af) = self.branch(l, inc, g);
                     let (bt, bf) = self.branch(r, af, g);
@@ -1239,9 +1062,7 @@ impl<'a, 't> Builder<'a, 't> {
         }
         match e.kind() {
             "unary_expression" => {
-                let op = e
-                    .child_by_field_name("operator")
-                    .map(|o| src_text(o, self.src));
+                let op = e.child_by_field_name("operator").map(|o| src_text(o, self.src));
                 if op == Some("!")
                     && let Some(a) = e.child_by_field_name("argument")
                 {
@@ -1250,10 +1071,7 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
             "comma_expression" => {
-                if let (Some(l), Some(r)) = (
-                    e.child_by_field_name("left"),
-                    e.child_by_field_name("right"),
-                ) {
+                if let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right")) {
                     let inc = self.hoist(l, inc, g);
                     return self.branch(r, inc, g);
                 }
@@ -1275,13 +1093,9 @@ impl<'a, 't> Builder<'a, 't> {
             }
             "call_expression" => {
                 // __builtin_expect(c, v) (likely/unlikely) branches on c
-                let f = e
-                    .child_by_field_name("function")
-                    .map(|f| src_text(f, self.src));
-                if matches!(
-                    f,
-                    Some("__builtin_expect") | Some("__builtin_expect_with_probability")
-                ) && let Some(args) = e.child_by_field_name("arguments")
+                let f = e.child_by_field_name("function").map(|f| src_text(f, self.src));
+                if matches!(f, Some("__builtin_expect") | Some("__builtin_expect_with_probability"))
+                    && let Some(args) = e.child_by_field_name("arguments")
                     && let Some(first) = args.named_child(0)
                 {
                     return self.branch(first, inc, g);
@@ -1290,46 +1104,23 @@ impl<'a, 't> Builder<'a, 't> {
             _ => {}
         }
         if let Some(v) = int_literal(e, self.src) {
-            return if v {
-                (inc, Vec::new())
-            } else {
-                (Vec::new(), inc)
-            };
+            return if v { (inc, Vec::new()) } else { (Vec::new(), inc) };
         }
         // a leaf condition
         let inc = self.hoist(e, inc, g);
         let text = self.text_of(e);
         let node = self.make_node(NodeKind::Predicate, e, text);
         let has_error = syntax::contains_kind(e, &["ERROR"]);
-        let site = if has_error {
-            Site::None
-        } else {
-            Site::Cond {
-                start: e.start_byte(),
-                end: e.end_byte(),
-            }
-        };
-        let probe = if has_error {
-            Probe::Derived
-        } else {
-            Probe::PerEdge
-        };
+        let site = if has_error { Site::None } else { Site::Cond { start: e.start_byte(), end: e.end_byte() } };
+        let probe = if has_error { Probe::Derived } else { Probe::PerEdge };
         if has_error {
             self.problem(Some(e), "condition with a syntax error is not probed");
         }
         let n = self.add(node, Some(g), site, probe);
         self.link(inc, n);
         (
-            vec![Pend {
-                node: n,
-                label: EdgeLabel::True,
-                coarse: None,
-            }],
-            vec![Pend {
-                node: n,
-                label: EdgeLabel::False,
-                coarse: None,
-            }],
+            vec![Pend { node: n, label: EdgeLabel::True, coarse: None }],
+            vec![Pend { node: n, label: EdgeLabel::False, coarse: None }],
         )
     }
 }
@@ -1340,9 +1131,7 @@ fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
     let mut c = s.walk();
     for k in s.children(&mut c) {
         let t = if k.kind() == "init_declarator" {
-            k.child_by_field_name("declarator")
-                .map(|d| normalized(d, src))
-                .unwrap_or_default()
+            k.child_by_field_name("declarator").map(|d| normalized(d, src)).unwrap_or_default()
         } else {
             normalized(k, src)
         };
@@ -1357,11 +1146,7 @@ fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
 }
 
 fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
 }
 
 /// Whether a declarator declares an array whose size is not a literal constant.
@@ -1384,13 +1169,8 @@ fn has_variable_size(d: Ts<'_>) -> bool {
     let mut c = d.walk();
     let kids: Vec<Ts<'_>> = d.named_children(&mut c).collect();
     kids.into_iter().any(|k| {
-        matches!(
-            k.kind(),
-            "array_declarator"
-                | "pointer_declarator"
-                | "init_declarator"
-                | "parenthesized_declarator"
-        ) && has_variable_size(k)
+        matches!(k.kind(), "array_declarator" | "pointer_declarator" | "init_declarator" | "parenthesized_declarator")
+            && has_variable_size(k)
     })
 }
 
@@ -1462,9 +1242,7 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
         entry,
         Some(entry_group),
         match body {
-            Some(body) => Site::Entry {
-                at: body.start_byte() + 1,
-            },
+            Some(body) => Site::Entry { at: body.start_byte() + 1 },
             None => Site::None,
         },
         Probe::Node,
@@ -1477,23 +1255,13 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
     let mut exit = Node::new(NodeKind::Exit, "");
     exit.span = body.and_then(|body| {
         let end = body.end_position();
-        (tu.locate)(end.row as u32).map(|(file, line)| Span {
-            file,
-            line,
-            col: end.column as u32,
-            end_line: line,
-        })
+        (tu.locate)(end.row as u32).map(|(file, line)| Span { file, line, col: end.column as u32, end_line: line })
     });
     b.groups.push(exit.clone());
     let exit_group = b.groups.len() - 1;
     let ex = b.add(exit, Some(exit_group), Site::None, Probe::Derived);
     b.exit = ex;
-    b.edges.push(BEdge {
-        src: en,
-        dst: dn,
-        label: EdgeLabel::Eps,
-        coarse: Some(EdgeLabel::Eps),
-    });
+    b.edges.push(BEdge { src: en, dst: dn, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
     let out = match body {
         Some(body) => b.stmt(body, vec![eps(dn)]),
         None => {
@@ -1511,12 +1279,7 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
 }
 
 /// The CFG of a function we could not build: entry → exit, marked unanalysable.
-pub fn opaque_function(
-    name: &str,
-    signature: String,
-    span: Option<Span>,
-    reason: String,
-) -> FunctionCfgs {
+pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason: String) -> FunctionCfgs {
     let mut b = CfgBuilder::new(name);
     let mut en = Node::new(NodeKind::Entry, signature);
     en.span = span;
@@ -1527,10 +1290,7 @@ pub fn opaque_function(
     b.add_edge(en, ex, EdgeLabel::Eps);
     let cond = b.build().expect("two-node CFG is valid");
     let stmt = cond.clone();
-    let map = Contraction {
-        node: vec![NodeId(0), NodeId(1)],
-        edge: vec![Some(retest_graph::EdgeId(0))],
-    };
+    let map = Contraction { node: vec![NodeId(0), NodeId(1)], edge: vec![Some(retest_graph::EdgeId(0))] };
     FunctionCfgs {
         cond,
         stmt,
@@ -1576,8 +1336,7 @@ impl<'a, 't> Builder<'a, 't> {
         for n in std::mem::take(&mut self.pending_computed) {
             self.nodes[n].node.text = self.nodes[n].node.text.trim_end().to_string();
             if targets.is_empty() {
-                self.unanalysable
-                    .get_or_insert_with(|| "computed goto without any label".to_string());
+                self.unanalysable.get_or_insert_with(|| "computed goto without any label".to_string());
             }
             for t in &targets {
                 let l = self.label_nop(t);
@@ -1589,31 +1348,16 @@ impl<'a, 't> Builder<'a, 't> {
                 });
             }
         }
-        let undefined: Vec<String> = self
-            .labels
-            .keys()
-            .filter(|l| !self.defined_labels.contains(*l))
-            .cloned()
-            .collect();
+        let undefined: Vec<String> =
+            self.labels.keys().filter(|l| !self.defined_labels.contains(*l)).cloned().collect();
         for l in undefined {
-            self.unanalysable
-                .get_or_insert_with(|| format!("jump to undefined label `{l}`"));
+            self.unanalysable.get_or_insert_with(|| format!("jump to undefined label `{l}`"));
             let n = self.labels[&l];
             let ex = self.exit;
-            self.edges.push(BEdge {
-                src: n,
-                dst: ex,
-                label: EdgeLabel::Eps,
-                coarse: Some(EdgeLabel::Eps),
-            });
+            self.edges.push(BEdge { src: n, dst: ex, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
         }
         // the declaration node carries the local declarations at both levels
-        let decl_text = self
-            .local_decls
-            .iter()
-            .map(|d| d.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let decl_text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
         for n in self.nodes.iter_mut() {
             if n.group == Some(decl_group) {
                 n.node.decls = self.local_decls.clone();
@@ -1654,15 +1398,9 @@ impl<'a, 't> Builder<'a, 't> {
                 if let Some(pos) = path.iter().position(|&p| p == cur) {
                     // cycle path[pos..]: materialise a loop head
                     let cyc: Vec<usize> = path[pos..].to_vec();
-                    let pick = cyc
-                        .iter()
-                        .copied()
-                        .find(|&p| self.nodes[p].fallback.is_some())
-                        .unwrap_or(cyc[0]);
-                    let (text, span) = self.nodes[pick]
-                        .fallback
-                        .clone()
-                        .unwrap_or_else(|| ("for ( ; ; )".to_string(), None));
+                    let pick = cyc.iter().copied().find(|&p| self.nodes[p].fallback.is_some()).unwrap_or(cyc[0]);
+                    let (text, span) =
+                        self.nodes[pick].fallback.clone().unwrap_or_else(|| ("for ( ; ; )".to_string(), None));
                     let mut node = Node::new(NodeKind::Statement, text);
                     node.span = span;
                     self.groups.push(node.clone());
@@ -1682,13 +1420,7 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
         }
-        let fin = |i: usize| -> usize {
-            if self.nodes[i].nop {
-                resolved[i].unwrap()
-            } else {
-                i
-            }
-        };
+        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
         // renumber real nodes in creation order
         let mut new_id = vec![u32::MAX; self.nodes.len()];
         let mut cb = CfgBuilder::new(name);
@@ -1716,27 +1448,18 @@ impl<'a, 't> Builder<'a, 't> {
             let d = new_id[fin(e.dst)];
             if !seen_out.insert((s, e.label.clone())) {
                 // the same out-edge reached twice (cannot happen for well-formed input)
-                self.unanalysable
-                    .get_or_insert_with(|| "internal: duplicate out-edge".to_string());
+                self.unanalysable.get_or_insert_with(|| "internal: duplicate out-edge".to_string());
                 continue;
             }
             cb.add_edge(NodeId(s), NodeId(d), e.label.clone());
             fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
         }
-        let cond = cb
-            .build()
-            .map_err(|err| format!("internal error building the CFG: {err}"))?;
+        let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
         // an unlabelled edge between two groups would vanish from the statement
         // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
         for (s, d, _, coarse) in &fine_edges {
-            if coarse.is_none()
-                && node_group[*s as usize] != node_group[*d as usize]
-                && *d != new_id[self.exit]
-            {
-                return Err(
-                    "internal error: flow between statements without a statement-level edge"
-                        .to_string(),
-                );
+            if coarse.is_none() && node_group[*s as usize] != node_group[*d as usize] && *d != new_id[self.exit] {
+                return Err("internal error: flow between statements without a statement-level edge".to_string());
             }
         }
         // coarse label per fine edge id
@@ -1756,12 +1479,7 @@ impl<'a, 't> Builder<'a, 't> {
             let mut node = self.groups[*g].clone();
             if *g == decl_group {
                 node.decls = self.local_decls.clone();
-                node.text = self
-                    .local_decls
-                    .iter()
-                    .map(|d| d.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                node.text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");
             }
             coarse_nodes.push(node);
         }

@@ -23,19 +23,13 @@ pub fn declared_names(s: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
     if let Some(t) = s.child_by_field_name("type") {
         tag_names(t, src, out);
     }
-    if matches!(
-        s.kind(),
-        "struct_specifier" | "union_specifier" | "enum_specifier"
-    ) {
+    if matches!(s.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
         tag_names(s, src, out);
     }
 }
 
 fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
-    if !matches!(
-        t.kind(),
-        "struct_specifier" | "union_specifier" | "enum_specifier"
-    ) {
+    if !matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
         return;
     }
     if t.child_by_field_name("body").is_none() {
@@ -78,20 +72,10 @@ fn is_function_declarator(mut d: Ts<'_>) -> bool {
 /// The declaration items of one top-level node (not function bodies). For a
 /// function definition only its signature is an item. `system` items keep a digest
 /// of their text instead of the text itself.
-pub fn top_level_items(
-    n: Ts<'_>,
-    src: &[u8],
-    span: Option<Span>,
-    system: bool,
-    out: &mut Vec<Declaration>,
-) {
+pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, out: &mut Vec<Declaration>) {
     let text_of = |x: Ts<'_>| -> String {
         let t = normalized(x, src);
-        if system {
-            format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
-        } else {
-            t
-        }
+        if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())) } else { t }
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
         let u = syntax::uses(x, src, &BTreeSet::new(), &|_| false);
@@ -100,9 +84,7 @@ pub fn top_level_items(
     match n.kind() {
         "function_definition" => {
             let body = n.child_by_field_name("body");
-            let name = n
-                .child_by_field_name("declarator")
-                .and_then(|d| declarator_name(d, src));
+            let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src));
             let Some(name) = name else { return };
             let mut sig = String::new();
             let mut c = n.walk();
@@ -134,11 +116,7 @@ pub fn top_level_items(
             out.push(Declaration {
                 kind: DeclKind::Function,
                 names,
-                text: if system {
-                    format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes()))
-                } else {
-                    sig
-                },
+                text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
                 mentions,
                 span,
             });
@@ -146,21 +124,14 @@ pub fn top_level_items(
         "declaration" | "type_definition" => {
             // nested tag definitions get their own item
             if let Some(t) = n.child_by_field_name("type")
-                && matches!(
-                    t.kind(),
-                    "struct_specifier" | "union_specifier" | "enum_specifier"
-                )
+                && matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier")
                 && t.child_by_field_name("body").is_some()
             {
                 let mut names = Vec::new();
                 tag_names(t, src, &mut names);
                 if !names.is_empty() {
                     out.push(Declaration {
-                        kind: if t.kind() == "enum_specifier" {
-                            DeclKind::Enumerator
-                        } else {
-                            DeclKind::Tag
-                        },
+                        kind: if t.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
                         mentions: mentions_of(t, &names),
                         names,
                         text: text_of(t),
@@ -187,24 +158,14 @@ pub fn top_level_items(
             } else {
                 DeclKind::Variable
             };
-            out.push(Declaration {
-                kind,
-                mentions: mentions_of(n, &names),
-                names,
-                text: text_of(n),
-                span,
-            });
+            out.push(Declaration { kind, mentions: mentions_of(n, &names), names, text: text_of(n), span });
         }
         "struct_specifier" | "union_specifier" | "enum_specifier" => {
             let mut names = Vec::new();
             tag_names(n, src, &mut names);
             if !names.is_empty() {
                 out.push(Declaration {
-                    kind: if n.kind() == "enum_specifier" {
-                        DeclKind::Enumerator
-                    } else {
-                        DeclKind::Tag
-                    },
+                    kind: if n.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
                     mentions: mentions_of(n, &names),
                     names,
                     text: text_of(n),

@@ -150,15 +150,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     if depend_only && !has_md && mode == Mode::Link {
         mode = Mode::Depend;
     }
-    CompilerArgs {
-        mode,
-        sources,
-        other_inputs,
-        output,
-        flags,
-        shared,
-        language,
-    }
+    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language }
 }
 
 fn stronger(a: Mode, b: Mode) -> Mode {

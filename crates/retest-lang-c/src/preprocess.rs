@@ -76,11 +76,7 @@ impl Preprocessed {
                             files.len() - 1
                         }
                     };
-                    runs.push(Run {
-                        out_line: i as u32 + 1,
-                        file: file as u32,
-                        line: num,
-                    });
+                    runs.push(Run { out_line: i as u32 + 1, file: file as u32, line: num });
                 } else if let Some(r) = runs.last().copied() {
                     // A directive that is itself a source line (#pragma): the following
                     // line continues the run; nothing to record.
@@ -100,12 +96,7 @@ impl Preprocessed {
                 text.push_str(line);
             }
         }
-        Preprocessed {
-            raw,
-            text,
-            files,
-            map: LineMap { runs },
-        }
+        Preprocessed { raw, text, files, map: LineMap { runs } }
     }
 
     /// Original (file, line) of byte `offset` of the text.
@@ -117,10 +108,7 @@ impl Preprocessed {
 /// Parses `# 12 "file" 1 3` or `#line 12 "file"`.
 fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
     let rest = line.strip_prefix('#')?.trim_start();
-    let rest = rest
-        .strip_prefix("line")
-        .map(str::trim_start)
-        .unwrap_or(rest);
+    let rest = rest.strip_prefix("line").map(str::trim_start).unwrap_or(rest);
     let digits_end = rest.find(|c: char| !c.is_ascii_digit())?;
     if digits_end == 0 {
         return None;
@@ -145,10 +133,7 @@ fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
         }
     }
     let end = end?;
-    let flags = rest[end + 1..]
-        .split_whitespace()
-        .filter_map(|f| f.parse().ok())
-        .collect();
+    let flags = rest[end + 1..].split_whitespace().filter_map(|f| f.parse().ok()).collect();
     Some((num, path, flags))
 }
 
@@ -179,10 +164,7 @@ pub fn run_preprocessor(
         .current_dir(cwd)
         .stdin(Stdio::null())
         .output()
-        .map_err(|source| PreprocessError::Spawn {
-            compiler: compiler.to_string(),
-            source,
-        })?;
+        .map_err(|source| PreprocessError::Spawn { compiler: compiler.to_string(), source })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let message = stderr
@@ -192,14 +174,9 @@ pub fn run_preprocessor(
             .unwrap_or("the compiler exited with an error and no message")
             .trim()
             .to_string();
-        return Err(PreprocessError::Failed {
-            file: file.to_path_buf(),
-            message,
-        });
+        return Err(PreprocessError::Failed { file: file.to_path_buf(), message });
     }
-    Ok(Preprocessed::from_output(
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    ))
+    Ok(Preprocessed::from_output(String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
 #[cfg(test)]
@@ -228,22 +205,13 @@ mod tests {
         let p = Preprocessed::from_output(raw.to_string());
         let main = p.files.iter().find(|f| f.path == "m.c").unwrap();
         assert!(!main.system);
-        assert!(
-            p.files
-                .iter()
-                .find(|f| f.path.ends_with("setjmp.h"))
-                .unwrap()
-                .system
-        );
+        assert!(p.files.iter().find(|f| f.path.ends_with("setjmp.h")).unwrap().system);
     }
 
     #[test]
     fn system_flag_and_escaped_paths() {
         let (n, path, flags) = parse_marker("# 27 \"/usr/include/stdio.h\" 1 3 4").unwrap();
-        assert_eq!(
-            (n, path.as_str(), flags),
-            (27, "/usr/include/stdio.h", vec![1, 3, 4])
-        );
+        assert_eq!((n, path.as_str(), flags), (27, "/usr/include/stdio.h", vec![1, 3, 4]));
         let (_, path, _) = parse_marker("# 1 \"dir\\\\with \\\"q\\\".c\"").unwrap();
         assert_eq!(path, "dir\\with \"q\".c");
         assert!(parse_marker("#pragma once").is_none());

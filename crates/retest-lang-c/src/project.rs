@@ -60,8 +60,7 @@ impl TuJob {
             .filter(|s| {
                 // a database entry is about one file; keep that one
                 let p = Path::new(s.as_str());
-                p == entry_file
-                    || Path::new(&cc.directory).join(p) == Path::new(&cc.directory).join(entry_file)
+                p == entry_file || Path::new(&cc.directory).join(p) == Path::new(&cc.directory).join(entry_file)
             })
             .map(|s| TuJob {
                 compiler: compiler.clone(),
@@ -80,10 +79,7 @@ impl TuJob {
 
     /// Preprocesses and analyses the unit. Functions count as the project's own
     /// when `is_own` says so for their file.
-    pub fn analyze(
-        &self,
-        is_own: &dyn Fn(&SourceFile) -> bool,
-    ) -> Result<TuAnalysis, PreprocessError> {
+    pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
         Ok(analyze(&pre, is_own))
     }
@@ -91,10 +87,8 @@ impl TuJob {
 
 /// Reads a `compile_commands.json`.
 pub fn read_compile_commands(path: &Path) -> Result<Vec<CompileCommand>, CompileCommandsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CompileCommandsError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| CompileCommandsError::Read { path: path.to_path_buf(), source })?;
     serde_json::from_str(&text).map_err(|e| CompileCommandsError::Parse {
         path: path.to_path_buf(),
         line: e.line(),
@@ -111,11 +105,7 @@ pub enum CompileCommandsError {
         source: std::io::Error,
     },
     #[error("{}:{line}: not a valid compilation database: {message}", path.display())]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
+    Parse { path: PathBuf, line: usize, message: String },
 }
 
 /// The default notion of "own" files: not system headers nor pseudo-files, and

@@ -7,14 +7,7 @@ use tree_sitter::Node as Ts;
 
 /// Node kinds whose whole source text is one token.
 fn is_atomic(kind: &str) -> bool {
-    matches!(
-        kind,
-        "string_literal"
-            | "char_literal"
-            | "system_lib_string"
-            | "raw_string_literal"
-            | "number_literal"
-    )
+    matches!(kind, "string_literal" | "char_literal" | "system_lib_string" | "raw_string_literal" | "number_literal")
 }
 
 /// The source text of a node.
@@ -26,11 +19,7 @@ pub fn src_text<'a>(n: Ts<'_>, src: &'a [u8]) -> &'a str {
 /// layout dropped; literals kept exactly. `placeholder(n)` may replace a whole
 /// subtree by a fixed token (used for statement expressions that become their
 /// own CFG nodes).
-pub fn normalized_with(
-    n: Ts<'_>,
-    src: &[u8],
-    placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>,
-) -> String {
+pub fn normalized_with(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>) -> String {
     let mut out = String::new();
     push_tokens(n, src, placeholder, &mut out);
     out
@@ -51,12 +40,7 @@ fn push_tok(out: &mut String, t: &str) {
     out.push_str(t);
 }
 
-fn push_tokens(
-    n: Ts<'_>,
-    src: &[u8],
-    placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>,
-    out: &mut String,
-) {
+fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>, out: &mut String) {
     if let Some(p) = placeholder(n) {
         push_tok(out, p);
         return;
@@ -104,24 +88,13 @@ pub struct Uses {
 /// Collects [`Uses`] from `n`; `locals` are the names of the procedure's local
 /// variables and parameters (a call through one of them is indirect). Subtrees for
 /// which `skip` is true are not visited.
-pub fn uses(
-    n: Ts<'_>,
-    src: &[u8],
-    locals: &BTreeSet<String>,
-    skip: &dyn Fn(Ts<'_>) -> bool,
-) -> Uses {
+pub fn uses(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
     let mut u = Uses::default();
     collect(n, src, locals, skip, &mut u);
     u
 }
 
-fn collect(
-    n: Ts<'_>,
-    src: &[u8],
-    locals: &BTreeSet<String>,
-    skip: &dyn Fn(Ts<'_>) -> bool,
-    u: &mut Uses,
-) {
+fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool, u: &mut Uses) {
     if skip(n) {
         return;
     }

@@ -31,10 +31,8 @@ pub struct TuAnalysis {
 /// Parses preprocessed text with tree-sitter-c.
 pub fn parse(text: &str) -> tree_sitter::Tree {
     let mut p = Parser::new();
-    p.set_language(&tree_sitter_c::LANGUAGE.into())
-        .expect("tree-sitter-c ABI is compatible");
-    p.parse(text, None)
-        .expect("parsing without a timeout or cancellation always yields a tree")
+    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
+    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
 }
 
 /// Analyses a preprocessed translation unit. `is_own(file)` says whether functions
@@ -50,12 +48,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             Some((f, l)) if f == file && l >= line => l,
             _ => line,
         };
-        Some(Span {
-            file,
-            line,
-            col: n.start_position().column as u32 + 1,
-            end_line,
-        })
+        Some(Span { file, line, col: n.start_position().column as u32 + 1, end_line })
     };
     let file_of = |n: Ts<'_>| -> Option<&SourceFile> {
         let (f, _) = locate(n.start_position().row as u32)?;
@@ -80,29 +73,21 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut problems = Vec::new();
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
-    let facts = TuFacts {
-        src,
-        locate: &locate,
-        noreturn: &noreturn,
-    };
+    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn };
     for n in &top {
         let system = file_of(*n).is_none_or(|f| f.system);
         decls::top_level_items(*n, src, span_of(*n), system, &mut decls_out);
         match n.kind() {
             "function_definition" => {
-                let name = n
-                    .child_by_field_name("declarator")
-                    .and_then(|d| declarator_name(d, src))
-                    .unwrap_or_default();
+                let name =
+                    n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src)).unwrap_or_default();
                 fn_names.insert(name.clone());
                 if !own(*n) || name.is_empty() {
                     continue;
                 }
                 let is_static = {
                     let mut c = n.walk();
-                    n.children(&mut c).any(|k| {
-                        k.kind() == "storage_class_specifier" && src_text(k, src) == "static"
-                    })
+                    n.children(&mut c).any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
                 };
                 let cfgs = build_function(*n, &name, &facts);
                 problems.extend(cfgs.problems.iter().cloned());
@@ -167,11 +152,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 }
 
 fn first_chars(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
 }
 
 /// Function names used other than as the callee of a call or in a declarator.
@@ -202,17 +183,12 @@ fn is_callee_or_declarator(id: Ts<'_>) -> bool {
         | "array_declarator"
         | "parenthesized_declarator"
         | "init_declarator"
-        | "attributed_declarator" => {
-            is_field("declarator") || p.kind() == "parenthesized_declarator"
-        }
-        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => {
-            is_field("declarator")
-        }
+        | "attributed_declarator" => is_field("declarator") || p.kind() == "parenthesized_declarator",
+        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_field("declarator"),
         "parenthesized_expression" => {
             // `(f)(x)` is still a direct call
             p.parent().is_some_and(|g| {
-                g.kind() == "call_expression"
-                    && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
+                g.kind() == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
             })
         }
         _ => false,

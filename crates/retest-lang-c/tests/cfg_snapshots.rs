@@ -31,10 +31,7 @@ fn render(file: &str, flags: &[&str]) -> String {
     if !tu.problems.is_empty() {
         out.push_str("## problems\n");
         for p in &tu.problems {
-            let at = p
-                .span
-                .map(|s| format!("{}:{}", tu.file_path(&s), s.line))
-                .unwrap_or_default();
+            let at = p.span.map(|s| format!("{}:{}", tu.file_path(&s), s.line)).unwrap_or_default();
             out.push_str(&format!("{at}: {}\n", p.message));
         }
     }

@@ -11,42 +11,26 @@ fn locations(function: &str) -> Vec<(String, String, u32)> {
     let pre = run_preprocessor("cc", &[], Path::new("spans.c"), &dir).unwrap();
     let tu = analyze(&pre, &|f| !f.system).unit;
     let f = tu.procedures.iter().find(|f| f.name == function).unwrap();
-    f.stmt
-        .nodes()
-        .filter_map(|(_, n)| {
-            n.span
-                .map(|s| (n.text.clone(), tu.file_path(&s).to_string(), s.line))
-        })
-        .collect()
+    f.stmt.nodes().filter_map(|(_, n)| n.span.map(|s| (n.text.clone(), tu.file_path(&s).to_string(), s.line))).collect()
 }
 
 fn line_of(locs: &[(String, String, u32)], text: &str) -> (String, u32) {
     let hit: Vec<_> = locs.iter().filter(|(t, _, _)| t == text).collect();
-    assert_eq!(
-        hit.len(),
-        1,
-        "exactly one node with text {text:?} in {locs:#?}"
-    );
+    assert_eq!(hit.len(), 1, "exactly one node with text {text:?} in {locs:#?}");
     (hit[0].1.clone(), hit[0].2)
 }
 
 #[test]
 fn statements_map_to_their_original_lines() {
     let l = locations("spans");
-    assert_eq!(
-        line_of(&l, "int total = ( ( a ) * ( a ) ) ;"),
-        ("spans.c".into(), 5)
-    );
+    assert_eq!(line_of(&l, "int total = ( ( a ) * ( a ) ) ;"), ("spans.c".into(), 5));
     // a condition spread over two lines starts on the first
     assert_eq!(line_of(&l, "a < b"), ("spans.c".into(), 6));
     // a multi-line macro's statements map to the invocation
     assert_eq!(line_of(&l, "int t_ = ( a ) ;"), ("spans.c".into(), 8));
     assert_eq!(line_of(&l, "( b ) = t_ ;"), ("spans.c".into(), 8));
     // a statement spread over three lines
-    assert_eq!(
-        line_of(&l, "total = total + clamp ( b ) ;"),
-        ("spans.c".into(), 9)
-    );
+    assert_eq!(line_of(&l, "total = total + clamp ( b ) ;"), ("spans.c".into(), 9));
     // statements from an included fragment map into that file
     assert_eq!(line_of(&l, "total += 1 ;"), ("body.inc".into(), 1));
     assert_eq!(line_of(&l, "total += 2 ;"), ("body.inc".into(), 2));
@@ -54,10 +38,7 @@ fn statements_map_to_their_original_lines() {
     assert_eq!(line_of(&l, "total > 10"), ("spans.c".into(), 13));
     assert_eq!(line_of(&l, "total -- ;"), ("spans.c".into(), 14));
     // an invocation whose arguments span lines maps to its first line
-    assert_eq!(
-        line_of(&l, "return ( ( total ) * ( total ) ) ;"),
-        ("spans.c".into(), 15)
-    );
+    assert_eq!(line_of(&l, "return ( ( total ) * ( total ) ) ;"), ("spans.c".into(), 15));
 }
 
 #[test]

@@ -40,8 +40,7 @@ pub fn encode_bitmap(bm: &RoaringBitmap) -> Vec<u8> {
     let mut bm = bm.clone();
     bm.optimize();
     let mut out = Vec::with_capacity(bm.serialized_size());
-    bm.serialize_into(&mut out)
-        .expect("writing to a Vec cannot fail");
+    bm.serialize_into(&mut out).expect("writing to a Vec cannot fail");
     out
 }
 

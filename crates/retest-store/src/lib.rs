@@ -66,11 +66,7 @@ pub enum StoreError {
         "the store {} was written by a newer retest (schema version {found}; this retest reads up to {known}); upgrade retest",
         path.display()
     )]
-    TooNew {
-        path: PathBuf,
-        found: i64,
-        known: i64,
-    },
+    TooNew { path: PathBuf, found: i64, known: i64 },
     #[error("the store {} is damaged: {detail}", path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error("store {}: {source}", path.display())]
@@ -209,9 +205,7 @@ pub struct Store {
 
 fn now() -> String {
     // seconds since the epoch, UTC; formatted by readers
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     format!("{}", d.as_secs())
 }
 
@@ -231,9 +225,7 @@ impl Store {
             }
             cur = d.parent();
         }
-        Err(StoreError::NotFound {
-            start: start.to_path_buf(),
-        })
+        Err(StoreError::NotFound { start: start.to_path_buf() })
     }
 
     /// Creates a new store in `dir` (a `.retest` directory).
@@ -242,10 +234,7 @@ impl Store {
         if db.exists() {
             return Err(StoreError::Exists { path: db });
         }
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
         let s = Store::connect(&db)?;
         schema::create(&s.conn).map_err(|e| s.sql(e))?;
         Ok(s)
@@ -255,9 +244,7 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store> {
         let db = dir.join(DB_FILE);
         if !db.is_file() {
-            return Err(StoreError::NotFound {
-                start: dir.to_path_buf(),
-            });
+            return Err(StoreError::NotFound { start: dir.to_path_buf() });
         }
         let s = Store::connect(&db)?;
         schema::migrate(&s.conn, &db)?;
@@ -265,15 +252,8 @@ impl Store {
     }
 
     fn connect(db: &Path) -> Result<Store> {
-        let conn = Connection::open(db).map_err(|source| StoreError::Sqlite {
-            path: db.to_path_buf(),
-            source,
-        })?;
-        let s = Store {
-            conn,
-            path: db.to_path_buf(),
-            units: RefCell::new(HashMap::new()),
-        };
+        let conn = Connection::open(db).map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
+        let s = Store { conn, path: db.to_path_buf(), units: RefCell::new(HashMap::new()) };
         s.conn
             .busy_timeout(Duration::from_secs(120))
             .and_then(|_| s.conn.pragma_update(None, "journal_mode", "WAL"))
@@ -284,17 +264,11 @@ impl Store {
     }
 
     fn sql(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        StoreError::Sqlite { path: self.path.clone(), source }
     }
 
     fn corrupt(&self, detail: impl Into<String>) -> StoreError {
-        StoreError::Corrupt {
-            path: self.path.clone(),
-            detail: detail.into(),
-        }
+        StoreError::Corrupt { path: self.path.clone(), detail: detail.into() }
     }
 
     /// Path of the database file.
@@ -303,24 +277,14 @@ impl Store {
     }
 
     /// Runs `f` in an IMMEDIATE transaction (writers serialise; readers are not blocked).
-    fn write<T>(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T> {
+    fn write<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>) -> Result<T> {
         let path = self.path.clone();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| StoreError::Sqlite {
-                path: path.clone(),
-                source,
-            })?;
-        let v = f(&tx).map_err(|source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        })?;
-        tx.commit()
-            .map_err(|source| StoreError::Sqlite { path, source })?;
+            .map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
+        let v = f(&tx).map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
+        tx.commit().map_err(|source| StoreError::Sqlite { path, source })?;
         Ok(v)
     }
 
@@ -357,18 +321,13 @@ impl Store {
                 "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3) ON CONFLICT(src_hash) DO NOTHING",
                 params![&src_hash[..], edges, data],
             )?;
-            tx.query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
-                .map(UnitId)
+            tx.query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0)).map(UnitId)
         })
     }
 
     pub fn unit_by_hash(&self, src_hash: &Hash) -> Result<Option<UnitId>> {
         self.conn
-            .query_row(
-                "SELECT id FROM units WHERE src_hash = ?1",
-                [&src_hash[..]],
-                |r| r.get(0),
-            )
+            .query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
             .optional()
             .map(|o| o.map(UnitId))
             .map_err(|e| self.sql(e))
@@ -384,33 +343,22 @@ impl Store {
             .query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0))
             .optional()
             .map_err(|e| self.sql(e))?
-            .ok_or(StoreError::Missing {
-                what: "unit",
-                id: id.0,
-            })?;
-        let unit =
-            blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
+            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
+        let unit = blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
         let rc = Rc::new(unit);
         self.units.borrow_mut().insert(id, rc.clone());
         Ok(rc)
     }
 
     /// Stores an instrumented build of `unit` (once per build hash).
-    pub fn put_build(
-        &mut self,
-        hash: &Hash,
-        unit: UnitId,
-        cells: u32,
-        plan: &[Vec<Probe>],
-    ) -> Result<BuildId> {
+    pub fn put_build(&mut self, hash: &Hash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
         let data = blob::encode_plan(plan);
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO builds(hash, unit, cells, plan) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING",
                 params![&hash[..], unit.0, cells, data],
             )?;
-            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0))
-                .map(BuildId)
+            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0)).map(BuildId)
         })
     }
 
@@ -418,11 +366,9 @@ impl Store {
     pub fn build_by_hash(&self, hash: &Hash) -> Result<Option<BuildInfo>> {
         let row: Option<(i64, i64, u32, Vec<u8>)> = self
             .conn
-            .query_row(
-                "SELECT id, unit, cells, plan FROM builds WHERE hash = ?1",
-                [&hash[..]],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
+            .query_row("SELECT id, unit, cells, plan FROM builds WHERE hash = ?1", [&hash[..]], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
             .optional()
             .map_err(|e| self.sql(e))?;
         match row {
@@ -432,8 +378,7 @@ impl Store {
                 hash: *hash,
                 unit: UnitId(unit),
                 cells,
-                plan: blob::decode_plan(&plan)
-                    .map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
+                plan: blob::decode_plan(&plan).map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
             })),
         }
     }
@@ -497,27 +442,17 @@ impl Store {
     /// Removes a unit key from an open snapshot (its source left the build).
     pub fn forget_unit(&mut self, snapshot: SnapshotId, key: &str) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
-                "DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2",
-                params![snapshot.0, key],
-            )
-            .map(|_| ())
+            tx.execute("DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2", params![snapshot.0, key])
+                .map(|_| ())
         })
     }
 
     pub fn snapshot(&self, id: SnapshotId) -> Result<Snapshot> {
         self.conn
-            .query_row(
-                "SELECT id, created, state, parent FROM snapshots WHERE id = ?1",
-                [id.0],
-                row_snapshot,
-            )
+            .query_row("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", [id.0], row_snapshot)
             .optional()
             .map_err(|e| self.sql(e))?
-            .ok_or(StoreError::Missing {
-                what: "snapshot",
-                id: id.0,
-            })
+            .ok_or(StoreError::Missing { what: "snapshot", id: id.0 })
     }
 
     pub fn snapshots(&self) -> Result<Vec<Snapshot>> {
@@ -526,17 +461,12 @@ impl Store {
             .prepare("SELECT id, created, state, parent FROM snapshots ORDER BY id")
             .map_err(|e| self.sql(e))?;
         let rows = st.query_map([], row_snapshot).map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
     pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
         self.conn
-            .query_row(
-                "SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1",
-                [],
-                row_snapshot,
-            )
+            .query_row("SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1", [], row_snapshot)
             .optional()
             .map_err(|e| self.sql(e))
     }
@@ -563,8 +493,7 @@ impl Store {
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
     /// Builds of a snapshot's units, by build hash (to recognise a program's traces).
@@ -576,33 +505,20 @@ impl Store {
         let rows = st
             .query_map([id.0], |r| {
                 let h: Vec<u8> = r.get(0)?;
-                Ok((
-                    h.try_into().unwrap_or([0u8; 16]),
-                    (r.get::<_, String>(1)?, UnitId(r.get(2)?)),
-                ))
+                Ok((h.try_into().unwrap_or([0u8; 16]), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
     }
 
     /// Seals a snapshot: later builds open a new one.
     pub fn seal(&mut self, id: SnapshotId) -> Result<()> {
-        self.write(|tx| {
-            tx.execute(
-                "UPDATE snapshots SET state = 'sealed' WHERE id = ?1",
-                [id.0],
-            )
-            .map(|_| ())
-        })
+        self.write(|tx| tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [id.0]).map(|_| ()))
     }
 
     /// The snapshot whose coverage matrix selection compares against.
     pub fn baseline(&self) -> Result<Option<SnapshotId>> {
-        Ok(self
-            .meta("baseline")?
-            .and_then(|v| v.parse().ok())
-            .map(SnapshotId))
+        Ok(self.meta("baseline")?.and_then(|v| v.parse().ok()).map(SnapshotId))
     }
 
     pub fn set_baseline(&mut self, id: SnapshotId) -> Result<()> {
@@ -628,65 +544,38 @@ impl Store {
     }
 
     pub fn tests(&self) -> Result<Vec<TestInfo>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, name, cmd FROM tests ORDER BY id")
-            .map_err(|e| self.sql(e))?;
+        let mut st = self.conn.prepare("SELECT id, name, cmd FROM tests ORDER BY id").map_err(|e| self.sql(e))?;
         let rows = st
-            .query_map([], |r| {
-                Ok(TestInfo {
-                    id: TestId(r.get(0)?),
-                    name: r.get(1)?,
-                    cmd: r.get(2)?,
-                })
-            })
+            .query_map([], |r| Ok(TestInfo { id: TestId(r.get(0)?), name: r.get(1)?, cmd: r.get(2)? }))
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
     /// Starts a run on a snapshot. `kind`: `full`, `selected`, `audit-old`, `audit-new`, ...
     pub fn begin_run(&mut self, snapshot: SnapshotId, kind: &str) -> Result<RunId> {
         let t = now();
         self.write(|tx| {
-            tx.execute(
-                "INSERT INTO runs(snapshot, kind, started) VALUES (?1, ?2, ?3)",
-                params![snapshot.0, kind, t],
-            )?;
+            tx.execute("INSERT INTO runs(snapshot, kind, started) VALUES (?1, ?2, ?3)", params![snapshot.0, kind, t])?;
             Ok(RunId(tx.last_insert_rowid()))
         })
     }
 
     pub fn finish_run(&mut self, run: RunId) -> Result<()> {
         let t = now();
-        self.write(|tx| {
-            tx.execute(
-                "UPDATE runs SET finished = ?1 WHERE id = ?2",
-                params![t, run.0],
-            )
-            .map(|_| ())
-        })
+        self.write(|tx| tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0]).map(|_| ()))
     }
 
     /// Records one test's result and, when `into_matrix` is given, its coverage in
     /// that snapshot's matrix (replacing what the matrix held for the test) — in
     /// one transaction.
-    pub fn record_result(
-        &mut self,
-        run: RunId,
-        into_matrix: Option<SnapshotId>,
-        rec: &TestRecord,
-    ) -> Result<()> {
+    pub fn record_result(&mut self, run: RunId, into_matrix: Option<SnapshotId>, rec: &TestRecord) -> Result<()> {
         let o = &rec.outcome;
         let (state, reason) = match &rec.coverage {
             Ok(_) => ("ok", None),
             Err(r) => ("unknown", Some(r.clone())),
         };
         let blobs: Vec<(i64, Vec<u8>)> = match &rec.coverage {
-            Ok(units) => units
-                .iter()
-                .map(|(u, bm)| (u.0, blob::encode_bitmap(bm)))
-                .collect(),
+            Ok(units) => units.iter().map(|(u, bm)| (u.0, blob::encode_bitmap(bm))).collect(),
             Err(_) => Vec::new(),
         };
         self.write(|tx| {
@@ -712,7 +601,6 @@ impl Store {
                 // the units whose index changes: those the test covered before and now
                 let mut touched: Vec<i64> = {
                     let mut st = tx.prepare("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
-                    
                     st.query_map(params![m.0, rec.test.0], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?
                 };
                 touched.extend(blobs.iter().map(|(u, _)| *u));
@@ -758,8 +646,7 @@ impl Store {
                 ))
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
     }
 
     /// The tests of a snapshot's coverage matrix and their state.
@@ -782,28 +669,19 @@ impl Store {
                     state: if state == "ok" {
                         CoverageState::Known
                     } else {
-                        CoverageState::Unknown(
-                            reason.unwrap_or_else(|| "coverage unknown".to_string()),
-                        )
+                        CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
                     },
                 })
             })
             .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.sql(e))
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
     /// One test's coverage in a matrix: per unit, the covered edges.
-    pub fn test_coverage(
-        &self,
-        snapshot: SnapshotId,
-        test: TestId,
-    ) -> Result<Vec<(UnitId, RoaringBitmap)>> {
+    pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit",
-            )
+            .prepare("SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit")
             .map_err(|e| self.sql(e))?;
         let rows: Vec<(i64, Vec<u8>)> = st
             .query_map(params![snapshot.0, test.0], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -814,24 +692,16 @@ impl Store {
             .map(|(u, b)| {
                 blob::decode_bitmap(&b)
                     .map(|bm| (UnitId(u), bm))
-                    .map_err(|e| {
-                        self.corrupt(format!("coverage of test {} in unit {u}: {e}", test.0))
-                    })
+                    .map_err(|e| self.corrupt(format!("coverage of test {} in unit {u}: {e}", test.0)))
             })
             .collect()
     }
 
     /// Per-test coverage of one unit in a matrix.
-    pub fn unit_coverage(
-        &self,
-        snapshot: SnapshotId,
-        unit: UnitId,
-    ) -> Result<Vec<(TestId, RoaringBitmap)>> {
+    pub fn unit_coverage(&self, snapshot: SnapshotId, unit: UnitId) -> Result<Vec<(TestId, RoaringBitmap)>> {
         let mut st = self
             .conn
-            .prepare(
-                "SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test",
-            )
+            .prepare("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")
             .map_err(|e| self.sql(e))?;
         let rows: Vec<(i64, Vec<u8>)> = st
             .query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -842,9 +712,7 @@ impl Store {
             .map(|(t, b)| {
                 blob::decode_bitmap(&b)
                     .map(|bm| (TestId(t), bm))
-                    .map_err(|e| {
-                        self.corrupt(format!("coverage of test {t} in unit {}: {e}", unit.0))
-                    })
+                    .map_err(|e| self.corrupt(format!("coverage of test {t} in unit {}: {e}", unit.0)))
             })
             .collect()
     }
@@ -862,8 +730,7 @@ impl Store {
             .optional()
             .map_err(|e| self.sql(e))?;
         if let Some(data) = stored {
-            return blob::decode_index(&data)
-                .map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
+            return blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
         }
         let mut idx = EdgeIndex::default();
         for (t, bm) in self.unit_coverage(snapshot, unit)? {
@@ -915,11 +782,7 @@ impl Store {
                     CoverageState::Known => ("ok", None),
                     CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
                 };
-                let cov = row
-                    .coverage
-                    .iter()
-                    .map(|(u, b)| (u.0, blob::encode_bitmap(b)))
-                    .collect();
+                let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
                 (row.test.0, row.run.0, state, reason, cov)
             })
             .collect();
@@ -927,7 +790,8 @@ impl Store {
             tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
-            let mut mt = tx.prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut mt =
+                tx.prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
             for (t, r, state, reason, cov) in &rows {
                 mt.execute(params![snapshot.0, t, r, state, reason])?;
@@ -950,11 +814,7 @@ fn row_snapshot(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
     Ok(Snapshot {
         id: SnapshotId(r.get(0)?),
         created: r.get(1)?,
-        state: if state == "open" {
-            SnapshotState::Open
-        } else {
-            SnapshotState::Sealed
-        },
+        state: if state == "open" { SnapshotState::Open } else { SnapshotState::Sealed },
         parent: r.get::<_, Option<i64>>(3)?.map(SnapshotId),
     })
 }

@@ -87,27 +87,15 @@ CREATE TABLE edge_index(
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(V1)?;
-    tx.execute(
-        "INSERT INTO meta(key, value) VALUES ('schema_version', ?1)",
-        [VERSION.to_string()],
-    )?;
+    tx.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?1)", [VERSION.to_string()])?;
     tx.commit()
 }
 
 /// Checks the version and brings an older schema up to date.
 pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let sql = |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        source,
-    };
-    let found: Option<String> = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(sql)
-        .ok();
+    let sql = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+    let found: Option<String> =
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).map_err(sql).ok();
     let found: i64 = match found.and_then(|v| v.parse().ok()) {
         Some(v) => v,
         None => {
@@ -118,11 +106,7 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         }
     };
     if found > VERSION {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            known: VERSION,
-        });
+        return Err(StoreError::TooNew { path: path.to_path_buf(), found, known: VERSION });
     }
     // Versions below VERSION would be upgraded here, one step per version, each in
     // its own transaction. There is only version 1 so far.

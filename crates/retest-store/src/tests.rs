@@ -1,9 +1,7 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use retest_graph::{
-    CfgBuilder, Contraction, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Procedure, Unit,
-};
+use retest_graph::{CfgBuilder, Contraction, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Procedure, Unit};
 
 use super::*;
 
@@ -61,10 +59,7 @@ fn init_refuses_an_existing_store_and_open_finds_it() {
     assert_eq!(Store::find(&sub).unwrap(), dir);
     Store::open(&dir).unwrap();
     let other = tempfile::tempdir().unwrap();
-    assert!(matches!(
-        Store::find(other.path()),
-        Err(StoreError::NotFound { .. })
-    ));
+    assert!(matches!(Store::find(other.path()), Err(StoreError::NotFound { .. })));
 }
 
 #[test]
@@ -75,11 +70,7 @@ fn a_newer_schema_is_refused() {
     s.set_meta("schema_version", "99").unwrap();
     drop(s);
     match Store::open(&dir) {
-        Err(StoreError::TooNew {
-            found: 99,
-            known: 1,
-            ..
-        }) => {}
+        Err(StoreError::TooNew { found: 99, known: 1, .. }) => {}
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("a newer store must be refused"),
     }
@@ -90,11 +81,7 @@ fn units_builds_and_snapshots() {
     let d = tempfile::tempdir().unwrap();
     let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
     let u = s.put_unit(&[7; 16], &tiny_unit("f")).unwrap();
-    assert_eq!(
-        s.put_unit(&[7; 16], &tiny_unit("f")).unwrap(),
-        u,
-        "stored once per hash"
-    );
+    assert_eq!(s.put_unit(&[7; 16], &tiny_unit("f")).unwrap(), u, "stored once per hash");
     assert_eq!(s.unit(u).unwrap().procedures[0].name, "f");
     let plan = vec![vec![Probe::Node, Probe::Node, Probe::Derived]];
     let b = s.put_build(&[9; 16], u, 2, &plan).unwrap();
@@ -110,11 +97,7 @@ fn units_builds_and_snapshots() {
     assert_ne!(s2, s1);
     assert_eq!(s.snapshot(s2).unwrap().parent, Some(s1));
     let units = s.snapshot_units(s2).unwrap();
-    assert_eq!(
-        units.len(),
-        1,
-        "a new snapshot starts from its parent's units"
-    );
+    assert_eq!(units.len(), 1, "a new snapshot starts from its parent's units");
     assert_eq!(units[0].key, "a.c");
     assert_eq!(units[0].src_hash, [7; 16]);
     let hashes = s.snapshot_build_hashes(s2).unwrap();
@@ -127,51 +110,31 @@ fn results_coverage_and_tests_on_edge() {
     let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
-    let ids = s
-        .upsert_tests(&[
-            ("t1".into(), "a".into()),
-            ("t2".into(), "b".into()),
-            ("t3".into(), "c".into()),
-        ])
-        .unwrap();
+    let ids =
+        s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into()), ("t3".into(), "c".into())]).unwrap();
     let run = s.begin_run(snap, "full").unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord {
-            test: ids[0],
-            outcome: outcome("pass"),
-            coverage: Ok(vec![(u, bm(&[0, 1]))]),
-        },
+        &TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0, 1]))]) },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord {
-            test: ids[1],
-            outcome: outcome("fail"),
-            coverage: Ok(vec![(u, bm(&[0]))]),
-        },
+        &TestRecord { test: ids[1], outcome: outcome("fail"), coverage: Ok(vec![(u, bm(&[0]))]) },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord {
-            test: ids[2],
-            outcome: outcome("timeout"),
-            coverage: Err("timed out".into()),
-        },
+        &TestRecord { test: ids[2], outcome: outcome("timeout"), coverage: Err("timed out".into()) },
     )
     .unwrap();
     s.finish_run(run).unwrap();
 
     let idx = s.edge_index(snap, u).unwrap();
-    assert_eq!(
-        idx.tests_on_edge(0),
-        Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32]))
-    );
+    assert_eq!(idx.tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
     assert_eq!(idx.tests_on_edge(1), Some(&bm(&[ids[0].0 as u32])));
     assert_eq!(idx.tests_on_edge(2), None);
     // read back from the stored index
@@ -188,19 +151,12 @@ fn results_coverage_and_tests_on_edge() {
     s.record_result(
         run,
         Some(snap),
-        &TestRecord {
-            test: ids[1],
-            outcome: outcome("pass"),
-            coverage: Ok(vec![(u, bm(&[1]))]),
-        },
+        &TestRecord { test: ids[1], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[1]))]) },
     )
     .unwrap();
     let idx = s.edge_index(snap, u).unwrap();
     assert_eq!(idx.tests_on_edge(0), Some(&bm(&[ids[0].0 as u32])));
-    assert_eq!(
-        idx.tests_on_edge(1),
-        Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32]))
-    );
+    assert_eq!(idx.tests_on_edge(1), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
 }
 
 #[test]
@@ -214,19 +170,11 @@ fn a_failed_write_leaves_nothing_half_written() {
     // a coverage row for a unit that does not exist violates nothing in SQL terms,
     // so provoke a failure inside the transaction instead: a result for an
     // unknown test id breaks the foreign key after the results row was inserted
-    let bad = TestRecord {
-        test: TestId(999),
-        outcome: outcome("pass"),
-        coverage: Ok(vec![(u, bm(&[0]))]),
-    };
+    let bad = TestRecord { test: TestId(999), outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]) };
     assert!(s.record_result(run, Some(snap), &bad).is_err());
     assert!(s.run_results(run).unwrap().is_empty());
     assert!(s.matrix_tests(snap).unwrap().is_empty());
-    let good = TestRecord {
-        test: ids[0],
-        outcome: outcome("pass"),
-        coverage: Ok(vec![(u, bm(&[0]))]),
-    };
+    let good = TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]) };
     s.record_result(run, Some(snap), &good).unwrap();
     assert_eq!(s.matrix_tests(snap).unwrap().len(), 1);
 }
@@ -243,17 +191,13 @@ fn concurrent_writers_do_not_lose_units() {
                 let mut s = Store::open(&dir).unwrap();
                 let snap = s.open_snapshot().unwrap();
                 let u = s.put_unit(&[i; 16], &tiny_unit(&format!("f{i}"))).unwrap();
-                s.record_unit(snap, &format!("f{i}.c"), "x", u, None, "[]")
-                    .unwrap();
+                s.record_unit(snap, &format!("f{i}.c"), "x", u, None, "[]").unwrap();
                 snap
             })
         })
         .collect();
     let snaps: Vec<SnapshotId> = threads.into_iter().map(|h| h.join().unwrap()).collect();
-    assert!(
-        snaps.windows(2).all(|w| w[0] == w[1]),
-        "all writers join one open snapshot"
-    );
+    assert!(snaps.windows(2).all(|w| w[0] == w[1]), "all writers join one open snapshot");
     let s = Store::open(&dir).unwrap();
     assert_eq!(s.snapshot_units(snaps[0]).unwrap().len(), 8);
 }
