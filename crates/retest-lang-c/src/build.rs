@@ -43,10 +43,15 @@ use crate::syntax::{self, contains_token, normalized, normalized_with, src_text,
 pub enum Site {
     /// Not probed (coverage derived from in-edges).
     None,
-    /// Function entry: insert the probe right after byte `at` (after the body's `{`).
-    Entry { at: usize },
-    /// A statement `[start, end)`: insert the probe before it (wrapping both in braces).
-    Stmt { start: usize, end: usize },
+    /// Function entry: the body's braces are at `open` and `close`. The probe goes
+    /// after `{`, and the original body becomes an inner block (so the probe never
+    /// precedes the body's declarations, which C89 requires to come first).
+    Entry { open: usize, close: usize },
+    /// A statement `[start, end)`: insert the probe before it; when the statement
+    /// is not a direct element of a block (the body of an `if`, a loop, a label),
+    /// `wrap` puts both in braces. A direct element is never wrapped, so the last
+    /// statement of a statement expression keeps giving the expression its value.
+    Stmt { start: usize, end: usize, wrap: bool },
     /// An expression evaluated for its side effects in a `for` header `[start, end)`:
     /// prefix it with the probe as a comma operand.
     Expr { start: usize, end: usize },
@@ -510,7 +515,12 @@ impl<'a, 't> Builder<'a, 't> {
         let mut node = self.make_node(NodeKind::Statement, st, text);
         node.span = self.span(kw);
         self.groups[g].span = node.span;
-        let n = self.add(node, Some(g), Site::Stmt { start: kw.start_byte(), end: st.end_byte() }, Probe::Node);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt { start: kw.start_byte(), end: st.end_byte(), wrap: needs_wrap(st) },
+            Probe::Node,
+        );
         self.link(inc, n);
         // targets are filled in at the end, when all address-taken labels are known
         self.nodes[n].node.text.push(' ');
@@ -535,7 +545,12 @@ impl<'a, 't> Builder<'a, 't> {
         let g = self.group(kind, s, text.clone());
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, s, text);
-        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
+            Probe::Node,
+        );
         self.link(inc, n);
         if self.noreturn_call(e) {
             self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
@@ -555,7 +570,12 @@ impl<'a, 't> Builder<'a, 't> {
             }
             None => Vec::new(),
         };
-        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
+            Probe::Node,
+        );
         self.link(inc, n);
         for t in targets {
             let l = self.label_nop(&t);
@@ -583,7 +603,12 @@ impl<'a, 't> Builder<'a, 't> {
             None => inc,
         };
         let node = self.make_node(kind, s, text);
-        let n = self.add(node, Some(g), Site::Stmt { start: s.start_byte(), end: s.end_byte() }, Probe::Node);
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
+            Probe::Node,
+        );
         self.link(inc, n);
         self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
         Vec::new()
@@ -1125,6 +1150,13 @@ impl<'a, 't> Builder<'a, 't> {
     }
 }
 
+/// Whether a probe before statement `s` must be braced together with it: unless
+/// `s` is a direct element of a block or of a case's statement list, inserting
+/// `P;` before it would change what the enclosing `if`, loop or label governs.
+fn needs_wrap(s: Ts<'_>) -> bool {
+    !matches!(s.parent().map(|p| p.kind()), Some("compound_statement") | Some("case_statement"))
+}
+
 /// A declaration's tokens with the `= value` of each init-declarator left out.
 fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
     let mut out = String::new();
@@ -1242,7 +1274,7 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
         entry,
         Some(entry_group),
         match body {
-            Some(body) => Site::Entry { at: body.start_byte() + 1 },
+            Some(body) => Site::Entry { open: body.start_byte(), close: body.end_byte() - 1 },
             None => Site::None,
         },
         Probe::Node,

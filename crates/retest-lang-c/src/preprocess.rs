@@ -150,7 +150,10 @@ pub enum PreprocessError {
     Failed { file: PathBuf, message: String },
 }
 
-/// Runs `compiler <flags> -E <file>` in `cwd` and returns its output with the line map.
+/// Runs `compiler <flags> -E -C <file>` in `cwd` and returns its output with the
+/// line map. Comments are kept (`-C`): they never affect the analysis, and GCC
+/// still honours `/* fall through */` comments when it compiles the instrumented
+/// output, so instrumentation adds no `-Wimplicit-fallthrough` warning.
 pub fn run_preprocessor(
     compiler: &str,
     flags: &[String],
@@ -160,6 +163,7 @@ pub fn run_preprocessor(
     let out = Command::new(compiler)
         .args(flags)
         .arg("-E")
+        .arg("-C")
         .arg(file)
         .current_dir(cwd)
         .stdin(Stdio::null())

@@ -1,0 +1,340 @@
+//! Instrumentation end to end: instrument a unit, compile it with the real
+//! compiler and the runtime, run it, read the traces, and check the edges the
+//! probes report.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fixedbitset::FixedBitSet;
+use retest_graph::coverage::edge_coverage;
+use retest_graph::{NodeKind, Procedure};
+use retest_lang_c::instrument::{UnitCells, build_hash, full_plan, instrument, source_hash};
+use retest_lang_c::{TuAnalysis, analyze, run_preprocessor};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}
+
+fn sh(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An instrumented program: the unit under test (instrumented), a driver, the runtime.
+struct Program {
+    dir: tempfile::TempDir,
+    exe: PathBuf,
+    tu: TuAnalysis,
+    hash: [u8; 16],
+}
+
+fn build(dir_of_source: &Path, source: &str, flags: &[&str], driver: &str, cflags: &[&str]) -> Program {
+    let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+    let pre = run_preprocessor(&cc(), &flags, Path::new(source), dir_of_source).unwrap();
+    let tu = analyze(&pre, &|f| !f.system);
+    let plan = full_plan(&tu.unit);
+    let hash = build_hash(&source_hash(&pre.raw), &plan);
+    let ins = instrument(&pre.raw, &tu, &plan, &hash);
+    let dir = tempfile::tempdir().unwrap();
+    let i = dir.path().join("unit.i");
+    std::fs::write(&i, &ins.text).unwrap();
+    retest_lang_c::write_runtime(dir.path()).unwrap();
+    std::fs::write(dir.path().join("driver.c"), driver).unwrap();
+    sh(Command::new(cc()).current_dir(dir.path()).args(["-c", "-O2", "-fPIC", "retest_rt.c", "-o", "rt.o"]));
+    sh(Command::new(cc()).current_dir(dir.path()).args(cflags).args([
+        "-x",
+        "cpp-output",
+        "-c",
+        "unit.i",
+        "-o",
+        "unit.o",
+    ]));
+    sh(Command::new(cc()).current_dir(dir.path()).args(["-c", "driver.c", "-o", "driver.o"]));
+    let exe = dir.path().join("prog");
+    sh(Command::new(cc()).current_dir(dir.path()).args(["unit.o", "driver.o", "rt.o", "-o"]).arg(&exe));
+    Program { dir, exe, tu, hash }
+}
+
+impl Program {
+    /// Runs the program and returns the covered condition-level edges per procedure.
+    fn run(&self, args: &[&str], stdin: &str) -> Vec<FixedBitSet> {
+        let traces = tempfile::tempdir_in(self.dir.path()).unwrap();
+        let input = self.dir.path().join("stdin.txt");
+        std::fs::write(&input, stdin).unwrap();
+        let st = Command::new(&self.exe)
+            .args(args)
+            .env("RETEST_TRACE_DIR", traces.path())
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        let _ = st;
+        let dir = retest_run::trace::read_dir(traces.path()).unwrap();
+        assert!(dir.errors.is_empty() && dir.live.is_empty(), "clean trace dir: {dir:?}");
+        let cov = dir.coverage().unwrap();
+        let hits: BTreeSet<u32> = cov
+            .cells(&self.hash, retest_run::trace::KIND_EDGES)
+            .map(|c| c.hit.iter().copied().collect())
+            .unwrap_or_default();
+        let plan = full_plan(&self.tu.unit);
+        let cells = UnitCells::new(&self.tu.unit, &plan);
+        self.tu
+            .unit
+            .procedures
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let base = cells.base[i];
+                edge_coverage(&p.cond, &plan[i], &cells.layouts[i], &|c| hits.contains(&(base + c)))
+            })
+            .collect()
+    }
+
+    fn procedure(&self, name: &str) -> (usize, &Procedure) {
+        self.tu.unit.procedures.iter().enumerate().find(|(_, p)| p.name == name).unwrap()
+    }
+}
+
+/// Statement-level edges of `p` covered, as (source text, label, target text).
+fn stmt_edges(p: &Procedure, cond: &FixedBitSet) -> BTreeSet<(String, String, String)> {
+    let cov = p.stmt_coverage(cond);
+    p.stmt
+        .edges()
+        .filter(|(id, _)| cov.contains(id.index()))
+        .map(|(_, e)| {
+            let name = |n| {
+                let node = p.stmt.node(n);
+                match node.kind {
+                    NodeKind::Entry => "entry".to_string(),
+                    NodeKind::Exit => "exit".to_string(),
+                    NodeKind::Declaration => "decl".to_string(),
+                    _ => node.text.clone(),
+                }
+            };
+            (name(e.src), e.label.to_string(), name(e.dst))
+        })
+        .collect()
+}
+
+fn edges(v: &[(&str, &str, &str)]) -> BTreeSet<(String, String, String)> {
+    v.iter().map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())).collect()
+}
+
+const AVG_DRIVER: &str = r#"
+#include <stdio.h>
+double avg(FILE *fileptr);
+double calcavg(int *numarray, int count) {
+    int i; double s = 0;
+    for (i = 0; i < count; i++) s += numarray[i];
+    return count ? s / count : 0;
+}
+int main(void) { printf("%g\n", avg(stdin)); return 0; }
+"#;
+
+/// The test history of `avg` for its three tests (002, Fig. 2).
+#[test]
+fn avg_test_history_matches_the_paper() {
+    let p = build(&corpus(), "avg.c", &[], AVG_DRIVER, &["-w"]);
+    let (i, avg) = p.procedure("avg");
+    let s1 = "count = 0 ;";
+    let s2 = "fscanf ( fileptr , \"%d\" , & n ) ;";
+    let p3 = "! feof ( fileptr )";
+    let p4 = "n < 0";
+    let s5 = "return -1 ;";
+    let s6 = "numarray [ count ] = n ;";
+    let s7 = "count ++ ;";
+    let s8 = "fscanf ( fileptr , \"%d\" , & n ) ;";
+    let s9 = "average = calcavg ( numarray , count ) ;";
+    let s10 = "return average ;";
+    let prefix = [("entry", "ε", "decl"), ("decl", "ε", s1), (s1, "ε", s2), (s2, "ε", p3)];
+
+    let t1 = stmt_edges(avg, &p.run(&[], "")[i]);
+    let mut want: Vec<_> = prefix.to_vec();
+    want.extend([(p3, "F", s9), (s9, "ε", s10), (s10, "ε", "exit")]);
+    assert_eq!(t1, edges(&want), "t1: empty file");
+
+    let t2 = stmt_edges(avg, &p.run(&[], "-1\n")[i]);
+    let mut want: Vec<_> = prefix.to_vec();
+    want.extend([(p3, "T", p4), (p4, "T", s5), (s5, "ε", "exit")]);
+    assert_eq!(t2, edges(&want), "t2: a negative number");
+
+    let t3 = stmt_edges(avg, &p.run(&[], "1 2 3\n")[i]);
+    let mut want: Vec<_> = prefix.to_vec();
+    want.extend([
+        (p3, "T", p4),
+        (p4, "F", s6),
+        (s6, "ε", s7),
+        (s7, "ε", s8),
+        (s8, "ε", p3),
+        (p3, "F", s9),
+        (s9, "ε", s10),
+        (s10, "ε", "exit"),
+    ]);
+    assert_eq!(t3, edges(&want), "t3: three numbers");
+}
+
+const CONSTRUCTS_DRIVER: &str = r#"
+#include <stdlib.h>
+int loops(int); int choose(int); int jumps(int *, int); int exprs(int, int, int);
+int dispatch(int); int asm_jump(int); int noreturns(int);
+int main(int argc, char **argv) {
+    int v = atoi(argv[2]), arr[3] = { 1, 2, -1 };
+    switch (argv[1][0]) {
+    case 'l': return loops(v) & 0x7f;
+    case 'c': return choose(v) & 0x7f;
+    case 'j': return jumps(arr, v) & 0x7f;
+    case 'e': return exprs(v, v > 1, v > 2) & 0x7f;
+    case 'd': return dispatch(v) & 0x7f;
+    case 'a': return asm_jump(v) & 0x7f;
+    case 'n': return noreturns(v) & 0x7f;
+    }
+    return 0;
+}
+"#;
+
+fn constructs() -> Program {
+    build(&corpus(), "constructs.c", &[], CONSTRUCTS_DRIVER, &["-w"])
+}
+
+fn label_edges(p: &Procedure, cond: &FixedBitSet, src_text: &str) -> BTreeSet<String> {
+    let cov = p.stmt_coverage(cond);
+    p.stmt
+        .edges()
+        .filter(|(id, e)| cov.contains(id.index()) && p.stmt.node(e.src).text == src_text)
+        .map(|(_, e)| e.label.to_string())
+        .collect()
+}
+
+#[test]
+fn a_case_reached_by_fall_through_is_not_a_taken_label() {
+    let p = constructs();
+    let (i, choose) = p.procedure("choose");
+    // c = 0: case 0 is taken, then falls through into case 1/2's code
+    let cov = p.run(&["c", "0"], "");
+    assert_eq!(label_edges(choose, &cov[i], "c"), BTreeSet::from(["case 0".to_string()]));
+    assert_eq!(label_edges(choose, &cov[i], "c & 3"), BTreeSet::from(["case 0".to_string()]));
+    // c = 4: the case range
+    let cov = p.run(&["c", "4"], "");
+    assert_eq!(label_edges(choose, &cov[i], "c"), BTreeSet::from(["case 3 ... 5".to_string()]));
+    // c = 'x'
+    let cov = p.run(&["c", "120"], "");
+    assert_eq!(label_edges(choose, &cov[i], "c"), BTreeSet::from(["case 'x'".to_string()]));
+    // c = 7: explicit default, and the implicit default of the second switch
+    let cov = p.run(&["c", "7"], "");
+    assert_eq!(label_edges(choose, &cov[i], "c"), BTreeSet::from(["default".to_string()]));
+    assert_eq!(label_edges(choose, &cov[i], "c & 3"), BTreeSet::from(["default".to_string()]));
+}
+
+#[test]
+fn short_circuit_conditions_record_each_evaluated_outcome() {
+    let p = constructs();
+    let (i, exprs) = p.procedure("exprs");
+    // exprs(0, 0, 0): `a && b || !c` evaluates a (F) then c (F): b never evaluated
+    let cov = p.run(&["e", "0"], "");
+    let taken: BTreeSet<(String, String)> = exprs
+        .cond
+        .edges()
+        .filter(|(id, e)| cov[i].contains(id.index()) && exprs.cond.node(e.src).span.map(|s| s.line) == Some(92))
+        .map(|(_, e)| (exprs.cond.node(e.src).text.clone(), e.label.to_string()))
+        .collect();
+    // (true) is reached from c = F (the `!c` is true), (false) is not
+    assert!(taken.contains(&("a".into(), "F".into())) && taken.contains(&("c".into(), "F".into())));
+    assert!(!taken.iter().any(|(n, _)| n == "b"), "b is not evaluated: {taken:?}");
+    assert!(taken.contains(&("(true)".into(), "ε".into())));
+    assert!(!taken.contains(&("(false)".into(), "ε".into())));
+}
+
+#[test]
+fn loops_and_gotos() {
+    let p = constructs();
+    let (i, loops) = p.procedure("loops");
+    let cov = p.run(&["l", "2"], "");
+    // for (i = 0; i < n; i++) with n = 2: both outcomes of i < n; i == 3 never true
+    assert_eq!(label_edges(loops, &cov[i], "i < n"), BTreeSet::from(["T".to_string(), "F".to_string()]));
+    assert_eq!(label_edges(loops, &cov[i], "i == 3"), BTreeSet::from(["F".to_string()]));
+    let (j, jumps) = p.procedure("jumps");
+    // jumps({1, 2, -1}, 3): i = 0, 1 pass, p[2] < 0 → goto fail_
+    let cov = p.run(&["j", "3"], "");
+    assert_eq!(label_edges(jumps, &cov[j], "p [ i ] < 0"), BTreeSet::from(["T".to_string(), "F".to_string()]));
+    assert_eq!(label_edges(jumps, &cov[j], "i >= n"), BTreeSet::from(["F".to_string()]));
+    assert!(label_edges(jumps, &cov[j], "return -1 ;").contains("ε"));
+}
+
+#[test]
+fn computed_goto_and_asm_goto_over_approximate() {
+    let p = constructs();
+    let (i, d) = p.procedure("dispatch");
+    let cov = p.run(&["d", "0"], "");
+    // one of the two targets ran, but the probe cannot tell which: both count
+    assert_eq!(
+        label_edges(d, &cov[i], "goto * targets [ op & 1 ] ;"),
+        BTreeSet::from(["goto l_add".to_string(), "goto l_sub".to_string()])
+    );
+    let (j, a) = p.procedure("asm_jump");
+    let cov = p.run(&["a", "5"], "");
+    assert_eq!(
+        label_edges(a, &cov[j], "asm goto ( \"\" : : : : taken ) ;"),
+        BTreeSet::from(["ε".to_string(), "goto taken".to_string()])
+    );
+}
+
+#[test]
+fn noreturn_paths_end_at_the_exit() {
+    let p = constructs();
+    let (i, n) = p.procedure("noreturns");
+    let cov = p.run(&["n", "0"], ""); // fail(__LINE__) → exit(3)
+    assert_eq!(label_edges(n, &cov[i], "v == 0"), BTreeSet::from(["T".to_string()]));
+    assert_eq!(label_edges(n, &cov[i], "fail ( 132 ) ;"), BTreeSet::from(["ε".to_string()]));
+    assert!(label_edges(n, &cov[i], "v > 1000").is_empty(), "nothing after the call that exits");
+}
+
+/// The instrumented example compiles without a single new warning under the
+/// strictest flags it compiles under without instrumentation.
+#[test]
+fn instrumented_example_compiles_warning_free() {
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cruise");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["main.c", "parse.c", "commands.c", "controller.c", "throttle.c", "report.c"] {
+        let flags = vec!["-std=c99".to_string(), "-pedantic".to_string()];
+        let pre = run_preprocessor(&cc(), &flags, Path::new(f), &ex).unwrap();
+        let tu = analyze(&pre, &|f| !f.system);
+        let plan = full_plan(&tu.unit);
+        let hash = build_hash(&source_hash(&pre.raw), &plan);
+        let ins = instrument(&pre.raw, &tu, &plan, &hash);
+        let i = dir.path().join(f.replace(".c", ".i"));
+        std::fs::write(&i, &ins.text).unwrap();
+        sh(Command::new(cc())
+            .current_dir(dir.path())
+            .args(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-x", "cpp-output", "-c"])
+            .arg(&i)
+            .arg("-o")
+            .arg(dir.path().join(f.replace(".c", ".o"))));
+    }
+}
+
+/// C89 code with declarations at the start of blocks stays C89.
+#[test]
+fn c89_declarations_stay_first_in_their_block() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("c89.c"),
+        "int f(int n)\n{\n    int i, s = 0;\n    for (i = 0; i < n; i++) {\n        int k = i * 2;\n        if (k > 3 && n)\n            s += k;\n    }\n    switch (n) { case 1: s++; break; default: break; }\n    return s;\n}\n",
+    )
+    .unwrap();
+    let flags = vec!["-std=c89".to_string()];
+    let pre = run_preprocessor(&cc(), &flags, Path::new("c89.c"), dir.path()).unwrap();
+    let tu = analyze(&pre, &|f| !f.system);
+    let plan = full_plan(&tu.unit);
+    let hash = build_hash(&source_hash(&pre.raw), &plan);
+    let ins = instrument(&pre.raw, &tu, &plan, &hash);
+    std::fs::write(dir.path().join("c89.i"), &ins.text).unwrap();
+    sh(Command::new(cc())
+        .current_dir(dir.path())
+        .args(["-std=c89", "-pedantic-errors", "-Wall", "-Wextra", "-Werror", "-Wdeclaration-after-statement"])
+        .args(["-x", "cpp-output", "-c", "c89.i", "-o", "c89.o"]));
+}
