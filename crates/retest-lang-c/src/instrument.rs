@@ -20,6 +20,7 @@
 //!   never mistaken for a taken label — and the original `switch` then runs on the
 //!   saved value (GNU `__typeof__` and a statement expression under
 //!   `__extension__`; GCC and Clang accept both in every C mode).
+//!
 //! Nodes whose probe is [`Probe::Derived`] or [`Probe::Off`] get nothing.
 
 use retest_graph::coverage::{CellLayout, Probe};
