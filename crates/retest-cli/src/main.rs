@@ -1,10 +1,14 @@
 //! The `retest` command line. Only argument parsing, progress display and output
 //! formats live here; the work is done by the library crates.
 
+mod cc;
 mod cfg;
+mod context;
 mod fail;
+mod init;
 mod progress;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -15,23 +19,55 @@ use crate::fail::Fail;
 #[derive(Parser)]
 #[command(name = "retest", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    /// The store (a project root or its `.retest` directory); default: `.retest`
+    /// in the current directory or its nearest parent.
+    #[arg(long, global = true, value_name = "DIR")]
+    store: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create the store (.retest/) and a starter retest.toml.
+    Init(init::InitArgs),
+    /// Run a build command with the compiler wrapper: `retest build -- make -j4`.
+    Build(cc::BuildArgs),
     /// Build and print control-flow graphs of C functions.
     Cfg(cfg::CfgArgs),
+    /// The compiler wrapper for C: use as `CC="retest cc"` (all arguments pass to the compiler).
+    #[command(name = "cc", disable_help_flag = true)]
+    Cc {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// The compiler wrapper for C++ links: use as `CXX="retest c++"`.
+    #[command(name = "c++", disable_help_flag = true)]
+    Cxx {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
+    // The wrapper takes the compiler's arguments verbatim: dispatch before clap.
+    let argv: Vec<String> = std::env::args().collect();
+    if let Some(cmd) = argv.get(1)
+        && (cmd == "cc" || cmd == "c++")
+    {
+        return cc::wrapper(cmd == "c++", argv[2..].to_vec());
+    }
     let cli = Cli::parse();
-    let result: Result<(), Fail> = match cli.command {
-        Command::Cfg(a) => cfg::run(a),
+    let store = cli.store.as_deref();
+    let result: Result<ExitCode, Fail> = match cli.command {
+        Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Build(a) => cc::build(store, a),
+        Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Cc { args } => Ok(cc::wrapper(false, args)),
+        Command::Cxx { args } => Ok(cc::wrapper(true, args)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(f) => {
             f.print();
             ExitCode::from(f.code)

@@ -39,6 +39,11 @@ pub struct CompilerArgs {
     pub shared: bool,
     /// The language forced with `-x` for the sources, if any.
     pub language: Option<String>,
+    /// Dependency-output options (`-MD`, `-MMD`, `-MF f`, `-MT t`, `-MQ t`, `-MP`, `-MG`),
+    /// as given; they are honoured while preprocessing.
+    pub dep_flags: Vec<String>,
+    /// `-r` (relocatable partial link): no runtime is added.
+    pub relocatable: bool,
 }
 
 /// Flags that take a separate argument (`-o x`, `-I dir`, ...).
@@ -96,6 +101,8 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     let mut language: Option<String> = None;
     let mut depend_only = false;
     let mut has_md = false;
+    let mut dep_flags = Vec::new();
+    let mut relocatable = false;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -104,7 +111,15 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
             "-S" => mode = stronger(mode, Mode::Assemble),
             "-E" => mode = stronger(mode, Mode::Preprocess),
             "-M" | "-MM" => depend_only = true,
-            "-MD" | "-MMD" => has_md = true,
+            "-MD" | "-MMD" => {
+                has_md = true;
+                dep_flags.push(a.clone());
+            }
+            "-MP" | "-MG" => dep_flags.push(a.clone()),
+            "-r" => {
+                relocatable = true;
+                flags.push(a.clone());
+            }
             "-shared" => {
                 shared = true;
                 flags.push(a.clone());
@@ -114,6 +129,10 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
                 i += 1;
             }
             "-MF" | "-MT" | "-MQ" => {
+                dep_flags.push(a.clone());
+                if let Some(v) = args.get(i + 1) {
+                    dep_flags.push(v.clone());
+                }
                 i += 1;
             }
             "-x" => {
@@ -126,7 +145,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
             }
             _ if DEP_FLAGS.contains(&a.as_str()) => {}
             _ if a.starts_with("-o") && a.len() > 2 => output = Some(a[2..].to_string()),
-            _ if a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") => {}
+            _ if a.starts_with("-MF") || a.starts_with("-MT") || a.starts_with("-MQ") => dep_flags.push(a.clone()),
             _ if a.starts_with("-Wp,-MD") || a.starts_with("-Wp,-MMD") => {}
             _ if WITH_ARG.contains(&a.as_str()) => {
                 flags.push(a.clone());
@@ -150,7 +169,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     if depend_only && !has_md && mode == Mode::Link {
         mode = Mode::Depend;
     }
-    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language }
+    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language, dep_flags, relocatable }
 }
 
 fn stronger(a: Mode, b: Mode) -> Mode {
@@ -215,6 +234,87 @@ impl CompilerArgs {
             i += 1;
         }
         out
+    }
+}
+
+/// Flags that only affect preprocessing, with a separate argument.
+const PP_WITH_ARG: &[&str] = &[
+    "-D",
+    "-U",
+    "-I",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-iprefix",
+    "-iwithprefix",
+    "-isysroot",
+];
+
+impl CompilerArgs {
+    /// Flags for compiling already-preprocessed text (`-x cpp-output`): the
+    /// preprocessing flags without the preprocessor-only ones and without `-x`.
+    pub fn compile_flags(&self) -> Vec<String> {
+        let pf = self.preprocess_flags();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < pf.len() {
+            let f = &pf[i];
+            if PP_WITH_ARG.contains(&f.as_str()) || f == "-x" {
+                i += 2;
+                continue;
+            }
+            let joined_pp = ["-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter"]
+                .iter()
+                .any(|p| f.starts_with(p) && f.len() > p.len());
+            if joined_pp
+                || f == "-nostdinc"
+                || f == "-undef"
+                || f.starts_with("-Wp,")
+                || f == "-C"
+                || f == "-CC"
+                || f == "-P"
+            {
+                i += 1;
+                continue;
+            }
+            out.push(f.clone());
+            i += 1;
+        }
+        out
+    }
+
+    /// Flags that select the target or ABI, which the runtime object must share:
+    /// `-m…`, `--target`/`-target`, `--sysroot`, `-static`.
+    pub fn target_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.flags.len() {
+            let f = &self.flags[i];
+            if f == "-target" || f == "--sysroot" || f == "-isysroot" {
+                out.push(f.clone());
+                if let Some(v) = self.flags.get(i + 1) {
+                    out.push(v.clone());
+                }
+                i += 2;
+                continue;
+            }
+            if (f.starts_with("-m") && !f.starts_with("-mllvm"))
+                || f.starts_with("--target=")
+                || f.starts_with("--sysroot=")
+                || f == "-static"
+            {
+                out.push(f.clone());
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Whether any dependency file is produced (`-MD`/`-MMD`).
+    pub fn writes_dependencies(&self) -> bool {
+        self.dep_flags.iter().any(|f| f == "-MD" || f == "-MMD")
     }
 }
 
@@ -351,6 +451,18 @@ mod tests {
         assert_eq!(a.sources, vec!["weird.inc"]);
         let b = parse_args(&v("-x c++ -c a.c"));
         assert!(b.sources.is_empty());
+    }
+
+    #[test]
+    fn flags_for_compiling_preprocessed_text() {
+        let a = parse_args(&v("-O2 -Iinc -I inc2 -DX=1 -D Y -include cfg.h -std=c99 -Wall -MMD -MF a.d -c a.c -o a.o"));
+        assert_eq!(a.compile_flags(), v("-O2 -std=c99 -Wall"));
+        assert_eq!(a.dep_flags, v("-MMD -MF a.d"));
+        assert!(a.writes_dependencies());
+        let l = parse_args(&v("-m32 -static --sysroot=/x -march=native -O2 -o p a.o"));
+        assert_eq!(l.target_flags(), v("-m32 -static --sysroot=/x -march=native"));
+        assert!(!parse_args(&v("-r -o all.o a.o b.o")).dep_flags.iter().any(|_| true));
+        assert!(parse_args(&v("-r -o all.o a.o b.o")).relocatable);
     }
 
     #[test]

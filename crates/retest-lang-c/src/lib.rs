@@ -5,7 +5,8 @@
 //! files a statement-level and a condition-level CFG ([`build`], [`tu`]), plus the
 //! declarations outside functions ([`decls`]) that selection compares to find
 //! affected names. [`driver`] understands compiler command lines, [`project`]
-//! turns compile commands into analysis jobs, [`instrument`] inserts the probes.
+//! turns compile commands into analysis jobs, [`instrument`] inserts the probes,
+//! [`wrap`] does the compiler wrapper's work.
 //!
 //! The coverage runtime that instrumented programs link is `runtime/retest_rt.c`
 //! ([`RUNTIME_SOURCE`]).
@@ -22,6 +23,7 @@ pub mod preprocess;
 pub mod project;
 pub mod syntax;
 pub mod tu;
+pub mod wrap;
 
 pub use build::{FunctionCfgs, Site};
 

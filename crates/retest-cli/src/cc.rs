@@ -1,0 +1,180 @@
+//! `retest cc` / `retest c++` (the compiler wrapper) and `retest build -- CMD`.
+//!
+//! The wrapper is meant to stand in for the compiler: `CC="retest cc" make`. It
+//! analyses and instruments each project C source, records the unit in the open
+//! snapshot of the store, and compiles the instrumented text with the real
+//! compiler (`$RETEST_CC`, else `cc`; `$RETEST_CXX`, else `c++`) and the original
+//! flags. Everything else passes through unchanged.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use clap::Args;
+use retest_lang_c::instrument::full_plan;
+use retest_lang_c::wrap::{Prepared, WrapOptions, runtime_object};
+
+use crate::context;
+use crate::fail::{Fail, OrFail};
+
+/// Runs the wrapper on the raw arguments after `cc` / `c++`.
+pub fn wrapper(cplusplus: bool, args: Vec<String>) -> ExitCode {
+    match wrap(cplusplus, args) {
+        Ok(code) => code,
+        Err(f) => {
+            eprint!("retest {}: ", if cplusplus { "c++" } else { "cc" });
+            f.print();
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn real_compiler(cplusplus: bool) -> String {
+    let (var, default) = if cplusplus { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
+    std::env::var(var).ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| default.to_string())
+}
+
+fn wrap(cplusplus: bool, args: Vec<String>) -> Result<ExitCode, Fail> {
+    let compiler = real_compiler(cplusplus);
+    let cwd = std::env::current_dir().or_fail()?;
+    let (mut store, root) = context::open(None)?;
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let plan_for = |_key: &str, unit: &retest_graph::Unit| full_plan(unit);
+    let opts = WrapOptions {
+        compiler: compiler.clone(),
+        root: root.clone(),
+        cwd: cwd.clone(),
+        cplusplus,
+        plan_for: &plan_for,
+    };
+    let prepared = Prepared::new(&args, &opts);
+    let runtime = if prepared.links {
+        Some(
+            runtime_object(&compiler, &prepared.args.target_flags(), &store_dir.join("rt"))
+                .or_fail_hint("the coverage runtime must compile with the same compiler; check $RETEST_CC")?,
+        )
+    } else {
+        None
+    };
+    let tmp = store_dir.join("tmp");
+    std::fs::create_dir_all(&tmp).or_fail()?;
+    let status = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
+    if !status.success() {
+        if !prepared.units.is_empty() {
+            eprintln!(
+                "retest cc: the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
+                tmp.display()
+            );
+        }
+        return Ok(exit_code(status));
+    }
+    if !prepared.units.is_empty() {
+        let snapshot = match std::env::var("RETEST_SNAPSHOT").ok().and_then(|s| s.parse().ok()) {
+            Some(id) => retest_store::SnapshotId(id),
+            None => store.open_snapshot().or_fail()?,
+        };
+        for u in &prepared.units {
+            let unit = store.put_unit(&u.src_hash, &u.tu.unit).or_fail()?;
+            let build = store.put_build(&u.build_hash, unit, u.instrumented.cells, &u.plan).or_fail()?;
+            store.record_unit(snapshot, &u.key, &u.rel_source, unit, Some(build), &u.flags).or_fail()?;
+            for p in &u.tu.unit.procedures {
+                if let Some(why) = &p.unanalysable {
+                    let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
+                    eprintln!(
+                        "retest cc: warning: {at}: {}() cannot be analysed exactly ({why}); it counts as changed whenever it changes",
+                        p.name
+                    );
+                }
+            }
+            if let Some(p) = &u.tu.unit.unattributed_error {
+                let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
+                eprintln!("retest cc: warning: {at}: {}", p.message);
+            }
+        }
+        if let Some(log) = std::env::var_os("RETEST_BUILD_LOG")
+            && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log)
+        {
+            for u in &prepared.units {
+                let _ = writeln!(f, "{}", u.key);
+            }
+        }
+    }
+    Ok(exit_code(status))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
+        (None, Some(s)) => ExitCode::from((128 + s).clamp(0, 255) as u8),
+        _ => ExitCode::from(1),
+    }
+}
+
+#[derive(Args)]
+pub struct BuildArgs {
+    /// The build command, e.g. `make -j4`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// `retest build -- CMD`: runs the build with `CC`/`CXX` set to the wrapper, all
+/// compiles recording into one snapshot, and remembers the command (to rebuild
+/// later for `retest run --selected`).
+pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
+    let (mut store, _root) = context::open(store_opt)?;
+    let code = run_build(&mut store, &a.command, &std::env::current_dir().or_fail()?)?;
+    Ok(code)
+}
+
+/// Runs `command` in `cwd` through the wrapper into the store's open snapshot.
+pub fn run_build(store: &mut retest_store::Store, command: &[String], cwd: &Path) -> Result<ExitCode, Fail> {
+    let exe = std::env::current_exe().or_fail()?;
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let snapshot = store.open_snapshot().or_fail()?;
+    let record = serde_json::json!({ "argv": command, "cwd": cwd }).to_string();
+    store.set_meta("build_command", &record).or_fail()?;
+    let log = store_dir.join("tmp").join(format!("build-{}.log", std::process::id()));
+    std::fs::create_dir_all(store_dir.join("tmp")).or_fail()?;
+    let _ = std::fs::remove_file(&log);
+    let inherited = |var: &str, default: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.contains("retest") && !v.trim().is_empty())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let q = shell_quote(&exe);
+    let status = Command::new(&command[0])
+        .args(&command[1..])
+        .current_dir(cwd)
+        .env("CC", format!("{q} cc"))
+        .env("CXX", format!("{q} c++"))
+        .env("RETEST_CC", inherited("CC", "cc"))
+        .env("RETEST_CXX", inherited("CXX", "c++"))
+        .env("RETEST_STORE", &store_dir)
+        .env("RETEST_SNAPSHOT", snapshot.0.to_string())
+        .env("RETEST_BUILD_LOG", &log)
+        .status()
+        .map_err(|e| Fail::new(format!("cannot run `{}`: {e}", command[0])))?;
+    let compiled = std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);
+    let _ = std::fs::remove_file(&log);
+    if status.success() {
+        if compiled == 0 {
+            eprintln!(
+                "retest build: no C source was compiled through the wrapper — either everything was up to date, or the build does not use $CC (try `make CC=\"$CC\"` or a clean build)"
+            );
+        } else {
+            eprintln!("retest build: {compiled} translation unit(s) instrumented into snapshot {}", snapshot.0);
+        }
+    }
+    Ok(exit_code(status))
+}
+
+fn shell_quote(p: &PathBuf) -> String {
+    let s = p.to_string_lossy();
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,47 @@
+//! `retest init`: creates the store and a starter `retest.toml`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use retest_store::Store;
+
+use crate::fail::{Fail, OrFail};
+
+#[derive(Args)]
+pub struct InitArgs {
+    /// Project root (default: the current directory).
+    dir: Option<PathBuf>,
+}
+
+const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
+#   name     unique name
+#   cmd      shell command (run with `sh -c` in cwd); exit status 0 means pass
+#   cwd      optional, relative to this file
+#   env      optional table of environment variables
+#   timeout  optional, seconds
+# Instead of this file you can pass `--universe FILE` (one command per line) or
+# `--ctest BUILD_DIR` to `retest run`.
+#
+# [[test]]
+# name = "smoke"
+# cmd = "./prog < tests/smoke.in"
+"#;
+
+pub fn run(a: InitArgs) -> Result<(), Fail> {
+    let root = a.dir.unwrap_or_else(|| PathBuf::from("."));
+    let dir = Store::dir_for(&root);
+    Store::init(&dir).or_fail_hint("a project has one store; use the existing one")?;
+    let toml = root.join("retest.toml");
+    let made_toml = if toml.exists() {
+        false
+    } else {
+        std::fs::write(&toml, STARTER).or_fail()?;
+        true
+    };
+    println!("created {}", dir.join(retest_store::DB_FILE).display());
+    if made_toml {
+        println!("created {} (add your tests there)", toml.display());
+    }
+    println!("next: build with the wrapper (`retest build -- make` or `CC=\"retest cc\" make`), then `retest run`");
+    Ok(())
+}

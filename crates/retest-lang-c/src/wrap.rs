@@ -1,0 +1,367 @@
+//! The compiler wrapper's work, apart from storing results: deciding what to
+//! instrument in a compiler command line, preprocessing and analysing each
+//! project source, writing the instrumented text, and running the real compiler
+//! on it with the original flags — plus the runtime object for link steps.
+//!
+//! Pass-through rules: `-E`, `-M`/`-MM` without `-MD`, assembler and other
+//! non-C inputs, and C sources outside the project root are compiled exactly as
+//! given. A link step (no `-c`/`-S`/`-E`, not `-r`) gets the runtime object.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+
+use retest_graph::Unit;
+use retest_graph::coverage::Probe;
+
+use crate::driver::{CompilerArgs, Mode, parse_args};
+use crate::instrument::{Instrumented, build_hash, instrument, source_hash};
+use crate::preprocess::{PreprocessError, Preprocessed, SourceFile, run_preprocessor};
+use crate::tu::{TuAnalysis, analyze};
+
+/// Errors of the wrapper.
+#[derive(Debug, thiserror::Error)]
+pub enum WrapError {
+    #[error("cannot run {compiler}: {source}")]
+    Spawn {
+        compiler: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("compiling the coverage runtime with {compiler} failed: {message}")]
+    Runtime { compiler: String, message: String },
+}
+
+/// A project source of the command, analysed and instrumented.
+pub struct PreparedUnit {
+    /// The source as written on the command line.
+    pub source: String,
+    /// Source path relative to the project root.
+    pub rel_source: String,
+    /// Identity of the unit across snapshots: `rel_source@output`.
+    pub key: String,
+    /// The object (or, for one-step builds, program) the source is compiled into.
+    pub output: Option<String>,
+    pub pre: Preprocessed,
+    pub tu: TuAnalysis,
+    pub src_hash: [u8; 16],
+    pub plan: Vec<Vec<Probe>>,
+    pub build_hash: [u8; 16],
+    pub instrumented: Instrumented,
+    /// Identity compile flags as JSON.
+    pub flags: String,
+}
+
+/// What to do with one compiler invocation.
+pub struct Prepared {
+    pub args: CompilerArgs,
+    pub original: Vec<String>,
+    pub units: Vec<PreparedUnit>,
+    /// The command only passes through (nothing to instrument and no link).
+    pub passthrough: bool,
+    /// The command links a program or shared library: add the runtime.
+    pub links: bool,
+}
+
+/// Options of the wrapper.
+pub struct WrapOptions<'a> {
+    /// The real compiler (`cc`, `gcc`, `clang-19`, …).
+    pub compiler: String,
+    /// The project root (the directory holding `.retest`).
+    pub root: PathBuf,
+    /// The directory the compiler runs in.
+    pub cwd: PathBuf,
+    /// C++ mode (`retest c++`): C++ sources pass through; only linking is wrapped.
+    pub cplusplus: bool,
+    /// The probe plan for a unit (full instrumentation unless told otherwise).
+    pub plan_for: &'a dyn Fn(&str, &Unit) -> Vec<Vec<Probe>>,
+}
+
+fn rel_to(root: &Path, p: &Path) -> Option<String> {
+    let canon = std::fs::canonicalize(p).ok()?;
+    let rel = canon.strip_prefix(root).ok()?;
+    Some(rel.to_string_lossy().into_owned())
+}
+
+/// Default object name of `-c src` without `-o`.
+fn default_object(src: &str) -> String {
+    let base = Path::new(src).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{base}.o")
+}
+
+impl Prepared {
+    /// Parses the command line and prepares every project source in it: the
+    /// preprocessor runs (honouring dependency-file options), the unit is analysed
+    /// and instrumented under `plan_for`. A source that fails to preprocess makes
+    /// the whole command pass through, so the real compiler reports the error.
+    pub fn new(args: &[String], opts: &WrapOptions<'_>) -> Prepared {
+        let parsed = parse_args(args);
+        let links = parsed.mode == Mode::Link
+            && !parsed.relocatable
+            && (!parsed.sources.is_empty() || !parsed.other_inputs.is_empty());
+        let mut out =
+            Prepared { args: parsed.clone(), original: args.to_vec(), units: Vec::new(), passthrough: true, links };
+        if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) || opts.cplusplus {
+            out.passthrough = !links;
+            return out;
+        }
+        let root = std::fs::canonicalize(&opts.root).unwrap_or_else(|_| opts.root.clone());
+        let identity = serde_json::to_string(&parsed.identity_flags()).unwrap_or_default();
+        let pp = parsed.preprocess_flags();
+        let own = {
+            let root = root.clone();
+            let cwd = opts.cwd.clone();
+            move |f: &SourceFile| {
+                if f.system || f.path.starts_with('<') {
+                    return false;
+                }
+                let p = cwd.join(&f.path);
+                std::fs::canonicalize(&p).map(|c| c.starts_with(&root)).unwrap_or(false)
+            }
+        };
+        for src in &parsed.sources {
+            let Some(rel_source) = rel_to(&root, &opts.cwd.join(src)) else {
+                continue; // outside the project: compiled as given
+            };
+            let output = match parsed.mode {
+                Mode::Compile if parsed.sources.len() == 1 => {
+                    Some(parsed.output.clone().unwrap_or_else(|| default_object(src)))
+                }
+                Mode::Compile => Some(default_object(src)),
+                Mode::Assemble => None,
+                _ => Some(parsed.output.clone().unwrap_or_else(|| "a.out".to_string())),
+            };
+            let mut flags = pp.clone();
+            if parsed.writes_dependencies() && parsed.mode == Mode::Compile {
+                flags.extend(parsed.dep_flags.iter().cloned());
+                let has = |f: &str| parsed.dep_flags.iter().any(|d| d.starts_with(f));
+                if let Some(o) = &output {
+                    if !has("-MF") {
+                        let d = Path::new(o).with_extension("d");
+                        flags.push("-MF".into());
+                        flags.push(d.to_string_lossy().into_owned());
+                    }
+                    if !has("-MT") && !has("-MQ") {
+                        flags.push("-MT".into());
+                        flags.push(o.clone());
+                    }
+                }
+            }
+            let pre = match run_preprocessor(&opts.compiler, &flags, Path::new(src), &opts.cwd) {
+                Ok(p) => p,
+                Err(PreprocessError::Failed { .. }) | Err(PreprocessError::Spawn { .. }) => {
+                    out.units.clear();
+                    out.passthrough = !links;
+                    return out;
+                }
+            };
+            let tu = analyze(&pre, &own);
+            let src_hash = source_hash(&pre.raw);
+            let plan = (opts.plan_for)(&rel_source, &tu.unit);
+            let bh = build_hash(&src_hash, &plan);
+            let instrumented = instrument(&pre.raw, &tu, &plan, &bh);
+            let out_rel = output
+                .as_ref()
+                .map(|o| {
+                    let p = opts.cwd.join(o);
+                    match p.parent().and_then(|d| std::fs::canonicalize(d).ok()) {
+                        Some(d) => {
+                            let full = d.join(p.file_name().unwrap_or_default());
+                            full.strip_prefix(&root)
+                                .map(|r| r.to_string_lossy().into_owned())
+                                .unwrap_or_else(|_| full.to_string_lossy().into_owned())
+                        }
+                        None => o.clone(),
+                    }
+                })
+                .unwrap_or_else(|| "-".to_string());
+            out.units.push(PreparedUnit {
+                source: src.clone(),
+                key: format!("{rel_source}@{out_rel}"),
+                rel_source,
+                output,
+                pre,
+                tu,
+                src_hash,
+                plan,
+                build_hash: bh,
+                instrumented,
+                flags: identity.clone(),
+            });
+        }
+        out.passthrough = out.units.is_empty() && !links;
+        out
+    }
+
+    /// Runs the real compiler: each prepared unit from its instrumented text, the
+    /// other inputs as given, plus `runtime` (an object) when linking.
+    pub fn compile(&self, opts: &WrapOptions<'_>, tmp: &Path, runtime: Option<&Path>) -> Result<ExitStatus, WrapError> {
+        if self.passthrough {
+            return run(&opts.compiler, &self.original, &opts.cwd);
+        }
+        let mut written: Vec<PathBuf> = Vec::new();
+        let result = (|| {
+            let cflags = self.args.compile_flags();
+            let instrumented_sources: Vec<&str> = self.units.iter().map(|u| u.source.as_str()).collect();
+            let mut objects: Vec<(String, PathBuf)> = Vec::new(); // (source, .i)
+            for u in &self.units {
+                let name = format!("{}-{:016x}.i", std::process::id(), xxhash_rust::xxh3::xxh3_64(&u.build_hash));
+                let i = tmp.join(name);
+                std::fs::write(&i, &u.instrumented.text).map_err(|source| WrapError::Io { path: i.clone(), source })?;
+                written.push(i.clone());
+                objects.push((u.source.clone(), i));
+            }
+            match self.args.mode {
+                Mode::Compile | Mode::Assemble => {
+                    // one compiler run per instrumented source, named as the original would be
+                    for (u, (_, i)) in self.units.iter().zip(&objects) {
+                        let mut a = cflags.clone();
+                        a.push(if self.args.mode == Mode::Compile { "-c".into() } else { "-S".into() });
+                        a.extend(["-x".to_string(), "cpp-output".to_string(), i.to_string_lossy().into_owned()]);
+                        if let Some(o) = &u.output {
+                            a.push("-o".into());
+                            a.push(o.clone());
+                        } else if self.args.mode == Mode::Assemble {
+                            a.push("-o".into());
+                            a.push(Path::new(&u.source).with_extension("s").to_string_lossy().into_owned());
+                        }
+                        let st = run(&opts.compiler, &a, &opts.cwd)?;
+                        if !st.success() {
+                            return Ok(st);
+                        }
+                    }
+                    // sources we did not instrument, as given
+                    let rest: Vec<&String> =
+                        self.args.sources.iter().filter(|s| !instrumented_sources.contains(&s.as_str())).collect();
+                    if !rest.is_empty() || !self.args.other_inputs.is_empty() {
+                        let mut a = self.args.flags.clone();
+                        a.extend(self.args.dep_flags.iter().cloned());
+                        a.push(if self.args.mode == Mode::Compile { "-c".into() } else { "-S".into() });
+                        a.extend(rest.into_iter().cloned());
+                        a.extend(self.args.other_inputs.iter().cloned());
+                        if self.args.sources.len() + self.args.other_inputs.len() == 1
+                            && let Some(o) = &self.args.output
+                        {
+                            a.push("-o".into());
+                            a.push(o.clone());
+                        }
+                        return run(&opts.compiler, &a, &opts.cwd);
+                    }
+                    Ok(st_success())
+                }
+                _ => {
+                    // link (possibly compiling sources in the same step)
+                    let mut a = self.args.flags.clone();
+                    for s in &self.args.sources {
+                        match objects.iter().find(|(src, _)| src == s) {
+                            Some((_, i)) => {
+                                a.extend([
+                                    "-x".to_string(),
+                                    "cpp-output".to_string(),
+                                    i.to_string_lossy().into_owned(),
+                                    "-x".into(),
+                                    "none".into(),
+                                ]);
+                            }
+                            None => a.push(s.clone()),
+                        }
+                    }
+                    a.extend(self.args.other_inputs.iter().cloned());
+                    if self.links
+                        && let Some(rt) = runtime
+                    {
+                        a.push(rt.to_string_lossy().into_owned());
+                        if !self.args.shared && !self.args.flags.iter().any(|f| f == "-static") {
+                            a.push("-Wl,--export-dynamic-symbol=__retest_*".into());
+                        }
+                    }
+                    if let Some(o) = &self.args.output {
+                        a.push("-o".into());
+                        a.push(o.clone());
+                    }
+                    run(&opts.compiler, &a, &opts.cwd)
+                }
+            }
+        })();
+        if std::env::var_os("RETEST_KEEP_TEMPS").is_none() {
+            for w in written {
+                let _ = std::fs::remove_file(w);
+            }
+        }
+        result
+    }
+}
+
+fn st_success() -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus::from_raw(0)
+}
+
+fn run(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapError> {
+    Command::new(compiler)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::inherit())
+        .status()
+        .map_err(|source| WrapError::Spawn { compiler: compiler.to_string(), source })
+}
+
+/// The runtime object for `compiler` and `target_flags`, compiled on first use
+/// into `cache_dir` (atomically, so parallel link steps share it).
+pub fn runtime_object(compiler: &str, target_flags: &[String], cache_dir: &Path) -> Result<PathBuf, WrapError> {
+    let static_link = target_flags.iter().any(|f| f == "-static");
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(compiler.as_bytes());
+    for f in target_flags {
+        h.update(f.as_bytes());
+        h.update(b"\0");
+    }
+    h.update(crate::RUNTIME_SOURCE.as_bytes());
+    h.update(crate::RUNTIME_HEADER.as_bytes());
+    let obj = cache_dir.join(format!("retest_rt-{:016x}.o", h.digest()));
+    if obj.is_file() {
+        return Ok(obj);
+    }
+    std::fs::create_dir_all(cache_dir).map_err(|source| WrapError::Io { path: cache_dir.to_path_buf(), source })?;
+    let work = tempfile_dir(cache_dir)?;
+    let src = crate::write_runtime(&work).map_err(|source| WrapError::Io { path: work.clone(), source })?;
+    let tmp_obj = work.join("retest_rt.o");
+    let mut a: Vec<String> = target_flags.iter().filter(|f| *f != "-static").cloned().collect();
+    a.extend(["-x", "c", "-O2", "-fPIC", "-w", "-c"].iter().map(|s| s.to_string()));
+    if static_link {
+        a.push("-DRETEST_RT_NO_INTERPOSE".into());
+    }
+    a.push(src.to_string_lossy().into_owned());
+    a.push("-o".into());
+    a.push(tmp_obj.to_string_lossy().into_owned());
+    let out = Command::new(compiler)
+        .args(&a)
+        .current_dir(&work)
+        .output()
+        .map_err(|source| WrapError::Spawn { compiler: compiler.to_string(), source })?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&work);
+        return Err(WrapError::Runtime {
+            compiler: compiler.to_string(),
+            message: String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("").to_string(),
+        });
+    }
+    std::fs::rename(&tmp_obj, &obj).map_err(|source| WrapError::Io { path: obj.clone(), source })?;
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(obj)
+}
+
+fn tempfile_dir(parent: &Path) -> Result<PathBuf, WrapError> {
+    let d = parent.join(format!(
+        ".rt-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&d).map_err(|source| WrapError::Io { path: d.clone(), source })?;
+    Ok(d)
+}
