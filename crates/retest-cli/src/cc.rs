@@ -7,7 +7,7 @@
 //! flags. Everything else passes through unchanged.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use clap::Args;
@@ -170,7 +170,7 @@ pub fn run_build(store: &mut retest_store::Store, command: &[String], cwd: &Path
     Ok(exit_code(status))
 }
 
-fn shell_quote(p: &PathBuf) -> String {
+fn shell_quote(p: &Path) -> String {
     let s = p.to_string_lossy();
     if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
         s.into_owned()
