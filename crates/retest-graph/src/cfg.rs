@@ -370,6 +370,13 @@ impl Cfg {
         self.out_edges(n).map(move |e| &self.edges[e.index()].label)
     }
 
+    /// A copy with every node replaced by `f(id, node)`; edges unchanged.
+    pub fn map_nodes(&self, f: impl Fn(NodeId, &Node) -> Node) -> Cfg {
+        let mut c = self.clone();
+        c.nodes = self.nodes().map(|(id, n)| f(id, n)).collect();
+        c
+    }
+
     /// Contracts groups of nodes into single nodes.
     ///
     /// `group[n]` names the coarse node that fine node `n` belongs to; `coarse_nodes`

@@ -49,6 +49,10 @@ pub struct Procedure {
     /// Set when the procedure could not be analysed exactly; selection then treats
     /// it as changed whenever it differs at all.
     pub unanalysable: Option<String>,
+    /// Digest of the procedure's whole normalised text (signature and body): equal
+    /// digests mean lexically identical definitions.
+    #[serde(default)]
+    pub digest: u64,
 }
 
 /// A translation unit.

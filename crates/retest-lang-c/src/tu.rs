@@ -102,6 +102,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
                     probes: cfgs.probes,
                     locals: cfgs.locals,
                     unanalysable: cfgs.unanalysable,
+                    digest: xxhash_rust::xxh3::xxh3_64(crate::syntax::normalized(*n, src).as_bytes()),
                 });
             }
             "ERROR" => {

@@ -29,6 +29,7 @@ fn tiny_unit(name: &str) -> Unit {
             probes: vec![Probe::Node, Probe::Node, Probe::Derived],
             locals: vec![],
             unanalysable: None,
+            digest: 0,
         }],
         ..Default::default()
     }

@@ -1,0 +1,177 @@
+//! Affected names: the precise handling of declaration changes (002 §3.1.4
+//! "Handling variable and type declarations", 003 §5.4).
+//!
+//! A name is *affected* when the set of its declarations' texts differs between
+//! the versions (a variable's type, a type's definition, an enumerator's value, a
+//! prototype, a function defined or not), or when a declaration of the name
+//! mentions an affected name (a variable whose type is a changed struct, a typedef
+//! of it, ...), to a fixpoint. A statement that refers to an affected name counts
+//! as modified; selection is postponed to the statements that do, instead of
+//! selecting every test that enters the scope of the declaration.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use retest_graph::Declaration;
+
+/// Why a name is affected.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Why {
+    /// What changed, for the explanation: the old and new declaration texts, or
+    /// the affected name this one depends on.
+    pub detail: String,
+    /// Where (old version), if known: (file, line).
+    pub old_at: Option<(String, u32)>,
+    /// Where (new version), if known.
+    pub new_at: Option<(String, u32)>,
+}
+
+/// A set of affected names with the reason for each.
+#[derive(Clone, Debug, Default)]
+pub struct Affected {
+    pub names: BTreeMap<String, Why>,
+}
+
+impl Affected {
+    pub fn contains(&self, n: &str) -> bool {
+        self.names.contains_key(n)
+    }
+
+    /// The first affected name among `refs`.
+    pub fn first_in<'r>(&self, refs: &'r [String]) -> Option<(&'r str, &Why)> {
+        refs.iter().find_map(|r| self.names.get(r).map(|w| (r.as_str(), w)))
+    }
+}
+
+/// A declaration with where it is, for explanations.
+pub struct Decl<'a> {
+    pub d: &'a Declaration,
+    pub file: String,
+}
+
+fn texts<'a>(decls: &[Decl<'a>]) -> BTreeMap<&'a str, BTreeSet<&'a str>> {
+    let mut m: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for d in decls {
+        for n in &d.d.names {
+            m.entry(n.as_str()).or_default().insert(d.d.text.as_str());
+        }
+    }
+    m
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 80 { format!("{}…", s.chars().take(80).collect::<String>()) } else { s.to_string() }
+}
+
+/// Affected names between two sets of declarations. `seeds` are names already
+/// affected (e.g. globals, when computing a procedure's locals).
+pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affected {
+    let (to, tn) = (texts(old), texts(new));
+    let mut out = Affected::default();
+    let names: BTreeSet<&str> = to.keys().chain(tn.keys()).copied().collect();
+    let empty = BTreeSet::new();
+    let locate = |decls: &[Decl<'_>], name: &str| -> Option<(String, u32)> {
+        decls
+            .iter()
+            .find(|d| d.d.names.iter().any(|n| n == name))
+            .and_then(|d| d.d.span.map(|s| (d.file.clone(), s.line)))
+    };
+    for n in names {
+        let (a, b) = (to.get(n).unwrap_or(&empty), tn.get(n).unwrap_or(&empty));
+        if a != b {
+            let describe = |s: &BTreeSet<&str>| match s.iter().next() {
+                None => "(none)".to_string(),
+                Some(t) if t.starts_with('#') => "(in a system header)".to_string(),
+                Some(t) => format!("`{}`", short(t)),
+            };
+            let detail = if a.is_empty() {
+                format!("`{n}` is newly declared: {}", describe(b))
+            } else if b.is_empty() {
+                format!("`{n}` is no longer declared (was {})", describe(a))
+            } else {
+                format!("the declaration of `{n}` changed: {} → {}", describe(a), describe(b))
+            };
+            out.names.insert(n.to_string(), Why { detail, old_at: locate(old, n), new_at: locate(new, n) });
+        }
+    }
+    // closure: a declaration that mentions an affected name affects its own names
+    let all: Vec<&Decl<'_>> = old.iter().chain(new.iter()).collect();
+    loop {
+        let mut grew = false;
+        for d in &all {
+            let hit = d.d.mentions.iter().find(|m| out.names.contains_key(*m) || seeds.names.contains_key(*m));
+            if let Some(m) = hit {
+                for n in &d.d.names {
+                    if !out.names.contains_key(n) && !seeds.names.contains_key(n) {
+                        out.names.insert(
+                            n.clone(),
+                            Why {
+                                detail: format!("`{n}` is declared with `{m}`, which changed"),
+                                old_at: locate(old, n),
+                                new_at: locate(new, n),
+                            },
+                        );
+                        grew = true;
+                    }
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use retest_graph::DeclKind;
+
+    use super::*;
+
+    fn d(kind: DeclKind, names: &[&str], text: &str, mentions: &[&str]) -> Declaration {
+        Declaration {
+            kind,
+            names: names.iter().map(|s| s.to_string()).collect(),
+            text: text.into(),
+            mentions: mentions.iter().map(|s| s.to_string()).collect(),
+            span: None,
+        }
+    }
+
+    #[test]
+    fn type_changes_reach_the_variables_declared_with_them() {
+        let old = [
+            d(DeclKind::Tag, &["pair"], "struct pair { int a , b ; }", &[]),
+            d(DeclKind::Type, &["pair_t"], "typedef struct pair pair_t ;", &["pair"]),
+            d(DeclKind::Variable, &["p"], "pair_t p ;", &["pair_t"]),
+            d(DeclKind::Variable, &["q"], "int q ;", &[]),
+        ];
+        let mut new = old.clone();
+        new[0] = d(DeclKind::Tag, &["pair"], "struct pair { long a , b ; }", &[]);
+        fn wrap(v: &[Declaration]) -> Vec<Decl<'_>> {
+            v.iter().map(|d| Decl { d, file: "x.h".into() }).collect()
+        }
+        let a = affected(&wrap(&old), &wrap(&new), &Affected::default());
+        let names: Vec<&str> = a.names.keys().map(String::as_str).collect();
+        assert_eq!(names, vec!["p", "pair", "pair_t"]);
+        assert!(a.names["pair"].detail.contains("struct pair { int a , b ; }"));
+    }
+
+    #[test]
+    fn identical_declarations_in_several_units_are_one_text() {
+        let x = d(DeclKind::Variable, &["x"], "extern int x ;", &[]);
+        let old = vec![Decl { d: &x, file: "a.c".into() }];
+        let new = vec![Decl { d: &x, file: "a.c".into() }, Decl { d: &x, file: "b.c".into() }];
+        assert!(affected(&old, &new, &Affected::default()).names.is_empty());
+    }
+
+    #[test]
+    fn seeds_propagate_into_locals() {
+        let local = d(DeclKind::Variable, &["s"], "struct pair s ;", &["pair"]);
+        let old = vec![Decl { d: &local, file: "f.c".into() }];
+        let mut seeds = Affected::default();
+        seeds.names.insert("pair".into(), Why { detail: "changed".into(), old_at: None, new_at: None });
+        let a = affected(&old, &old, &seeds);
+        assert!(a.contains("s"));
+    }
+}

@@ -1,0 +1,399 @@
+//! Rothermel & Harrold's safe test selection (DejaVu).
+//!
+//! For each pair of corresponding procedures, `Compare` walks the two
+//! statement-level CFGs synchronously from their entries along identically
+//! labelled edges (002 §3.1, Fig. 3; 003 Fig. 5). When the successors `C` and `C'`
+//! along an edge `(N, C)` are not equivalent, the edge is *dangerous*: every test
+//! that traversed it may behave differently. Otherwise the walk continues from
+//! `(C, C')` — unless `C` is already marked "`C'`-visited". The mark is per pair,
+//! not a plain visited flag: with a plain flag `twovisits` (002 Fig. 5) would be
+//! missed.
+//!
+//! Improvements of 002 §3.1.4 implemented here: comments and layout never matter
+//! (nodes carry normalised token text); declaration changes are handled through
+//! *affected names* (see [`crate::affected`]); switches are multiway nodes compared
+//! by case label — a removed case makes its edge dangerous, an added case makes the
+//! old `default` edge dangerous.
+//!
+//! `SelectInterTests` (002 §3.2, Fig. 9) starts at the entry procedures (`main`),
+//! enters a callee when it reaches an equivalent node that calls it, keeps a
+//! `proctable` with status *visited* / *selectsall*, and stops walking past a call
+//! to a *selectsall* procedure (every test through it is already selected).
+//! Procedures the walk does not reach — called only through pointers, from other
+//! programs of the project, or only after changes — are then compared pairwise as
+//! in the naive mode, so the combination is safe for libraries and callbacks too.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use retest_graph::{EdgeId, EdgeLabel, NodeId, NodeKind};
+
+use crate::affected::{Affected, Decl, affected};
+use crate::program::{Keys, Pairing, ProcRef, Program};
+use crate::reason::{At, Reason, ReasonKind};
+
+/// Which walk to run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Mode {
+    /// `SelectInterTests` from the entry procedures, then the naive comparison for
+    /// the procedures it did not reach.
+    #[default]
+    Inter,
+    /// Compare every pair of corresponding procedures.
+    Naive,
+}
+
+/// A dangerous edge of the old version.
+#[derive(Clone, Debug)]
+pub struct Dangerous {
+    pub procedure: ProcRef,
+    /// A statement-level edge of the old procedure.
+    pub edge: EdgeId,
+    pub reason: Reason,
+}
+
+/// What the walk learned about one pair of corresponding procedures (MOD-DejaVu,
+/// 004 §3: the matched pairs are the basis of `entityMap`, the new targets of
+/// dangerous edges the change set `C`).
+#[derive(Clone, Debug, Default)]
+pub struct PairWalk {
+    pub old: Option<ProcRef>,
+    pub new: Option<ProcRef>,
+    /// Pairs (N, N') compared and found equivalent ("N marked N'-visited").
+    pub visited: Vec<(NodeId, NodeId)>,
+    /// New-version nodes found to differ from their old counterparts.
+    pub changed: BTreeSet<NodeId>,
+    /// The walk reached the exit: some tests pass through without becoming
+    /// modification-traversing.
+    pub exit_reached: bool,
+    /// The whole procedure counts as changed (entry not equivalent).
+    pub whole: bool,
+}
+
+/// Result of a selection walk.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub dangerous: Vec<Dangerous>,
+    pub walks: Vec<PairWalk>,
+    /// Procedures of the new version with no old counterpart.
+    pub added: Vec<ProcRef>,
+    /// Old nodes marked visited with more than one new node (the
+    /// multiply-visited-node condition of 002 §3.1.2), per old procedure.
+    pub multiply_visited: BTreeMap<ProcRef, BTreeSet<NodeId>>,
+    /// Number of node pairs compared.
+    pub compares: usize,
+    /// Names affected by declaration changes, with why.
+    pub affected_globals: Affected,
+}
+
+/// How `Compare` treats a pair of nodes.
+struct Ctx<'p, 'a> {
+    old: &'p Program<'a>,
+    new: &'p Program<'a>,
+    keys: Keys,
+    pairing: Pairing,
+    globals: Affected,
+    /// Change in the set of address-taken procedures (added, removed).
+    indirect_change: Option<(Vec<String>, Vec<String>)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Status {
+    Visited,
+    SelectsAll,
+}
+
+struct Walker<'c, 'p, 'a> {
+    ctx: &'c Ctx<'p, 'a>,
+    mode: Mode,
+    proctable: HashMap<ProcRef, Status>,
+    out: Outcome,
+    /// Old node → partners seen, per old procedure.
+    partners: HashMap<ProcRef, HashMap<NodeId, HashSet<NodeId>>>,
+}
+
+fn at(p: &Program<'_>, keys: &Keys, r: ProcRef, n: NodeId) -> At {
+    let proc = p.procedure(r);
+    let node = proc.stmt.node(n);
+    let unit = p.unit(r).unit;
+    let span = node.span.or(proc.span);
+    At {
+        procedure: keys.key(p, r),
+        text: match node.kind {
+            NodeKind::Exit | NodeKind::Declaration => String::new(),
+            _ => node.text.clone(),
+        },
+        file: span.map(|s| unit.file_path(&s).to_string()).unwrap_or_default(),
+        line: span.map(|s| s.line).unwrap_or(0),
+    }
+}
+
+impl<'p, 'a> Ctx<'p, 'a> {
+    fn new(old: &'p Program<'a>, new: &'p Program<'a>) -> Ctx<'p, 'a> {
+        let keys = Keys::new(old, new);
+        let pairing = Pairing::new(old, new, &keys);
+        let decls = |p: &Program<'_>| -> Vec<(usize, usize)> {
+            p.units.iter().enumerate().flat_map(|(ui, u)| (0..u.unit.decls.len()).map(move |di| (ui, di))).collect()
+        };
+        let wrap = |p: &'p Program<'a>, v: Vec<(usize, usize)>| -> Vec<Decl<'a>> {
+            v.into_iter()
+                .map(|(ui, di)| {
+                    let u = p.units[ui].unit;
+                    let d = &u.decls[di];
+                    Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() }
+                })
+                .collect()
+        };
+        let globals = affected(&wrap(old, decls(old)), &wrap(new, decls(new)), &Affected::default());
+        let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
+        let indirect_change =
+            (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));
+        Ctx { old, new, keys, pairing, globals, indirect_change }
+    }
+
+    /// Whether the entries of a procedure pair are equivalent; if not, why.
+    fn entry_difference(&self, o: ProcRef, n: ProcRef) -> Option<ReasonKind> {
+        let (po, pn) = (self.old.procedure(o), self.new.procedure(n));
+        let (uo, un) = (self.old.unit(o), self.new.unit(n));
+        if uo.flags != un.flags {
+            return Some(ReasonKind::Flags { old: uo.flags.to_string(), new: un.flags.to_string() });
+        }
+        if let Some(why) = po.unanalysable.as_ref().or(pn.unanalysable.as_ref()) {
+            if po.digest != pn.digest {
+                return Some(ReasonKind::Unanalysable(why.clone()));
+            }
+        }
+        if po.stmt.node(po.stmt.entry()).text != pn.stmt.node(pn.stmt.entry()).text {
+            return Some(ReasonKind::Signature);
+        }
+        None
+    }
+
+    /// `Equivalent(C, C')` for nodes of a procedure pair with local affected names.
+    fn difference(&self, o: ProcRef, c: NodeId, n: ProcRef, c2: NodeId, locals: &Affected) -> Option<ReasonKind> {
+        let (po, pn) = (self.old.procedure(o), self.new.procedure(n));
+        let (a, b) = (po.stmt.node(c), pn.stmt.node(c2));
+        if a.kind != b.kind {
+            return Some(ReasonKind::Modified);
+        }
+        match a.kind {
+            // the exit is equivalent only to the exit (000 §3, footnote 3)
+            NodeKind::Exit => return None,
+            // local declaration changes are handled through affected names
+            NodeKind::Declaration => return None,
+            _ => {}
+        }
+        if a.text != b.text {
+            return Some(ReasonKind::Modified);
+        }
+        if let Some((name, why)) = locals.first_in(&a.refs).or_else(|| self.globals.first_in(&a.refs)) {
+            return Some(ReasonKind::Affected { name: name.to_string(), detail: why.detail.clone() });
+        }
+        for name in &a.calls {
+            let ro: BTreeSet<String> =
+                self.old.resolve(o.unit, name).into_iter().map(|r| self.pairing.old_keys[&r].clone()).collect();
+            let rn: BTreeSet<String> =
+                self.new.resolve(n.unit, name).into_iter().map(|r| self.pairing.new_keys[&r].clone()).collect();
+            if ro != rn {
+                return Some(ReasonKind::CallTargets {
+                    name: name.clone(),
+                    old: ro.into_iter().collect(),
+                    new: rn.into_iter().collect(),
+                });
+            }
+        }
+        if a.indirect_call {
+            if let Some((added, removed)) = &self.indirect_change {
+                return Some(ReasonKind::IndirectTargets { added: added.clone(), removed: removed.clone() });
+            }
+        }
+        None
+    }
+
+    /// Affected local names of a procedure pair.
+    fn locals(&self, o: ProcRef, n: ProcRef) -> Affected {
+        let wrap = |p: &'p Program<'a>, r: ProcRef| -> Vec<Decl<'a>> {
+            let u = p.unit(r).unit;
+            p.procedure(r)
+                .locals
+                .iter()
+                .map(|d| Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() })
+                .collect()
+        };
+        affected(&wrap(self.old, o), &wrap(self.new, n), &self.globals)
+    }
+}
+
+impl Walker<'_, '_, '_> {
+    fn dangerous(
+        &mut self,
+        o: ProcRef,
+        edge: EdgeId,
+        kind: ReasonKind,
+        old_node: NodeId,
+        new: Option<(ProcRef, NodeId)>,
+    ) {
+        let reason = Reason {
+            kind,
+            old: Some(at(self.ctx.old, &self.ctx.keys, o, old_node)),
+            new: new.map(|(r, n)| at(self.ctx.new, &self.ctx.keys, r, n)),
+        };
+        self.out.dangerous.push(Dangerous { procedure: o, edge, reason });
+    }
+
+    /// `SelectTests2(P, P')`.
+    fn select_tests2(&mut self, o: ProcRef, n: ProcRef) {
+        self.proctable.insert(o, Status::Visited);
+        let ctx = self.ctx;
+        let (po, pn) = (ctx.old.procedure(o), ctx.new.procedure(n));
+        let mut walk = PairWalk { old: Some(o), new: Some(n), ..Default::default() };
+        let (entry, entry2) = (po.stmt.entry(), pn.stmt.entry());
+        if let Some(kind) = ctx.entry_difference(o, n) {
+            for e in po.stmt.out_edges(entry) {
+                self.dangerous(o, e, kind.clone(), entry, Some((n, entry2)));
+            }
+            walk.whole = true;
+            walk.changed.insert(entry2);
+            self.proctable.insert(o, Status::SelectsAll);
+            self.out.walks.push(walk);
+            return;
+        }
+        let locals = ctx.locals(o, n);
+        let mut visited: HashSet<(NodeId, NodeId)> = HashSet::new();
+        visited.insert((entry, entry2));
+        walk.visited.push((entry, entry2));
+        let mut stack = vec![(entry, entry2)];
+        while let Some((nn, nn2)) = stack.pop() {
+            self.out.compares += 1;
+            if po.stmt.node(nn).kind == NodeKind::Exit {
+                walk.exit_reached = true;
+                continue;
+            }
+            let labels: Vec<&EdgeLabel> = po.stmt.out_labels(nn).collect();
+            let labels2: Vec<&EdgeLabel> = pn.stmt.out_labels(nn2).collect();
+            let is_switch = po.stmt.node(nn).kind == NodeKind::Switch;
+            if !is_switch && labels != labels2 {
+                // OutEdgesEquivalent fails: every edge out of N is dangerous
+                for e in po.stmt.out_edges(nn) {
+                    self.dangerous(o, e, ReasonKind::Structure, nn, Some((n, nn2)));
+                }
+                walk.changed.insert(nn2);
+                continue;
+            }
+            if is_switch {
+                // a new case: tests that took `default` may now take it (002 §3.1.4)
+                for l in &labels2 {
+                    if let EdgeLabel::Case(text) = l {
+                        if po.stmt.out_edge_labelled(nn, l).is_none() {
+                            if let Some(d) = po.stmt.out_edge_labelled(nn, &EdgeLabel::Default) {
+                                self.dangerous(o, d, ReasonKind::CaseAdded(text.clone()), nn, Some((n, nn2)));
+                                walk.changed.insert(nn2);
+                            }
+                        }
+                    }
+                }
+            }
+            for e in po.stmt.out_edges(nn) {
+                let edge = po.stmt.edge(e);
+                let c = edge.dst;
+                let Some(c2) = pn.stmt.succ_labelled(nn2, &edge.label) else {
+                    // a removed case: its tests may take another branch
+                    let l = match &edge.label {
+                        EdgeLabel::Case(t) => t.clone(),
+                        other => other.to_string(),
+                    };
+                    self.dangerous(o, e, ReasonKind::CaseRemoved(l), nn, Some((n, nn2)));
+                    walk.changed.insert(nn2);
+                    continue;
+                };
+                if visited.contains(&(c, c2)) {
+                    continue;
+                }
+                if let Some(kind) = ctx.difference(o, c, n, c2, &locals) {
+                    self.dangerous(o, e, kind, c, Some((n, c2)));
+                    walk.changed.insert(c2);
+                    continue;
+                }
+                // record partners for the multiply-visited-node condition
+                self.partners.entry(o).or_default().entry(c).or_default().insert(c2);
+                if self.mode == Mode::Inter && po.stmt.node(c).has_calls() && self.calls_select_all(o, c) {
+                    // every test through this call is selected already
+                    visited.insert((c, c2));
+                    walk.visited.push((c, c2));
+                    continue;
+                }
+                visited.insert((c, c2));
+                walk.visited.push((c, c2));
+                stack.push((c, c2));
+            }
+        }
+        if !walk.exit_reached {
+            self.proctable.insert(o, Status::SelectsAll);
+        }
+        self.out.walks.push(walk);
+    }
+
+    /// Compare2's call handling: walks into callees not yet in the proctable and
+    /// says whether any callee has status *selectsall*.
+    fn calls_select_all(&mut self, o: ProcRef, c: NodeId) -> bool {
+        let ctx = self.ctx;
+        let node = ctx.old.procedure(o).stmt.node(c);
+        let mut any_all = false;
+        for name in &node.calls {
+            for callee in ctx.old.resolve(o.unit, name) {
+                if !self.proctable.contains_key(&callee) {
+                    if let Some(&callee2) = ctx.pairing.old_to_new.get(&callee) {
+                        self.select_tests2(callee, callee2);
+                    }
+                }
+                if self.proctable.get(&callee) == Some(&Status::SelectsAll) {
+                    any_all = true;
+                }
+            }
+        }
+        any_all
+    }
+}
+
+/// Runs DejaVu on two program versions.
+pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
+    let ctx = Ctx::new(old, new);
+    let mut w =
+        Walker { ctx: &ctx, mode, proctable: HashMap::new(), out: Outcome::default(), partners: HashMap::new() };
+    if mode == Mode::Inter {
+        let entries: Vec<ProcRef> =
+            ctx.pairing.old_to_new.keys().copied().filter(|r| old.procedure(*r).name == "main").collect();
+        for o in entries {
+            if !w.proctable.contains_key(&o) {
+                let n = ctx.pairing.old_to_new[&o];
+                w.select_tests2(o, n);
+            }
+        }
+    }
+    // every pair the walk did not reach (all of them in the naive mode)
+    let pairs: Vec<(ProcRef, ProcRef)> = ctx.pairing.old_to_new.iter().map(|(a, b)| (*a, *b)).collect();
+    for (o, n) in pairs {
+        if !w.proctable.contains_key(&o) {
+            w.select_tests2(o, n);
+        }
+    }
+    // removed procedures: every test that entered one is selected
+    for o in old.procedures() {
+        if !ctx.pairing.old_to_new.contains_key(&o) {
+            let p = old.procedure(o);
+            let entry = p.stmt.entry();
+            for e in p.stmt.out_edges(entry) {
+                w.dangerous(o, e, ReasonKind::Removed, entry, None);
+            }
+            w.out.walks.push(PairWalk { old: Some(o), new: None, whole: true, ..Default::default() });
+        }
+    }
+    w.out.added = new.procedures().filter(|r| !ctx.pairing.new_to_old.contains_key(r)).collect();
+    for (p, m) in std::mem::take(&mut w.partners) {
+        let multi: BTreeSet<NodeId> = m.into_iter().filter(|(_, s)| s.len() > 1).map(|(n, _)| n).collect();
+        if !multi.is_empty() {
+            w.out.multiply_visited.insert(p, multi);
+        }
+    }
+    w.out.affected_globals = ctx.globals.clone();
+    w.out
+}

@@ -1,0 +1,142 @@
+//! A program version as selection sees it: its units, the procedures defined in
+//! them, how a procedure is identified across versions, and which procedures a
+//! call by name can reach.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use retest_graph::{Procedure, Unit};
+
+/// One translation unit of a program version.
+#[derive(Clone, Copy)]
+pub struct UnitRef<'a> {
+    /// Identity across versions (source path and output).
+    pub key: &'a str,
+    pub unit: &'a Unit,
+    /// Identity compile flags; a change makes every procedure of the unit changed.
+    pub flags: &'a str,
+}
+
+/// A procedure of a program: (unit index, procedure index).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct ProcRef {
+    pub unit: usize,
+    pub proc: usize,
+}
+
+/// A program version.
+pub struct Program<'a> {
+    pub units: Vec<UnitRef<'a>>,
+    /// Procedures by name (all units).
+    by_name: BTreeMap<&'a str, Vec<ProcRef>>,
+}
+
+impl<'a> Program<'a> {
+    pub fn new(units: Vec<UnitRef<'a>>) -> Program<'a> {
+        let mut by_name: BTreeMap<&'a str, Vec<ProcRef>> = BTreeMap::new();
+        for (ui, u) in units.iter().enumerate() {
+            for (pi, p) in u.unit.procedures.iter().enumerate() {
+                by_name.entry(p.name.as_str()).or_default().push(ProcRef { unit: ui, proc: pi });
+            }
+        }
+        Program { units, by_name }
+    }
+
+    pub fn procedure(&self, r: ProcRef) -> &'a Procedure {
+        &self.units[r.unit].unit.procedures[r.proc]
+    }
+
+    pub fn unit(&self, r: ProcRef) -> &UnitRef<'a> {
+        &self.units[r.unit]
+    }
+
+    pub fn procedures(&self) -> impl Iterator<Item = ProcRef> + '_ {
+        self.units
+            .iter()
+            .enumerate()
+            .flat_map(|(ui, u)| (0..u.unit.procedures.len()).map(move |pi| ProcRef { unit: ui, proc: pi }))
+    }
+
+    /// The procedures a direct call to `name` from unit `from` can reach: the
+    /// unit's own `static` definition if it has one, otherwise every externally
+    /// visible definition of the name (several when the project links several
+    /// programs that each define it).
+    pub fn resolve(&self, from: usize, name: &str) -> Vec<ProcRef> {
+        let Some(all) = self.by_name.get(name) else { return Vec::new() };
+        if let Some(local) = all.iter().find(|r| r.unit == from && self.procedure(**r).is_static) {
+            return vec![*local];
+        }
+        all.iter().copied().filter(|r| !self.procedure(*r).is_static).collect()
+    }
+
+    /// Procedures whose address is taken anywhere (possible targets of calls
+    /// through pointers), as keys.
+    pub fn address_taken(&self, keys: &Keys) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (ui, u) in self.units.iter().enumerate() {
+            for name in &u.unit.address_taken {
+                for r in self.resolve(ui, name) {
+                    out.insert(keys.key(self, r));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How procedures are named across two versions: a `static` procedure by unit and
+/// name; an externally visible one by name alone when the name is defined once in
+/// each version (so it may move between units), else by unit and name.
+pub struct Keys {
+    ambiguous: BTreeSet<String>,
+}
+
+impl Keys {
+    pub fn new(old: &Program<'_>, new: &Program<'_>) -> Keys {
+        let mut ambiguous = BTreeSet::new();
+        for p in [old, new] {
+            let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+            for r in p.procedures() {
+                let proc = p.procedure(r);
+                if !proc.is_static {
+                    *count.entry(proc.name.as_str()).or_default() += 1;
+                }
+            }
+            ambiguous.extend(count.into_iter().filter(|(_, c)| *c > 1).map(|(n, _)| n.to_string()));
+        }
+        Keys { ambiguous }
+    }
+
+    pub fn key(&self, p: &Program<'_>, r: ProcRef) -> String {
+        let proc = p.procedure(r);
+        if proc.is_static || self.ambiguous.contains(&proc.name) {
+            format!("{}::{}", p.unit(r).key, proc.name)
+        } else {
+            proc.name.clone()
+        }
+    }
+}
+
+/// The pairing of procedures between two versions.
+pub struct Pairing {
+    pub old_to_new: BTreeMap<ProcRef, ProcRef>,
+    pub new_to_old: BTreeMap<ProcRef, ProcRef>,
+    pub old_keys: BTreeMap<ProcRef, String>,
+    pub new_keys: BTreeMap<ProcRef, String>,
+}
+
+impl Pairing {
+    pub fn new(old: &Program<'_>, new: &Program<'_>, keys: &Keys) -> Pairing {
+        let old_keys: BTreeMap<ProcRef, String> = old.procedures().map(|r| (r, keys.key(old, r))).collect();
+        let new_keys: BTreeMap<ProcRef, String> = new.procedures().map(|r| (r, keys.key(new, r))).collect();
+        let by_key: BTreeMap<&str, ProcRef> = new_keys.iter().map(|(r, k)| (k.as_str(), *r)).collect();
+        let mut old_to_new = BTreeMap::new();
+        let mut new_to_old = BTreeMap::new();
+        for (r, k) in &old_keys {
+            if let Some(n) = by_key.get(k.as_str()) {
+                old_to_new.insert(*r, *n);
+                new_to_old.insert(*n, *r);
+            }
+        }
+        Pairing { old_to_new, new_to_old, old_keys, new_keys }
+    }
+}
