@@ -157,10 +157,10 @@ impl<'p, 'a> Ctx<'p, 'a> {
         if uo.flags != un.flags {
             return Some(ReasonKind::Flags { old: uo.flags.to_string(), new: un.flags.to_string() });
         }
-        if let Some(why) = po.unanalysable.as_ref().or(pn.unanalysable.as_ref()) {
-            if po.digest != pn.digest {
-                return Some(ReasonKind::Unanalysable(why.clone()));
-            }
+        if let Some(why) = po.unanalysable.as_ref().or(pn.unanalysable.as_ref())
+            && po.digest != pn.digest
+        {
+            return Some(ReasonKind::Unanalysable(why.clone()));
         }
         if po.stmt.node(po.stmt.entry()).text != pn.stmt.node(pn.stmt.entry()).text {
             return Some(ReasonKind::Signature);
@@ -201,10 +201,10 @@ impl<'p, 'a> Ctx<'p, 'a> {
                 });
             }
         }
-        if a.indirect_call {
-            if let Some((added, removed)) = &self.indirect_change {
-                return Some(ReasonKind::IndirectTargets { added: added.clone(), removed: removed.clone() });
-            }
+        if a.indirect_call
+            && let Some((added, removed)) = &self.indirect_change
+        {
+            return Some(ReasonKind::IndirectTargets { added: added.clone(), removed: removed.clone() });
         }
         None
     }
@@ -282,13 +282,12 @@ impl Walker<'_, '_, '_> {
             if is_switch {
                 // a new case: tests that took `default` may now take it (002 §3.1.4)
                 for l in &labels2 {
-                    if let EdgeLabel::Case(text) = l {
-                        if po.stmt.out_edge_labelled(nn, l).is_none() {
-                            if let Some(d) = po.stmt.out_edge_labelled(nn, &EdgeLabel::Default) {
-                                self.dangerous(o, d, ReasonKind::CaseAdded(text.clone()), nn, Some((n, nn2)));
-                                walk.changed.insert(nn2);
-                            }
-                        }
+                    if let EdgeLabel::Case(text) = l
+                        && po.stmt.out_edge_labelled(nn, l).is_none()
+                        && let Some(d) = po.stmt.out_edge_labelled(nn, &EdgeLabel::Default)
+                    {
+                        self.dangerous(o, d, ReasonKind::CaseAdded(text.clone()), nn, Some((n, nn2)));
+                        walk.changed.insert(nn2);
                     }
                 }
             }
@@ -340,10 +339,10 @@ impl Walker<'_, '_, '_> {
         let mut any_all = false;
         for name in &node.calls {
             for callee in ctx.old.resolve(o.unit, name) {
-                if !self.proctable.contains_key(&callee) {
-                    if let Some(&callee2) = ctx.pairing.old_to_new.get(&callee) {
-                        self.select_tests2(callee, callee2);
-                    }
+                if !self.proctable.contains_key(&callee)
+                    && let Some(&callee2) = ctx.pairing.old_to_new.get(&callee)
+                {
+                    self.select_tests2(callee, callee2);
                 }
                 if self.proctable.get(&callee) == Some(&Status::SelectsAll) {
                     any_all = true;
