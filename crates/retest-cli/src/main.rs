@@ -4,6 +4,7 @@
 mod cc;
 mod cfg;
 mod context;
+mod coverage;
 mod fail;
 mod init;
 mod progress;
@@ -35,6 +36,8 @@ enum Command {
     Build(cc::BuildArgs),
     /// Build and print control-flow graphs of C functions.
     Cfg(cfg::CfgArgs),
+    /// Coverage reports (text, JSON, LCOV) from the recorded coverage.
+    Coverage(coverage::CoverageArgs),
     /// The compiler wrapper for C: use as `CC="retest cc"` (all arguments pass to the compiler).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
         Command::Build(a) => cc::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Coverage(a) => coverage::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Cc { args } => Ok(cc::wrapper(false, args)),
         Command::Cxx { args } => Ok(cc::wrapper(true, args)),
     };

@@ -160,7 +160,8 @@ impl Prepared {
                     return out;
                 }
             };
-            let tu = analyze(&pre, &own);
+            let mut tu = analyze(&pre, &own);
+            normalize_paths(&mut tu.unit, &opts.cwd, &root);
             let src_hash = source_hash(&pre.raw);
             let plan = (opts.plan_for)(&rel_source, &tu.unit);
             let bh = build_hash(&src_hash, &plan);
@@ -294,6 +295,24 @@ impl Prepared {
             }
         }
         result
+    }
+}
+
+/// Rewrites a unit's file paths so they do not depend on the directory the
+/// compiler ran in: relative to the project root for files under it, absolute
+/// (canonical) otherwise; pseudo-files like `<built-in>` stay as they are.
+pub fn normalize_paths(unit: &mut Unit, cwd: &Path, root: &Path) {
+    for f in &mut unit.files {
+        if f.path.starts_with('<') {
+            continue;
+        }
+        let p = cwd.join(&f.path);
+        if let Ok(c) = std::fs::canonicalize(&p) {
+            f.path = match c.strip_prefix(root) {
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => c.to_string_lossy().into_owned(),
+            };
+        }
     }
 }
 

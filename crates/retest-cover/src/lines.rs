@@ -1,0 +1,253 @@
+//! Line, branch and function coverage of a set of tests, per source file.
+//!
+//! A line is *executable* when a statement-level node (statement, call,
+//! predicate, switch) starts on it, and *executed* by a test when one of those
+//! nodes ran (left by an out-edge — see `retest_graph::coverage`). Branches are
+//! the out-edges of condition-level predicates (`T`/`F` of each condition, as
+//! compilers count them) and of switches (one per case label and `default`).
+//! Counts are numbers of tests, not executions.
+
+use std::collections::BTreeMap;
+
+use fixedbitset::FixedBitSet;
+use retest_graph::{NodeKind, Procedure, Unit};
+use roaring::RoaringBitmap;
+
+/// Coverage of one line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCount {
+    /// Tests that executed the line.
+    pub tests: u32,
+}
+
+/// One branch: a labelled out-edge of a condition or switch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Branch {
+    /// Which decision on the line (in source order) and which outcome.
+    pub block: u32,
+    pub label: String,
+    /// Tests that took it.
+    pub tests: u32,
+}
+
+/// A function's entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    pub line: u32,
+    /// Tests that entered it.
+    pub tests: u32,
+    /// Its executable lines.
+    pub lines: Vec<u32>,
+    /// Its branches: (line, block, label).
+    pub branches: Vec<(u32, u32, String)>,
+}
+
+/// Hit and total counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Ratio {
+    pub hit: usize,
+    pub total: usize,
+}
+
+impl Ratio {
+    pub fn percent(&self) -> f64 {
+        if self.total == 0 { 100.0 } else { 100.0 * self.hit as f64 / self.total as f64 }
+    }
+}
+
+impl FileCoverage {
+    /// Line and branch coverage of function `f` of this file.
+    pub fn function_stats(&self, f: &Function) -> (Ratio, Ratio) {
+        let lines = Ratio {
+            hit: f.lines.iter().filter(|l| self.lines.get(l).is_some_and(|c| c.tests > 0)).count(),
+            total: f.lines.len(),
+        };
+        let branches = Ratio {
+            hit: f
+                .branches
+                .iter()
+                .filter(|(l, b, lab)| {
+                    self.branches
+                        .get(l)
+                        .is_some_and(|v| v.iter().any(|x| x.block == *b && &x.label == lab && x.tests > 0))
+                })
+                .count(),
+            total: f.branches.len(),
+        };
+        (lines, branches)
+    }
+}
+
+/// Coverage of one source file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileCoverage {
+    pub lines: BTreeMap<u32, LineCount>,
+    pub branches: BTreeMap<u32, Vec<Branch>>,
+    pub functions: Vec<Function>,
+}
+
+impl FileCoverage {
+    pub fn lines_hit(&self) -> usize {
+        self.lines.values().filter(|l| l.tests > 0).count()
+    }
+    pub fn branches_total(&self) -> usize {
+        self.branches.values().map(Vec::len).sum()
+    }
+    pub fn branches_hit(&self) -> usize {
+        self.branches.values().flatten().filter(|b| b.tests > 0).count()
+    }
+    pub fn functions_hit(&self) -> usize {
+        self.functions.iter().filter(|f| f.tests > 0).count()
+    }
+}
+
+/// Where each countable thing of a procedure is, precomputed once per unit.
+struct ProcShape {
+    file: String,
+    entry_line: u32,
+    /// statement-level node → line (executable nodes only)
+    stmt_lines: Vec<Option<u32>>,
+    /// condition-level edge → (line, block, label) for branch edges
+    branch_of: Vec<Option<(u32, u32, String)>>,
+}
+
+fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
+    let span = p.span?;
+    let file = unit.file_path(&span).to_string();
+    let stmt_lines = p
+        .stmt
+        .nodes()
+        .map(|(_, n)| match n.kind {
+            NodeKind::Statement | NodeKind::Call | NodeKind::Predicate | NodeKind::Switch => {
+                n.span.filter(|s| unit.file_path(s) == file).map(|s| s.line)
+            }
+            _ => None,
+        })
+        .collect();
+    // branch blocks: number the decisions (condition nodes, switches) per line in id order
+    let mut per_line: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut branch_of = vec![None; p.cond.edge_count()];
+    for (id, n) in p.cond.nodes() {
+        if !matches!(n.kind, NodeKind::Predicate | NodeKind::Switch) {
+            continue;
+        }
+        let Some(s) = n.span.filter(|s| unit.file_path(s) == file) else { continue };
+        let block = {
+            let b = per_line.entry(s.line).or_insert(0);
+            *b += 1;
+            *b - 1
+        };
+        for e in p.cond.out_edges(id) {
+            branch_of[e.index()] = Some((s.line, block, p.cond.edge(e).label.to_string()));
+        }
+    }
+    Some(ProcShape { file, entry_line: span.line, stmt_lines, branch_of })
+}
+
+/// Accumulates coverage over units and tests.
+#[derive(Default)]
+pub struct Accumulator {
+    files: BTreeMap<String, FileCoverage>,
+}
+
+/// Index of a function within its file's list.
+fn function_slot(fc: &mut FileCoverage, name: &str, line: u32) -> usize {
+    match fc.functions.iter().position(|f| f.name == name && f.line == line) {
+        Some(i) => i,
+        None => {
+            fc.functions.push(Function {
+                name: name.to_string(),
+                line,
+                tests: 0,
+                lines: Vec::new(),
+                branches: Vec::new(),
+            });
+            fc.functions.len() - 1
+        }
+    }
+}
+
+/// A unit ready to accumulate tests into.
+pub struct UnitShape {
+    procs: Vec<Option<ProcShape>>,
+    bases: Vec<u32>,
+}
+
+impl Accumulator {
+    /// Registers a unit's executable lines, branches and functions (all at zero),
+    /// and returns its shape for [`Accumulator::add_test`].
+    pub fn add_unit(&mut self, unit: &Unit) -> UnitShape {
+        let procs: Vec<Option<ProcShape>> = unit.procedures.iter().map(|p| shape(unit, p)).collect();
+        for (p, s) in unit.procedures.iter().zip(&procs) {
+            let Some(s) = s else { continue };
+            let fc = self.files.entry(s.file.clone()).or_default();
+            let slot = function_slot(fc, &p.name, s.entry_line);
+            for l in s.stmt_lines.iter().flatten() {
+                fc.lines.entry(*l).or_default();
+                if !fc.functions[slot].lines.contains(l) {
+                    fc.functions[slot].lines.push(*l);
+                }
+            }
+            for (line, block, label) in s.branch_of.iter().flatten() {
+                let v = fc.branches.entry(*line).or_default();
+                if !v.iter().any(|b| b.block == *block && b.label == *label) {
+                    v.push(Branch { block: *block, label: label.clone(), tests: 0 });
+                }
+                let key = (*line, *block, label.clone());
+                if !fc.functions[slot].branches.contains(&key) {
+                    fc.functions[slot].branches.push(key);
+                }
+            }
+        }
+        UnitShape { procs, bases: unit.edge_bases() }
+    }
+
+    /// Adds one test's coverage of a unit (unit-wide condition-level edges).
+    pub fn add_test(&mut self, unit: &Unit, shape: &UnitShape, edges: &RoaringBitmap) {
+        for (i, p) in unit.procedures.iter().enumerate() {
+            let Some(s) = &shape.procs[i] else { continue };
+            let (lo, hi) = (shape.bases[i], shape.bases[i + 1]);
+            if edges.range_cardinality(lo..hi) == 0 {
+                continue;
+            }
+            let mut cond = FixedBitSet::with_capacity(p.cond.edge_count());
+            for e in edges.range(lo..hi) {
+                cond.insert((e - lo) as usize);
+            }
+            let stmt = p.stmt_coverage(&cond);
+            let fc = self.files.entry(s.file.clone()).or_default();
+            // executed statement-level nodes → lines (a line counts once per test)
+            let mut lines: Vec<u32> = Vec::new();
+            for (id, e) in p.stmt.edges() {
+                if stmt.contains(id.index()) {
+                    if let Some(l) = s.stmt_lines[e.src.index()] {
+                        lines.push(l);
+                    }
+                }
+            }
+            lines.sort_unstable();
+            lines.dedup();
+            for l in lines {
+                fc.lines.entry(l).or_default().tests += 1;
+            }
+            for e in cond.ones() {
+                if let Some((line, block, label)) = &s.branch_of[e] {
+                    if let Some(b) = fc
+                        .branches
+                        .get_mut(line)
+                        .and_then(|v| v.iter_mut().find(|b| b.block == *block && b.label == *label))
+                    {
+                        b.tests += 1;
+                    }
+                }
+            }
+            let slot = function_slot(fc, &p.name, s.entry_line);
+            fc.functions[slot].tests += 1;
+        }
+    }
+
+    pub fn finish(self) -> BTreeMap<String, FileCoverage> {
+        self.files
+    }
+}
