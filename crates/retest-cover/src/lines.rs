@@ -220,10 +220,10 @@ impl Accumulator {
             // executed statement-level nodes → lines (a line counts once per test)
             let mut lines: Vec<u32> = Vec::new();
             for (id, e) in p.stmt.edges() {
-                if stmt.contains(id.index()) {
-                    if let Some(l) = s.stmt_lines[e.src.index()] {
-                        lines.push(l);
-                    }
+                if stmt.contains(id.index())
+                    && let Some(l) = s.stmt_lines[e.src.index()]
+                {
+                    lines.push(l);
                 }
             }
             lines.sort_unstable();
@@ -232,14 +232,13 @@ impl Accumulator {
                 fc.lines.entry(l).or_default().tests += 1;
             }
             for e in cond.ones() {
-                if let Some((line, block, label)) = &s.branch_of[e] {
-                    if let Some(b) = fc
+                if let Some((line, block, label)) = &s.branch_of[e]
+                    && let Some(b) = fc
                         .branches
                         .get_mut(line)
                         .and_then(|v| v.iter_mut().find(|b| b.block == *block && b.label == *label))
-                    {
-                        b.tests += 1;
-                    }
+                {
+                    b.tests += 1;
                 }
             }
             let slot = function_slot(fc, &p.name, s.entry_line);
