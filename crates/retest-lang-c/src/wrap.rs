@@ -166,24 +166,9 @@ impl Prepared {
             let plan = (opts.plan_for)(&rel_source, &tu.unit);
             let bh = build_hash(&src_hash, &plan);
             let instrumented = instrument(&pre.raw, &tu, &plan, &bh);
-            let out_rel = output
-                .as_ref()
-                .map(|o| {
-                    let p = opts.cwd.join(o);
-                    match p.parent().and_then(|d| std::fs::canonicalize(d).ok()) {
-                        Some(d) => {
-                            let full = d.join(p.file_name().unwrap_or_default());
-                            full.strip_prefix(&root)
-                                .map(|r| r.to_string_lossy().into_owned())
-                                .unwrap_or_else(|_| full.to_string_lossy().into_owned())
-                        }
-                        None => o.clone(),
-                    }
-                })
-                .unwrap_or_else(|| "-".to_string());
             out.units.push(PreparedUnit {
                 source: src.clone(),
-                key: format!("{rel_source}@{out_rel}"),
+                key: unit_key(&root, &opts.cwd, &rel_source, output.as_deref()),
                 rel_source,
                 output,
                 pre,
@@ -296,6 +281,27 @@ impl Prepared {
         }
         result
     }
+}
+
+/// The identity of a translation unit across snapshots: its source relative to the
+/// project root, `@`, and its output (relative to the root when under it) — one
+/// source compiled into two objects is two units.
+pub fn unit_key(root: &Path, cwd: &Path, rel_source: &str, output: Option<&str>) -> String {
+    let out_rel = output
+        .map(|o| {
+            let p = cwd.join(o);
+            match p.parent().and_then(|d| std::fs::canonicalize(d).ok()) {
+                Some(d) => {
+                    let full = d.join(p.file_name().unwrap_or_default());
+                    full.strip_prefix(root)
+                        .map(|r| r.to_string_lossy().into_owned())
+                        .unwrap_or_else(|_| full.to_string_lossy().into_owned())
+                }
+                None => o.to_string(),
+            }
+        })
+        .unwrap_or_else(|| "-".to_string());
+    format!("{rel_source}@{out_rel}")
 }
 
 /// Rewrites a unit's file paths so they do not depend on the directory the

@@ -358,6 +358,19 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
     let ctx = Ctx::new(old, new);
     let mut w =
         Walker { ctx: &ctx, mode, proctable: HashMap::new(), out: Outcome::default(), partners: HashMap::new() };
+    // units whose new version could not be analysed: all their old procedures changed
+    let broken: HashMap<&str, &str> = new.units.iter().filter_map(|u| u.broken.map(|b| (u.key, b))).collect();
+    for o in old.procedures() {
+        if let Some(why) = broken.get(old.unit(o).key) {
+            let p = old.procedure(o);
+            let entry = p.stmt.entry();
+            for e in p.stmt.out_edges(entry) {
+                w.dangerous(o, e, ReasonKind::Unanalysable((*why).to_string()), entry, None);
+            }
+            w.proctable.insert(o, Status::SelectsAll);
+            w.out.walks.push(PairWalk { old: Some(o), new: None, whole: true, ..Default::default() });
+        }
+    }
     if mode == Mode::Inter {
         let entries: Vec<ProcRef> =
             ctx.pairing.old_to_new.keys().copied().filter(|r| old.procedure(*r).name == "main").collect();
@@ -377,7 +390,7 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
     }
     // removed procedures: every test that entered one is selected
     for o in old.procedures() {
-        if !ctx.pairing.old_to_new.contains_key(&o) {
+        if !ctx.pairing.old_to_new.contains_key(&o) && !broken.contains_key(old.unit(o).key) {
             let p = old.procedure(o);
             let entry = p.stmt.entry();
             for e in p.stmt.out_edges(entry) {

@@ -14,6 +14,9 @@ pub struct UnitRef<'a> {
     pub unit: &'a Unit,
     /// Identity compile flags; a change makes every procedure of the unit changed.
     pub flags: &'a str,
+    /// Set in the new version when the unit could not be analysed at all (say, it
+    /// no longer preprocesses): every procedure of its old version counts as changed.
+    pub broken: Option<&'a str>,
 }
 
 /// A procedure of a program: (unit index, procedure index).

@@ -95,8 +95,8 @@ fn trace(p: &Procedure, path: &[&str]) -> BTreeSet<EdgeId> {
 /// Selection between two one-unit programs, with histories given as traces of
 /// procedure `proc` (test ids 1..).
 fn run(old: &Unit, new: &Unit, proc: &str, tests: &[&[&str]], mode: Mode) -> (BTreeSet<u32>, Outcome) {
-    let po = Program::new(vec![UnitRef { key: "x.c", unit: old, flags: "" }]);
-    let pn = Program::new(vec![UnitRef { key: "x.c", unit: new, flags: "" }]);
+    let po = Program::new(vec![UnitRef { key: "x.c", unit: old, flags: "", broken: None }]);
+    let pn = Program::new(vec![UnitRef { key: "x.c", unit: new, flags: "", broken: None }]);
     let pi = old.procedures.iter().position(|p| p.name == proc).unwrap();
     let p = &old.procedures[pi];
     let base = old.edge_bases()[pi];
