@@ -1,6 +1,7 @@
 //! The `retest` command line. Only argument parsing, progress display and output
 //! formats live here; the work is done by the library crates.
 
+mod audit;
 mod cc;
 mod cfg;
 mod context;
@@ -8,6 +9,9 @@ mod coverage;
 mod fail;
 mod init;
 mod progress;
+mod record;
+mod run;
+mod select;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +42,15 @@ enum Command {
     Cfg(cfg::CfgArgs),
     /// Coverage reports (text, JSON, LCOV) from the recorded coverage.
     Coverage(coverage::CoverageArgs),
+    /// Run the tests and record their outcomes and coverage (the baseline).
+    Run(run::RunArgs),
+    /// The tests to rerun for the change since the baseline, with reasons.
+    Select(select::SelectArgs),
+    /// Why one test is or is not selected.
+    Explain(select::ExplainArgs),
+    /// Run the whole suite on the current build and check that every test whose
+    /// behaviour changed since the baseline was selected (exit 3 on a miss).
+    Audit(audit::AuditArgs),
     /// The compiler wrapper for C: use as `CC="retest cc"` (all arguments pass to the compiler).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
@@ -67,6 +80,10 @@ fn main() -> ExitCode {
         Command::Build(a) => cc::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
         Command::Coverage(a) => coverage::run(store, a).map(|_| ExitCode::SUCCESS),
+        Command::Run(a) => run::run(store, a),
+        Command::Select(a) => select::run(store, a).map(|_| ExitCode::SUCCESS),
+        Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),
+        Command::Audit(a) => audit::run(store, a),
         Command::Cc { args } => Ok(cc::wrapper(false, args)),
         Command::Cxx { args } => Ok(cc::wrapper(true, args)),
     };

@@ -1,3 +1,5 @@
 //! Test discovery and execution: parallel runs, timeouts, trace collection.
 
+pub mod discover;
+pub mod exec;
 pub mod trace;

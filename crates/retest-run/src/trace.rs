@@ -190,55 +190,26 @@ pub enum TraceError {
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("trace truncated at byte {at} while reading {what}")]
     Truncated { at: usize, what: &'static str },
-    #[error(
-        "trace checksum mismatch: stored {stored:#010x}, computed {computed:#010x}; the file is corrupt"
-    )]
+    #[error("trace checksum mismatch: stored {stored:#010x}, computed {computed:#010x}; the file is corrupt")]
     ChecksumMismatch { stored: u32, computed: u32 },
     #[error("trace has no valid trailer at byte {at} (expected crc32 and \"RTEND\\0\\0\\0\")")]
     BadTrailer { at: usize },
     #[error("{extra} unexpected bytes between the last unit and the trailer at byte {at}")]
     TrailingBytes { at: usize, extra: usize },
     #[error("unit {unit}, section {section}: unknown payload encoding {encoding}")]
-    UnknownEncoding {
-        unit: usize,
-        section: usize,
-        encoding: u32,
-    },
+    UnknownEncoding { unit: usize, section: usize, encoding: u32 },
     #[error("unit {unit}, section {section}: raw cell {index} holds {value}, expected 0 or 1")]
-    BadCellValue {
-        unit: usize,
-        section: usize,
-        index: u32,
-        value: u8,
-    },
-    #[error(
-        "unit {unit}, section {section}: cell index {index} is out of range (the section has {len} cells)"
-    )]
-    IndexOutOfRange {
-        unit: usize,
-        section: usize,
-        index: u32,
-        len: u32,
-    },
-    #[error(
-        "unit {unit}, section {section}: entry {position} is not greater than the one before it"
-    )]
-    NotIncreasing {
-        unit: usize,
-        section: usize,
-        position: usize,
-    },
+    BadCellValue { unit: usize, section: usize, index: u32, value: u8 },
+    #[error("unit {unit}, section {section}: cell index {index} is out of range (the section has {len} cells)")]
+    IndexOutOfRange { unit: usize, section: usize, index: u32, len: u32 },
+    #[error("unit {unit}, section {section}: entry {position} is not greater than the one before it")]
+    NotIncreasing { unit: usize, section: usize, position: usize },
     #[error(
         "unit {} kind {kind}: traces disagree on the number of cells ({first} vs {second}); \
          two different builds share one hash",
         hex(hash)
     )]
-    LengthMismatch {
-        hash: TuHash,
-        kind: u32,
-        first: u32,
-        second: u32,
-    },
+    LengthMismatch { hash: TuHash, kind: u32, first: u32, second: u32 },
 }
 
 fn hex(hash: &TuHash) -> String {
@@ -259,10 +230,7 @@ impl<'a> Cursor<'a> {
                 self.pos = end;
                 Ok(slice)
             }
-            _ => Err(TraceError::Truncated {
-                at: self.bytes.len(),
-                what,
-            }),
+            _ => Err(TraceError::Truncated { at: self.bytes.len(), what }),
         }
     }
 
@@ -278,18 +246,8 @@ impl<'a> Cursor<'a> {
 
     /// `count` fixed-size items, checked against the remaining bytes before
     /// anything is allocated.
-    fn items(
-        &mut self,
-        count: u32,
-        size: usize,
-        what: &'static str,
-    ) -> Result<&'a [u8], TraceError> {
-        let n = (count as usize)
-            .checked_mul(size)
-            .ok_or(TraceError::Truncated {
-                at: self.bytes.len(),
-                what,
-            })?;
+    fn items(&mut self, count: u32, size: usize, what: &'static str) -> Result<&'a [u8], TraceError> {
+        let n = (count as usize).checked_mul(size).ok_or(TraceError::Truncated { at: self.bytes.len(), what })?;
         self.take(n, what)
     }
 }
@@ -303,28 +261,18 @@ impl<'a> Cursor<'a> {
 pub fn parse(bytes: &[u8]) -> Result<Trace, TraceError> {
     if bytes.len() < MAGIC.len() {
         return Err(if MAGIC.starts_with(bytes) {
-            TraceError::Truncated {
-                at: bytes.len(),
-                what: "magic",
-            }
+            TraceError::Truncated { at: bytes.len(), what: "magic" }
         } else {
-            TraceError::BadMagic {
-                found: bytes.to_vec(),
-            }
+            TraceError::BadMagic { found: bytes.to_vec() }
         });
     }
     if bytes[..8] != MAGIC {
-        return Err(TraceError::BadMagic {
-            found: bytes[..8].to_vec(),
-        });
+        return Err(TraceError::BadMagic { found: bytes[..8].to_vec() });
     }
     let mut header = Cursor { bytes, pos: 8 };
     let version = header.u32("version")?;
     if version != VERSION {
-        return Err(TraceError::UnsupportedVersion {
-            found: version,
-            supported: VERSION,
-        });
+        return Err(TraceError::UnsupportedVersion { found: version, supported: VERSION });
     }
 
     let has_trailer = bytes.len() >= HEADER_LEN + TRAILER_LEN && bytes.ends_with(&END_MAGIC);
@@ -340,10 +288,7 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, TraceError> {
         bytes.len()
     };
 
-    let mut c = Cursor {
-        bytes: &bytes[..body_end],
-        pos: 12,
-    };
+    let mut c = Cursor { bytes: &bytes[..body_end], pos: 12 };
     let flags = TraceFlags(c.u32("flags")?);
     let pid = c.u64("pid")?;
     let _reserved = c.u64("reserved")?;
@@ -355,26 +300,15 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, TraceError> {
 
     if has_trailer {
         if c.pos != body_end {
-            return Err(TraceError::TrailingBytes {
-                at: c.pos,
-                extra: body_end - c.pos,
-            });
+            return Err(TraceError::TrailingBytes { at: c.pos, extra: body_end - c.pos });
         }
     } else if bytes.len() - c.pos < TRAILER_LEN {
-        return Err(TraceError::Truncated {
-            at: bytes.len(),
-            what: "trailer",
-        });
+        return Err(TraceError::Truncated { at: bytes.len(), what: "trailer" });
     } else {
         return Err(TraceError::BadTrailer { at: c.pos });
     }
 
-    Ok(Trace {
-        version,
-        flags,
-        pid,
-        units,
-    })
+    Ok(Trace { version, flags, pid, units })
 }
 
 fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> {
@@ -394,12 +328,7 @@ fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> 
                         0 => {}
                         1 => hit.push(index as u32),
                         _ => {
-                            return Err(TraceError::BadCellValue {
-                                unit,
-                                section,
-                                index: index as u32,
-                                value,
-                            });
+                            return Err(TraceError::BadCellValue { unit, section, index: index as u32, value });
                         }
                     }
                 }
@@ -412,19 +341,10 @@ fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> 
                 for (position, b) in raw.chunks_exact(4).enumerate() {
                     let index = u32::from_le_bytes(b.try_into().expect("4 bytes"));
                     if index >= len {
-                        return Err(TraceError::IndexOutOfRange {
-                            unit,
-                            section,
-                            index,
-                            len,
-                        });
+                        return Err(TraceError::IndexOutOfRange { unit, section, index, len });
                     }
                     if hit.last().is_some_and(|&last| index <= last) {
-                        return Err(TraceError::NotIncreasing {
-                            unit,
-                            section,
-                            position,
-                        });
+                        return Err(TraceError::NotIncreasing { unit, section, position });
                     }
                     hit.push(index);
                 }
@@ -437,26 +357,14 @@ fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> 
                 for (position, b) in raw.chunks_exact(8).enumerate() {
                     let id = u64::from_le_bytes(b.try_into().expect("8 bytes"));
                     if ids.last().is_some_and(|&last| id <= last) {
-                        return Err(TraceError::NotIncreasing {
-                            unit,
-                            section,
-                            position,
-                        });
+                        return Err(TraceError::NotIncreasing { unit, section, position });
                     }
                     ids.push(id);
                 }
-                Section::IdSet {
-                    kind,
-                    func: len,
-                    ids,
-                }
+                Section::IdSet { kind, func: len, ids }
             }
             encoding => {
-                return Err(TraceError::UnknownEncoding {
-                    unit,
-                    section,
-                    encoding,
-                });
+                return Err(TraceError::UnknownEncoding { unit, section, encoding });
             }
         });
     }
@@ -581,9 +489,7 @@ impl TraceDir {
     /// unreadable file, no trace flagged incomplete. When this is false the
     /// runner must not trust the coverage for selection.
     pub fn is_complete(&self) -> bool {
-        self.live.is_empty()
-            && self.errors.is_empty()
-            && self.traces.iter().all(|t| !t.trace.flags.is_incomplete())
+        self.live.is_empty() && self.errors.is_empty() && self.traces.iter().all(|t| !t.trace.flags.is_incomplete())
     }
 
     /// The union of all traces.
@@ -598,10 +504,7 @@ impl TraceDir {
 /// subdirectories are ignored. Only a failure to list `dir` itself is an
 /// `Err`; problems with single files end up in [`TraceDir::errors`].
 pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
-    let io_err = |source| TraceError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
+    let io_err = |source| TraceError::Io { path: dir.to_path_buf(), source };
     let mut paths = Vec::new();
     for entry in fs::read_dir(dir).map_err(io_err)? {
         let entry = entry.map_err(io_err)?;
@@ -623,13 +526,9 @@ pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
                     Ok(trace) => out.traces.push(TraceFile { path, trace }),
                     Err(error) => out.errors.push(FileError { path, error }),
                 },
-                Err(source) => out.errors.push(FileError {
-                    error: TraceError::Io {
-                        path: path.clone(),
-                        source,
-                    },
-                    path,
-                }),
+                Err(source) => {
+                    out.errors.push(FileError { error: TraceError::Io { path: path.clone(), source }, path })
+                }
             },
             Some(LIVE_EXTENSION) => {
                 let pid = path
@@ -686,28 +585,20 @@ impl Coverage {
         for unit in &trace.units {
             for section in &unit.sections {
                 match section {
-                    Section::Cells { kind, len, hit } => {
-                        match self.cells.get_mut(&(unit.hash, *kind)) {
-                            Some(acc) if acc.len != *len => {
-                                return Err(TraceError::LengthMismatch {
-                                    hash: unit.hash,
-                                    kind: *kind,
-                                    first: acc.len,
-                                    second: *len,
-                                });
-                            }
-                            Some(acc) => acc.hit = union_sorted(&acc.hit, hit),
-                            None => {
-                                self.cells.insert(
-                                    (unit.hash, *kind),
-                                    CellHits {
-                                        len: *len,
-                                        hit: hit.clone(),
-                                    },
-                                );
-                            }
+                    Section::Cells { kind, len, hit } => match self.cells.get_mut(&(unit.hash, *kind)) {
+                        Some(acc) if acc.len != *len => {
+                            return Err(TraceError::LengthMismatch {
+                                hash: unit.hash,
+                                kind: *kind,
+                                first: acc.len,
+                                second: *len,
+                            });
                         }
-                    }
+                        Some(acc) => acc.hit = union_sorted(&acc.hit, hit),
+                        None => {
+                            self.cells.insert((unit.hash, *kind), CellHits { len: *len, hit: hit.clone() });
+                        }
+                    },
                     Section::IdSet { kind, func, ids } => {
                         let acc = self.ids.entry((unit.hash, *kind, *func)).or_default();
                         *acc = union_sorted(acc, ids);
@@ -735,9 +626,7 @@ impl Coverage {
 
     /// All path-id sets: (hash, kind, func, ids), ordered by key.
     pub fn iter_ids(&self) -> impl Iterator<Item = (&TuHash, u32, u32, &[u64])> {
-        self.ids
-            .iter()
-            .map(|((h, k, f), ids)| (h, *k, *f, ids.as_slice()))
+        self.ids.iter().map(|((h, k, f), ids)| (h, *k, *f, ids.as_slice()))
     }
 
     /// Whether any merged trace was flagged [`TraceFlags::INCOMPLETE`].
@@ -800,31 +689,15 @@ mod tests {
                     hash: [0xa1; 16],
                     sections: vec![
                         // 2 of 100 hit: sparse (12 bytes) beats raw (100).
-                        Section::Cells {
-                            kind: KIND_EDGES,
-                            len: 100,
-                            hit: vec![3, 99],
-                        },
+                        Section::Cells { kind: KIND_EDGES, len: 100, hit: vec![3, 99] },
                         // 3 of 6 hit: raw.
-                        Section::Cells {
-                            kind: KIND_MCDC,
-                            len: 6,
-                            hit: vec![0, 2, 5],
-                        },
-                        Section::IdSet {
-                            kind: KIND_PATHS,
-                            func: 7,
-                            ids: vec![1, 1 << 40, u64::MAX],
-                        },
+                        Section::Cells { kind: KIND_MCDC, len: 6, hit: vec![0, 2, 5] },
+                        Section::IdSet { kind: KIND_PATHS, func: 7, ids: vec![1, 1 << 40, u64::MAX] },
                     ],
                 },
                 UnitTrace {
                     hash: [0xb2; 16],
-                    sections: vec![Section::Cells {
-                        kind: KIND_EDGES,
-                        len: 0,
-                        hit: vec![],
-                    }],
+                    sections: vec![Section::Cells { kind: KIND_EDGES, len: 0, hit: vec![] }],
                 },
             ],
         }
@@ -882,11 +755,7 @@ mod tests {
             pid: 1,
             units: vec![UnitTrace {
                 hash: [0; 16],
-                sections: vec![Section::Cells {
-                    kind: KIND_EDGES,
-                    len: 12,
-                    hit: vec![1, 11],
-                }],
+                sections: vec![Section::Cells { kind: KIND_EDGES, len: 12, hit: vec![1, 11] }],
             }],
         };
         let bytes = write(&t);
@@ -898,11 +767,7 @@ mod tests {
     #[test]
     fn write_normalises_unsorted_input() {
         let mut t = sample();
-        t.units[0].sections[0] = Section::Cells {
-            kind: KIND_EDGES,
-            len: 100,
-            hit: vec![99, 3, 3],
-        };
+        t.units[0].sections[0] = Section::Cells { kind: KIND_EDGES, len: 100, hit: vec![99, 3, 3] };
         assert_eq!(parse(&write(&t)).unwrap(), sample());
     }
 
@@ -910,11 +775,7 @@ mod tests {
     #[should_panic(expected = "out of range")]
     fn write_rejects_out_of_range_hits() {
         let mut t = sample();
-        t.units[0].sections[1] = Section::Cells {
-            kind: KIND_MCDC,
-            len: 6,
-            hit: vec![6],
-        };
+        t.units[0].sections[1] = Section::Cells { kind: KIND_MCDC, len: 6, hit: vec![6] };
         write(&t);
     }
 
@@ -938,11 +799,7 @@ mod tests {
         for at in 12..crc_at + 4 {
             let mut bad = bytes.clone();
             bad[at] ^= 0x20;
-            assert!(
-                matches!(parse(&bad), Err(TraceError::ChecksumMismatch { .. })),
-                "byte {at}: {:?}",
-                parse(&bad)
-            );
+            assert!(matches!(parse(&bad), Err(TraceError::ChecksumMismatch { .. })), "byte {at}: {:?}", parse(&bad));
         }
     }
 
@@ -952,18 +809,12 @@ mod tests {
         for at in 0..8 {
             let mut bad = bytes.clone();
             bad[at] ^= 1;
-            assert!(
-                matches!(parse(&bad), Err(TraceError::BadMagic { .. })),
-                "byte {at}"
-            );
+            assert!(matches!(parse(&bad), Err(TraceError::BadMagic { .. })), "byte {at}");
         }
         for at in 8..12 {
             let mut bad = bytes.clone();
             bad[at] ^= 1;
-            assert!(
-                matches!(parse(&bad), Err(TraceError::UnsupportedVersion { .. })),
-                "byte {at}"
-            );
+            assert!(matches!(parse(&bad), Err(TraceError::UnsupportedVersion { .. })), "byte {at}");
         }
         for at in bytes.len() - 8..bytes.len() {
             let mut bad = bytes.clone();
@@ -986,14 +837,8 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(parse(b"ELF"), Err(TraceError::BadMagic { .. })));
-        assert!(matches!(
-            parse(b""),
-            Err(TraceError::Truncated { at: 0, .. })
-        ));
-        assert!(matches!(
-            parse(b"RETE"),
-            Err(TraceError::Truncated { at: 4, .. })
-        ));
+        assert!(matches!(parse(b""), Err(TraceError::Truncated { at: 0, .. })));
+        assert!(matches!(parse(b"RETE"), Err(TraceError::Truncated { at: 4, .. })));
     }
 
     #[test]
@@ -1010,37 +855,22 @@ mod tests {
         // And a short file of a newer version is not called truncated.
         let mut short = MAGIC.to_vec();
         short.extend_from_slice(&7u32.to_le_bytes());
-        assert!(matches!(
-            parse(&short),
-            Err(TraceError::UnsupportedVersion { found: 7, .. })
-        ));
+        assert!(matches!(parse(&short), Err(TraceError::UnsupportedVersion { found: 7, .. })));
     }
 
     #[test]
     fn structural_errors_with_a_valid_checksum() {
         assert!(matches!(
             parse(&handmade(4, 9, &[])),
-            Err(TraceError::UnknownEncoding {
-                unit: 0,
-                section: 0,
-                encoding: 9
-            })
+            Err(TraceError::UnknownEncoding { unit: 0, section: 0, encoding: 9 })
         ));
         assert!(matches!(
             parse(&handmade(4, ENC_RAW, &[0, 1, 2, 0])),
-            Err(TraceError::BadCellValue {
-                index: 2,
-                value: 2,
-                ..
-            })
+            Err(TraceError::BadCellValue { index: 2, value: 2, .. })
         ));
         assert!(matches!(
             parse(&handmade(10, ENC_SPARSE, &u32s(&[2, 3, 10]))), // count 2: 3, 10
-            Err(TraceError::IndexOutOfRange {
-                index: 10,
-                len: 10,
-                ..
-            })
+            Err(TraceError::IndexOutOfRange { index: 10, len: 10, .. })
         ));
         assert!(matches!(
             parse(&handmade(10, ENC_SPARSE, &u32s(&[2, 5, 4]))),
@@ -1053,53 +883,29 @@ mod tests {
         let mut ids = 2u32.to_le_bytes().to_vec();
         ids.extend_from_slice(&9u64.to_le_bytes());
         ids.extend_from_slice(&9u64.to_le_bytes());
-        assert!(matches!(
-            parse(&handmade(0, ENC_IDSET, &ids)),
-            Err(TraceError::NotIncreasing { position: 1, .. })
-        ));
+        assert!(matches!(parse(&handmade(0, ENC_IDSET, &ids)), Err(TraceError::NotIncreasing { position: 1, .. })));
         // A count larger than the file: truncated, and nothing huge allocated.
         assert!(matches!(
             parse(&handmade(10, ENC_SPARSE, &u32::MAX.to_le_bytes())),
-            Err(TraceError::Truncated {
-                what: "sparse indices",
-                ..
-            })
+            Err(TraceError::Truncated { what: "sparse indices", .. })
         ));
         // Valid payload (count 1, index 4) followed by junk before the trailer.
         let mut payload = u32s(&[1, 4]);
         payload.extend_from_slice(&[0xee; 3]);
-        assert!(matches!(
-            parse(&handmade(10, ENC_SPARSE, &payload)),
-            Err(TraceError::TrailingBytes { extra: 3, .. })
-        ));
+        assert!(matches!(parse(&handmade(10, ENC_SPARSE, &payload)), Err(TraceError::TrailingBytes { extra: 3, .. })));
         // And the same file without the junk is fine.
         let t = parse(&handmade(10, ENC_SPARSE, &u32s(&[2, 1, 4]))).unwrap();
-        assert_eq!(
-            t.units[0].sections,
-            vec![Section::Cells {
-                kind: KIND_EDGES,
-                len: 10,
-                hit: vec![1, 4]
-            }]
-        );
+        assert_eq!(t.units[0].sections, vec![Section::Cells { kind: KIND_EDGES, len: 10, hit: vec![1, 4] }]);
     }
 
     #[test]
     fn errors_say_what_is_wrong() {
         // header (36) + unit hash (16) + half of the section count
         let msg = parse(&write(&sample())[..54]).unwrap_err().to_string();
-        assert_eq!(
-            msg,
-            "trace truncated at byte 54 while reading section count"
-        );
+        assert_eq!(msg, "trace truncated at byte 54 while reading section count");
         let mut bytes = write(&sample());
         bytes[8] = 3;
-        assert!(
-            parse(&bytes)
-                .unwrap_err()
-                .to_string()
-                .contains("version 3 is not supported")
-        );
+        assert!(parse(&bytes).unwrap_err().to_string().contains("version 3 is not supported"));
     }
 
     #[test]
@@ -1109,27 +915,15 @@ mod tests {
         assert!(f.is_incomplete());
         assert!(!f.contains(TraceFlags::EXIT));
         assert_eq!(TraceFlags::EXIT.signal(), None);
-        assert_eq!(
-            format!("{f:?}"),
-            "TraceFlags(0x611: SIGNAL|INCOMPLETE|signo=6)"
-        );
+        assert_eq!(format!("{f:?}"), "TraceFlags(0x611: SIGNAL|INCOMPLETE|signo=6)");
     }
 
     fn cells(kind: u32, len: u32, hit: &[u32]) -> Section {
-        Section::Cells {
-            kind,
-            len,
-            hit: hit.to_vec(),
-        }
+        Section::Cells { kind, len, hit: hit.to_vec() }
     }
 
     fn trace(pid: u64, units: Vec<UnitTrace>) -> Trace {
-        Trace {
-            version: VERSION,
-            flags: TraceFlags::EXIT,
-            pid,
-            units,
-        }
+        Trace { version: VERSION, flags: TraceFlags::EXIT, pid, units }
     }
 
     #[test]
@@ -1142,11 +936,7 @@ mod tests {
                 hash: a,
                 sections: vec![
                     cells(KIND_EDGES, 8, &[0, 3]),
-                    Section::IdSet {
-                        kind: KIND_PATHS,
-                        func: 2,
-                        ids: vec![5, 9],
-                    },
+                    Section::IdSet { kind: KIND_PATHS, func: 2, ids: vec![5, 9] },
                 ],
             }],
         );
@@ -1158,27 +948,14 @@ mod tests {
                     sections: vec![
                         cells(KIND_EDGES, 8, &[3, 7]),
                         cells(KIND_MCDC, 2, &[1]),
-                        Section::IdSet {
-                            kind: KIND_PATHS,
-                            func: 2,
-                            ids: vec![1, 9],
-                        },
+                        Section::IdSet { kind: KIND_PATHS, func: 2, ids: vec![1, 9] },
                     ],
                 },
-                UnitTrace {
-                    hash: b,
-                    sections: vec![cells(KIND_EDGES, 4, &[])],
-                },
+                UnitTrace { hash: b, sections: vec![cells(KIND_EDGES, 4, &[])] },
             ],
         );
         let cov = merge([&t1, &t2]).unwrap();
-        assert_eq!(
-            cov.cells(&a, KIND_EDGES),
-            Some(&CellHits {
-                len: 8,
-                hit: vec![0, 3, 7]
-            })
-        );
+        assert_eq!(cov.cells(&a, KIND_EDGES), Some(&CellHits { len: 8, hit: vec![0, 3, 7] }));
         assert_eq!(cov.cells(&a, KIND_MCDC).unwrap().hit, vec![1]);
         assert_eq!(cov.cells(&b, KIND_EDGES).unwrap().hit, Vec::<u32>::new());
         assert_eq!(cov.ids(&a, KIND_PATHS, 2), Some(&[1, 5, 9][..]));
@@ -1190,21 +967,8 @@ mod tests {
         t3.flags = TraceFlags::INCOMPLETE;
         assert!(merge([&t1, &t3]).unwrap().is_incomplete());
 
-        let bad = trace(
-            4,
-            vec![UnitTrace {
-                hash: a,
-                sections: vec![cells(KIND_EDGES, 9, &[])],
-            }],
-        );
-        assert!(matches!(
-            merge([&t1, &bad]),
-            Err(TraceError::LengthMismatch {
-                first: 8,
-                second: 9,
-                ..
-            })
-        ));
+        let bad = trace(4, vec![UnitTrace { hash: a, sections: vec![cells(KIND_EDGES, 9, &[])] }]);
+        assert!(matches!(merge([&t1, &bad]), Err(TraceError::LengthMismatch { first: 8, second: 9, .. })));
     }
 
     #[test]
@@ -1240,10 +1004,7 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let td = read_dir(empty.path()).unwrap();
         assert!(td.is_complete() && td.traces.is_empty());
-        assert!(matches!(
-            read_dir(&p.join("missing")),
-            Err(TraceError::Io { .. })
-        ));
+        assert!(matches!(read_dir(&p.join("missing")), Err(TraceError::Io { .. })));
     }
 
     fn arb_section() -> impl Strategy<Value = Section> {
@@ -1257,41 +1018,21 @@ mod tests {
                     };
                     (Just(kind), Just(len), hits)
                 })
-                .prop_map(|(kind, len, hit)| Section::Cells {
-                    kind,
-                    len,
-                    hit: hit.into_iter().collect(),
-                }),
-            (
-                any::<u32>(),
-                any::<u32>(),
-                proptest::collection::btree_set(any::<u64>(), 0..50)
-            )
-                .prop_map(|(kind, func, ids)| Section::IdSet {
-                    kind,
-                    func,
-                    ids: ids.into_iter().collect(),
-                }),
+                .prop_map(|(kind, len, hit)| Section::Cells { kind, len, hit: hit.into_iter().collect() }),
+            (any::<u32>(), any::<u32>(), proptest::collection::btree_set(any::<u64>(), 0..50))
+                .prop_map(|(kind, func, ids)| Section::IdSet { kind, func, ids: ids.into_iter().collect() }),
         ]
     }
 
     fn arb_trace() -> impl Strategy<Value = Trace> {
-        let unit = (
-            any::<[u8; 16]>(),
-            proptest::collection::vec(arb_section(), 0..5),
-        )
+        let unit = (any::<[u8; 16]>(), proptest::collection::vec(arb_section(), 0..5))
             .prop_map(|(hash, sections)| UnitTrace { hash, sections });
-        (
-            any::<u32>(),
-            any::<u64>(),
-            proptest::collection::vec(unit, 0..5),
-        )
-            .prop_map(|(flags, pid, units)| Trace {
-                version: VERSION,
-                flags: TraceFlags(flags),
-                pid,
-                units,
-            })
+        (any::<u32>(), any::<u64>(), proptest::collection::vec(unit, 0..5)).prop_map(|(flags, pid, units)| Trace {
+            version: VERSION,
+            flags: TraceFlags(flags),
+            pid,
+            units,
+        })
     }
 
     proptest! {

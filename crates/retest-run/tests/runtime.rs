@@ -21,9 +21,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use retest_run::trace::{
-    self, KIND_EDGES, KIND_MCDC, KIND_PATHS, Section, Trace, TraceDir, TraceFlags,
-};
+use retest_run::trace::{self, KIND_EDGES, KIND_MCDC, KIND_PATHS, Section, Trace, TraceDir, TraceFlags};
 
 const A: u8 = 0xA1;
 const B: u8 = 0xB2;
@@ -44,10 +42,7 @@ fn cc() -> String {
 
 /// Runs a compiler command; panics with its output if it fails.
 fn compile(program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     assert!(
         out.status.success(),
         "{program} {}\nfailed: {}\n{}",
@@ -59,12 +54,7 @@ fn compile(program: &str, args: &[&str]) {
 
 /// Whether `program` can be executed at all.
 fn have(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
+    Command::new(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
 }
 
 /// The compiled test programs.
@@ -95,63 +85,22 @@ fn programs() -> &'static Programs {
         let warn = ["-O2", "-Wall", "-Wextra", "-Werror"];
 
         compile(&cc, &[&warn[..], &["-c", rt, "-o", &o("rt.o")]].concat());
-        compile(
-            &cc,
-            &[&warn[..], &["-fPIC", "-c", rt, "-o", &o("rt_pic.o")]].concat(),
-        );
-        compile(
-            &cc,
-            &[
-                &warn[..],
-                &["-DRETEST_RT_NO_DLSYM", "-c", rt, "-o", &o("rt_nodlsym.o")],
-            ]
-            .concat(),
-        );
+        compile(&cc, &[&warn[..], &["-fPIC", "-c", rt, "-o", &o("rt_pic.o")]].concat());
+        compile(&cc, &[&warn[..], &["-DRETEST_RT_NO_DLSYM", "-c", rt, "-o", &o("rt_nodlsym.o")]].concat());
         for tu in ["main_tu", "util_tu"] {
-            compile(
-                &cc,
-                &[
-                    "-O1",
-                    "-Wall",
-                    "-c",
-                    &s(&format!("{tu}.c")),
-                    "-o",
-                    &o(&format!("{tu}.o")),
-                ],
-            );
+            compile(&cc, &["-O1", "-Wall", "-c", &s(&format!("{tu}.c")), "-o", &o(&format!("{tu}.o"))]);
         }
         let link = |rt_obj: &str, out: &str, extra: &[&str]| {
-            let mut args = vec![
-                o("main_tu.o"),
-                o("util_tu.o"),
-                o(rt_obj),
-                "-o".into(),
-                o(out),
-            ];
+            let mut args = vec![o("main_tu.o"), o("util_tu.o"), o(rt_obj), "-o".into(), o(out)];
             args.extend(["-pthread".to_string(), "-ldl".to_string()]);
             args.extend(extra.iter().map(|s| s.to_string()));
             compile(&cc, &args.iter().map(String::as_str).collect::<Vec<_>>());
         };
         link("rt.o", "prog", &[]);
-        link(
-            "rt.o",
-            "prog_export",
-            &["-Wl,--export-dynamic-symbol=__retest_*"],
-        );
+        link("rt.o", "prog_export", &["-Wl,--export-dynamic-symbol=__retest_*"]);
         link("rt_nodlsym.o", "prog_nodlsym", &[]);
         compile(&cc, &["-O1", &s("prog2.c"), &o("rt.o"), "-o", &o("prog2")]);
-        compile(
-            &cc,
-            &[
-                "-O1",
-                "-shared",
-                "-fPIC",
-                &s("plugin.c"),
-                &o("rt_pic.o"),
-                "-o",
-                &o("plugin.so"),
-            ],
-        );
+        compile(&cc, &["-O1", "-shared", "-fPIC", &s("plugin.c"), &o("rt_pic.o"), "-o", &o("plugin.so")]);
         Programs {
             prog: dir.join("prog"),
             prog_export: dir.join("prog_export"),
@@ -189,11 +138,7 @@ struct Run {
 
 fn command(prog: &Path, args: &[&str], dir: &Path) -> Command {
     let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .env("RETEST_TRACE_DIR", dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.args(args).env("RETEST_TRACE_DIR", dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     cmd
 }
 
@@ -206,12 +151,7 @@ fn run_with(prog: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> Run
     let status = wait(&mut child);
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
-    Run {
-        dir,
-        pid,
-        status,
-        stdout,
-    }
+    Run { dir, pid, status, stdout }
 }
 
 fn run(prog: &Path, args: &[&str]) -> Run {
@@ -228,10 +168,7 @@ fn clean_traces(dir: &Path) -> Vec<Trace> {
     assert!(td.is_complete());
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        assert!(
-            name.ends_with(".rtt") && !name.starts_with('.'),
-            "unexpected file {name}"
-        );
+        assert!(name.ends_with(".rtt") && !name.starts_with('.'), "unexpected file {name}");
     }
     td.traces.into_iter().map(|t| t.trace).collect()
 }
@@ -313,10 +250,7 @@ fn exit_keeps_its_status() {
 fn abort_is_traced_and_still_aborts() {
     let r = run(&programs().prog, &["abort"]);
     assert_eq!(r.status.signal(), Some(libc::SIGABRT));
-    let t = single(
-        &r,
-        TraceFlags::SIGNAL | TraceFlags((libc::SIGABRT as u32) << 8),
-    );
+    let t = single(&r, TraceFlags::SIGNAL | TraceFlags((libc::SIGABRT as u32) << 8));
     assert_eq!(t.flags.signal(), Some(libc::SIGABRT as u8));
     assert_eq!(cells(&t), prog_cells(&[0, 3], &[], &[0], &[]));
     assert_eq!(ids(&t), early_ids());
@@ -326,10 +260,7 @@ fn abort_is_traced_and_still_aborts() {
 fn segfault_is_traced_and_still_kills() {
     let r = run(&programs().prog, &["segv"]);
     assert_eq!(r.status.signal(), Some(libc::SIGSEGV));
-    let t = single(
-        &r,
-        TraceFlags::SIGNAL | TraceFlags((libc::SIGSEGV as u32) << 8),
-    );
+    let t = single(&r, TraceFlags::SIGNAL | TraceFlags((libc::SIGSEGV as u32) << 8));
     assert_eq!(cells(&t), prog_cells(&[0, 4], &[], &[0], &[]));
 }
 
@@ -353,10 +284,7 @@ fn fork_child_writes_its_own_trace() {
     let child: u64 = r.stdout.trim().parse().unwrap();
     let traces = clean_traces(r.dir.path());
     assert_eq!(traces.len(), 2, "{traces:#?}");
-    let parent_t = traces
-        .iter()
-        .find(|t| t.pid == r.pid)
-        .expect("parent trace");
+    let parent_t = traces.iter().find(|t| t.pid == r.pid).expect("parent trace");
     let child_t = traces.iter().find(|t| t.pid == child).expect("child trace");
     assert_eq!(parent_t.flags, TraceFlags::EXIT);
     assert_eq!(child_t.flags, TraceFlags::EXIT);
@@ -366,34 +294,20 @@ fn fork_child_writes_its_own_trace() {
     assert_eq!(ids(child_t), early_ids());
 
     let cov = trace::merge(&traces).unwrap();
-    assert_eq!(
-        cov.cells(&[A; 16], KIND_EDGES).unwrap().hit,
-        vec![0, 7, 8, 9]
-    );
+    assert_eq!(cov.cells(&[A; 16], KIND_EDGES).unwrap().hit, vec![0, 7, 8, 9]);
     assert_eq!(cov.cells(&[B; 16], KIND_EDGES).unwrap().hit, vec![0, 8, 9]);
 }
 
 fn check_exec(prog: &Path, variant: &str) {
     let p = programs();
-    let path = format!(
-        "{}:{}",
-        p.dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let r = run_with(
-        prog,
-        &["exec", variant, p.prog2.to_str().unwrap(), "prog2"],
-        |cmd| {
-            cmd.env("PATH", &path);
-        },
-    );
+    let path = format!("{}:{}", p.dir.display(), std::env::var("PATH").unwrap_or_default());
+    let r = run_with(prog, &["exec", variant, p.prog2.to_str().unwrap(), "prog2"], |cmd| {
+        cmd.env("PATH", &path);
+    });
     assert_eq!(r.status.code(), Some(0), "exec{variant}");
     let traces = clean_traces(r.dir.path());
     assert_eq!(traces.len(), 2, "exec{variant}: {traces:#?}");
-    assert!(
-        traces.iter().all(|t| t.pid == r.pid),
-        "exec{variant}: same pid"
-    );
+    assert!(traces.iter().all(|t| t.pid == r.pid), "exec{variant}: same pid");
     let first = traces
         .iter()
         .find(|t| t.flags == TraceFlags::BEFORE_EXEC)
@@ -402,23 +316,11 @@ fn check_exec(prog: &Path, variant: &str) {
         .iter()
         .find(|t| t.flags == TraceFlags::EXIT)
         .unwrap_or_else(|| panic!("exec{variant}: no exit trace in {traces:#?}"));
-    assert_eq!(
-        cells(first),
-        prog_cells(&[0, 10], &[], &[0, 10], &[]),
-        "exec{variant}"
-    );
+    assert_eq!(cells(first), prog_cells(&[0, 10], &[], &[0, 10], &[]), "exec{variant}");
     assert_eq!(ids(first), early_ids(), "exec{variant}");
     // The variants that pass an environment set RT_ENV_TEST (cell 2).
-    let c: &[u32] = if variant.contains('e') {
-        &[0, 1, 2]
-    } else {
-        &[0, 1]
-    };
-    assert_eq!(
-        cells(second),
-        BTreeMap::from([((C, KIND_EDGES), c.to_vec())]),
-        "exec{variant}"
-    );
+    let c: &[u32] = if variant.contains('e') { &[0, 1, 2] } else { &[0, 1] };
+    assert_eq!(cells(second), BTreeMap::from([((C, KIND_EDGES), c.to_vec())]), "exec{variant}");
 }
 
 /// execv, execve, ..., and fexecve ("f"); "ve0" is execve with an environment
@@ -448,33 +350,19 @@ fn failed_exec_keeps_the_image_traced() {
         let traces = clean_traces(r.dir.path());
         // One trace before each exec attempt, a superset at exit.
         let flags: Vec<_> = traces.iter().map(|t| t.flags).collect();
-        assert_eq!(
-            flags,
-            [
-                TraceFlags::BEFORE_EXEC,
-                TraceFlags::BEFORE_EXEC,
-                TraceFlags::EXIT
-            ]
-        );
+        assert_eq!(flags, [TraceFlags::BEFORE_EXEC, TraceFlags::BEFORE_EXEC, TraceFlags::EXIT]);
         assert_eq!(cells(&traces[0]), prog_cells(&[0, 12], &[], &[0], &[]));
         assert_eq!(cells(&traces[1]), prog_cells(&[0, 12, 13], &[], &[0], &[]));
-        assert_eq!(
-            cells(&traces[2]),
-            prog_cells(&[0, 12, 13, 14], &[], &[0], &[])
-        );
+        assert_eq!(cells(&traces[2]), prog_cells(&[0, 12, 13, 14], &[], &[0], &[]));
     }
 }
 
 /// Starts the `sleep` scenario and waits until it is ready.
 fn start_sleeper() -> (tempfile::TempDir, Child) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = command(&programs().prog, &["sleep"], dir.path())
-        .spawn()
-        .unwrap();
+    let mut child = command(&programs().prog, &["sleep"], dir.path()).spawn().unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
     assert_eq!(line, "ready\n");
     (dir, child)
 }
@@ -516,18 +404,9 @@ fn four_threads_hit_disjoint_cells() {
     let t = single(&r, TraceFlags::EXIT);
     let b: Vec<u32> = (0..=256).collect();
     assert_eq!(cells(&t), prog_cells(&[0, 16], &[], &b, &[0, 1, 2, 3]));
-    let mut func2: Vec<u64> = (0..4u64)
-        .flat_map(|t| (0..3000).map(move |i| t * 1_000_000 + i))
-        .collect();
+    let mut func2: Vec<u64> = (0..4u64).flat_map(|t| (0..3000).map(move |i| t * 1_000_000 + i)).collect();
     func2.sort_unstable();
-    assert_eq!(
-        ids(&t),
-        BTreeMap::from([
-            ((B, 1), vec![42]),
-            ((B, 2), func2),
-            ((B, 3), (0..1000).collect())
-        ])
-    );
+    assert_eq!(ids(&t), BTreeMap::from([((B, 1), vec![42]), ((B, 2), func2), ((B, 3), (0..1000).collect())]));
 }
 
 #[test]
@@ -556,19 +435,9 @@ fn dlclosed_library_with_its_own_runtime() {
     assert_eq!(r.status.code(), Some(0));
     let traces = clean_traces(r.dir.path());
     assert_eq!(traces.len(), 2, "{traces:#?}");
-    assert!(
-        traces
-            .iter()
-            .all(|t| t.pid == r.pid && t.flags == TraceFlags::EXIT)
-    );
-    let lib = traces
-        .iter()
-        .find(|t| t.units.len() == 1)
-        .expect("library trace");
-    let exe = traces
-        .iter()
-        .find(|t| t.units.len() == 2)
-        .expect("executable trace");
+    assert!(traces.iter().all(|t| t.pid == r.pid && t.flags == TraceFlags::EXIT));
+    let lib = traces.iter().find(|t| t.units.len() == 1).expect("library trace");
+    let exe = traces.iter().find(|t| t.units.len() == 2).expect("executable trace");
     assert_eq!(cells(lib), BTreeMap::from([((D, KIND_EDGES), vec![0, 5])]));
     assert_eq!(ids(lib), BTreeMap::from([((D, 2), vec![77])]));
     assert_eq!(cells(exe), prog_cells(&[0, 17, 18], &[], &[0], &[]));
@@ -609,8 +478,7 @@ fn relative_trace_dir_is_resolved_at_start() {
     let cwd = tempfile::tempdir().unwrap();
     std::fs::create_dir(cwd.path().join("traces")).unwrap();
     let r = run_with(&programs().prog, &["return"], |cmd| {
-        cmd.current_dir(cwd.path())
-            .env("RETEST_TRACE_DIR", "traces");
+        cmd.current_dir(cwd.path()).env("RETEST_TRACE_DIR", "traces");
     });
     assert_eq!(r.status.code(), Some(0));
     let traces = clean_traces(&cwd.path().join("traces"));
@@ -641,21 +509,12 @@ fn vfork_child_exec_leaves_the_parent_alone() {
     let child: u64 = r.stdout.trim().parse().unwrap();
     let traces = clean_traces(r.dir.path());
     assert_eq!(traces.len(), 2, "{traces:#?}");
-    let parent_t = traces
-        .iter()
-        .find(|t| t.pid == r.pid)
-        .expect("parent trace");
-    let child_t = traces
-        .iter()
-        .find(|t| t.pid == child)
-        .expect("exec'ed child trace");
+    let parent_t = traces.iter().find(|t| t.pid == r.pid).expect("parent trace");
+    let child_t = traces.iter().find(|t| t.pid == child).expect("exec'ed child trace");
     assert_eq!(parent_t.flags, TraceFlags::EXIT);
     assert_eq!(cells(parent_t), prog_cells(&[0, 20, 21], &[], &[0], &[]));
     assert_eq!(child_t.flags, TraceFlags::EXIT);
-    assert_eq!(
-        cells(child_t),
-        BTreeMap::from([((C, KIND_EDGES), vec![0, 1])])
-    );
+    assert_eq!(cells(child_t), BTreeMap::from([((C, KIND_EDGES), vec![0, 1])]));
 }
 
 #[test]
@@ -702,43 +561,19 @@ fn runtime_compiles_cleanly() {
     ] {
         compile(&cc, &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
     }
-    compile(
-        &cc,
-        &[
-            &strict[..],
-            &["-std=c89", "-pedantic", "-c", header_c, "-o", out],
-        ]
-        .concat(),
-    );
+    compile(&cc, &[&strict[..], &["-std=c89", "-pedantic", "-c", header_c, "-o", out]].concat());
 
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".to_string());
     if have(&cxx) {
         for std in ["-std=c++98", "-std=c++11", "-std=c++17"] {
-            compile(
-                &cxx,
-                &[
-                    &strict[..],
-                    &["-x", "c++", std, "-pedantic", "-fPIC", "-c", rt, "-o", out],
-                ]
-                .concat(),
-            );
-            compile(
-                &cxx,
-                &[
-                    &strict[..],
-                    &["-x", "c++", std, "-pedantic", "-c", header_c, "-o", out],
-                ]
-                .concat(),
-            );
+            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-fPIC", "-c", rt, "-o", out]].concat());
+            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", header_c, "-o", out]].concat());
         }
         // Compiled as C++, the entry points must keep their C names: link
         // the program against it and run it.
         let rt_cxx = p.dir.join("rt_cxx.o");
         let prog_cxx = p.dir.join("prog_cxx");
-        compile(
-            &cxx,
-            &["-x", "c++", "-O2", "-c", rt, "-o", rt_cxx.to_str().unwrap()],
-        );
+        compile(&cxx, &["-x", "c++", "-O2", "-c", rt, "-o", rt_cxx.to_str().unwrap()]);
         compile(
             &cxx,
             &[
@@ -760,15 +595,10 @@ fn runtime_compiles_cleanly() {
     }
 
     if have("clang") {
-        for extra in [
-            &["-std=c89", "-pedantic"][..],
-            &["-std=c89", "-pedantic", "-O2", "-fPIC"],
-            &["-x", "c++", "-std=c++11"],
-        ] {
-            compile(
-                "clang",
-                &[&strict[..], extra, &["-c", rt, "-o", out]].concat(),
-            );
+        for extra in
+            [&["-std=c89", "-pedantic"][..], &["-std=c89", "-pedantic", "-O2", "-fPIC"], &["-x", "c++", "-std=c++11"]]
+        {
+            compile("clang", &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
         }
     } else {
         eprintln!("skipping the clang checks: clang not found");

@@ -56,6 +56,30 @@ pub struct Reason {
     pub new: Option<At>,
 }
 
+/// The part of two token texts that differs, with a little context:
+/// `a b c d e` vs `a b X d e` → (`… b c d …`, `… b X d …`).
+pub fn diff_excerpt(old: &str, new: &str) -> (String, String) {
+    const CONTEXT: usize = 3;
+    let (a, b): (Vec<&str>, Vec<&str>) = (old.split(' ').collect(), new.split(' ').collect());
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let max_suffix = a.len().min(b.len()) - prefix;
+    let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let show = |t: &[&str]| {
+        let from = prefix.saturating_sub(CONTEXT);
+        let to = (t.len() - suffix + CONTEXT).min(t.len());
+        let mut out = String::new();
+        if from > 0 {
+            out.push_str("… ");
+        }
+        out.push_str(&t[from..to].join(" "));
+        if to < t.len() {
+            out.push_str(" …");
+        }
+        out
+    };
+    (show(&a), show(&b))
+}
+
 fn q(s: &str) -> String {
     let s =
         if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() };
@@ -70,7 +94,8 @@ impl fmt::Display for Reason {
         match &self.kind {
             ReasonKind::Modified => match (&self.old, &self.new) {
                 (Some(o), Some(n)) if !o.text.is_empty() && !n.text.is_empty() => {
-                    write!(f, "{} changed: {} → {} ({})", o, q(&o.text), q(&n.text), n)
+                    let (a, b) = diff_excerpt(&o.text, &n.text);
+                    write!(f, "{} changed: {} → {} ({})", o, q(&a), q(&b), n)
                 }
                 (Some(o), Some(n)) if n.text.is_empty() => write!(f, "code removed at {o}: {}", q(&o.text)),
                 (Some(o), Some(n)) => write!(f, "code added at {n}: {} (before {o})", q(&n.text)),
@@ -96,13 +121,19 @@ impl fmt::Display for Reason {
                 }
                 Ok(())
             }
-            ReasonKind::Signature => write!(
-                f,
-                "the signature of {} changed: {} → {} ({new_at})",
-                self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?"),
-                q(self.old.as_ref().map(|a| a.text.as_str()).unwrap_or("")),
-                q(self.new.as_ref().map(|a| a.text.as_str()).unwrap_or(""))
-            ),
+            ReasonKind::Signature => {
+                let (a, b) = diff_excerpt(
+                    self.old.as_ref().map(|a| a.text.as_str()).unwrap_or(""),
+                    self.new.as_ref().map(|a| a.text.as_str()).unwrap_or(""),
+                );
+                write!(
+                    f,
+                    "the signature of {} changed: {} → {} ({new_at})",
+                    self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?"),
+                    q(&a),
+                    q(&b)
+                )
+            }
             ReasonKind::Flags { old, new } => write!(
                 f,
                 "the compile flags of {}'s translation unit changed: {old} → {new}",
@@ -124,5 +155,21 @@ impl fmt::Display for Reason {
             ReasonKind::CaseRemoved(l) => write!(f, "case {l} removed from the switch at {old_at}"),
             ReasonKind::Structure => write!(f, "the branches of {old_at} changed ({new_at})"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_excerpt;
+
+    #[test]
+    fn excerpts_show_the_difference_with_context() {
+        let (a, b) = diff_excerpt("a && b && c && ! ( x > 0 || y ) && z", "a && b && c && ! ( x > 1 || y ) && z");
+        assert_eq!(a, "… ( x > 0 || y ) …");
+        assert_eq!(b, "… ( x > 1 || y ) …");
+        assert_eq!(diff_excerpt("x = 1 ;", "x = 2 ;"), ("x = 1 ;".to_string(), "x = 2 ;".to_string()));
+        // an insertion: the old side shows only context
+        let (a, b) = diff_excerpt("f ( a ) ;", "f ( a , b ) ;");
+        assert_eq!((a.as_str(), b.as_str()), ("f ( a ) ;", "f ( a , b ) ;"));
     }
 }

@@ -1,0 +1,172 @@
+//! `retest audit`: controlled regression testing as a check on selection.
+//!
+//! The baseline's outcomes were recorded when its coverage was (`retest run`). The
+//! audit selects tests for the change since then, runs the *whole* suite on the
+//! current build — same commands, same environment — and compares every test's
+//! exit status and the hashes of its stdout and stderr with the baseline's. A test
+//! whose behaviour changed but was not selected is a *miss*; any miss makes the
+//! command fail. The run's coverage is recorded in the current snapshot's matrix
+//! (it is exactly what a full rerun gives).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use retest_store::{Outcome, TestId};
+use serde::Serialize;
+
+use crate::context;
+use crate::fail::{Fail, OrFail};
+use crate::run::{discover_tests, execute, outcome_of};
+use crate::select::{SelectOptions, compute};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    pub opts: SelectOptions,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Tests run in parallel (default: the number of CPUs).
+    #[arg(short = 'j', long)]
+    pub jobs: Option<usize>,
+    /// Timeout per test in seconds, for tests that set none.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// What changed about a test's behaviour.
+fn difference(old: &Outcome, new: &Outcome) -> Option<String> {
+    let mut d = Vec::new();
+    if old.status != new.status || old.code != new.code {
+        d.push(format!(
+            "{}{} → {}{}",
+            old.status,
+            old.code.map(|c| format!(" ({c})")).unwrap_or_default(),
+            new.status,
+            new.code.map(|c| format!(" ({c})")).unwrap_or_default()
+        ));
+    }
+    if old.stdout_hash != new.stdout_hash {
+        d.push("stdout differs".into());
+    }
+    if old.stderr_hash != new.stderr_hash {
+        d.push("stderr differs".into());
+    }
+    (!d.is_empty()).then(|| d.join(", "))
+}
+
+#[derive(Serialize)]
+struct AuditReport {
+    schema: &'static str,
+    baseline_snapshot: i64,
+    new_snapshot: Option<i64>,
+    tests: usize,
+    selected: Vec<String>,
+    /// Tests whose outcome or output changed: name → what changed.
+    changed: BTreeMap<String, String>,
+    /// Changed but not selected.
+    missed: Vec<String>,
+    /// Tests without a baseline outcome to compare with.
+    not_compared: Vec<String>,
+    analysis_seconds: f64,
+    run_seconds: f64,
+}
+
+pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
+    let (mut store, root) = context::open(store_opt)?;
+    let sel = compute(&mut store, &root, &a.opts)?;
+    let Some(new_snapshot) = sel.new_snapshot else {
+        return Err(Fail::new("the audit runs the tests on the current build").hint(
+            "build the new version with the wrapper (`retest build -- make`); -p cannot be audited without building",
+        ));
+    };
+    let tests = discover_tests(&a.opts.source, &root)?;
+    // the baseline outcome of each test: from the run that recorded its coverage
+    let matrix = store.matrix_tests(sel.baseline).or_fail()?;
+    let mut runs: BTreeMap<i64, std::collections::HashMap<TestId, Outcome>> = BTreeMap::new();
+    let mut baseline: BTreeMap<String, Outcome> = BTreeMap::new();
+    for m in &matrix {
+        if let std::collections::btree_map::Entry::Vacant(e) = runs.entry(m.run.0) {
+            e.insert(store.run_results(m.run).or_fail()?);
+        }
+        if let Some(o) = runs[&m.run.0].get(&m.test) {
+            baseline.insert(m.name.clone(), o.clone());
+        }
+    }
+    let (_, results, summary) =
+        execute(&mut store, new_snapshot, Some(new_snapshot), "audit", &tests, a.jobs, a.timeout)?;
+    let mut changed = BTreeMap::new();
+    let mut not_compared = Vec::new();
+    for r in &results {
+        let name = &tests[r.outcome.index].name;
+        match baseline.get(name) {
+            None => not_compared.push(name.clone()),
+            Some(old) => {
+                if let Some(d) = difference(old, &outcome_of(&r.outcome)) {
+                    changed.insert(name.clone(), d);
+                }
+            }
+        }
+    }
+    let missed: Vec<String> = changed.keys().filter(|n| !sel.selected.contains_key(*n)).cloned().collect();
+    let report = AuditReport {
+        schema: "retest.audit/1",
+        baseline_snapshot: sel.baseline.0,
+        new_snapshot: Some(new_snapshot.0),
+        tests: tests.len(),
+        selected: sel.selected.keys().cloned().collect(),
+        changed,
+        missed,
+        not_compared,
+        analysis_seconds: sel.elapsed.as_secs_f64(),
+        run_seconds: summary.elapsed.as_secs_f64(),
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match a.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other).and_then(|_| writeln!(out))
+        }
+        Format::Human => write_human(&report, &mut out),
+    }
+    .and_then(|_| out.flush())
+    .or_fail()?;
+    Ok(if report.missed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+}
+
+fn write_human(r: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "audit of snapshot {} against baseline {}: {} tests run, {} selected, {} changed behaviour, {} missed",
+        r.new_snapshot.unwrap_or(0),
+        r.baseline_snapshot,
+        r.tests,
+        r.selected.len(),
+        r.changed.len(),
+        r.missed.len()
+    )?;
+    for (name, what) in &r.changed {
+        let mark = if r.missed.contains(name) { "MISSED  " } else { "selected" };
+        writeln!(w, "  {mark} {name}: {what}")?;
+    }
+    if !r.not_compared.is_empty() {
+        writeln!(
+            w,
+            "  {} tests have no baseline outcome to compare with: {}",
+            r.not_compared.len(),
+            r.not_compared.join(", ")
+        )?;
+    }
+    if r.missed.is_empty() {
+        writeln!(w, "no test whose behaviour changed was left out")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! From a test's trace files to the edge coverage stored for it.
+//!
+//! Coverage is *unknown* — and the test always selected later — when a process
+//! died without writing its trace (a leftover live marker), a trace is corrupt or
+//! flagged incomplete, processes were still running when the test ended, or the
+//! test ran a build of the project's code that is not part of the snapshot being
+//! recorded (a stale binary).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use fixedbitset::FixedBitSet;
+use retest_graph::Unit;
+use retest_graph::coverage::edge_coverage;
+use retest_lang_c::instrument::UnitCells;
+use retest_run::trace::{self, KIND_EDGES};
+use retest_store::{Hash, Store, UnitId};
+use roaring::RoaringBitmap;
+
+/// What the recorder knows about the builds of one snapshot.
+pub struct Builds {
+    /// Build hash → (unit key, unit) for the snapshot.
+    snapshot: HashMap<Hash, (String, UnitId)>,
+    cache: HashMap<Hash, Rc<BuildView>>,
+}
+
+pub struct BuildView {
+    pub unit_id: UnitId,
+    pub unit: Rc<Unit>,
+    pub plan: Vec<Vec<retest_graph::coverage::Probe>>,
+    pub cells: UnitCells,
+}
+
+impl Builds {
+    pub fn new(store: &Store, snapshot: retest_store::SnapshotId) -> Result<Builds, retest_store::StoreError> {
+        Ok(Builds { snapshot: store.snapshot_build_hashes(snapshot)?, cache: HashMap::new() })
+    }
+
+    fn view(&mut self, store: &Store, hash: &Hash) -> Result<Option<Rc<BuildView>>, String> {
+        if let Some(v) = self.cache.get(hash) {
+            return Ok(Some(v.clone()));
+        }
+        let Some(b) = store.build_by_hash(hash).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let unit = store.unit(b.unit).map_err(|e| e.to_string())?;
+        let cells = UnitCells::new(&unit, &b.plan);
+        let v = Rc::new(BuildView { unit_id: b.unit, unit, plan: b.plan, cells });
+        self.cache.insert(*hash, v.clone());
+        Ok(Some(v))
+    }
+
+    /// The covered condition-level edges (unit-wide numbers) per unit, or why the
+    /// coverage is unknown.
+    pub fn coverage(
+        &mut self,
+        store: &Store,
+        dir: &Path,
+        lingering: bool,
+    ) -> Result<Vec<(UnitId, RoaringBitmap)>, String> {
+        if lingering {
+            return Err("processes of the test were still running when it ended and had to be killed".into());
+        }
+        let td = trace::read_dir(dir).map_err(|e| format!("cannot read the test's traces: {e}"))?;
+        if let Some(e) = td.errors.first() {
+            return Err(format!("a trace file is unusable: {}: {}", e.path.display(), e.error));
+        }
+        if let Some(m) = td.live.first() {
+            let who = match (m.pid, m.command.is_empty()) {
+                (Some(pid), false) => format!("pid {pid}: {}", m.command.join(" ")),
+                (Some(pid), true) => format!("pid {pid}"),
+                (None, _) => m.path.display().to_string(),
+            };
+            return Err(format!(
+                "a process of the test ({who}) ended without writing its coverage (killed by a signal it could not catch?)"
+            ));
+        }
+        let cov = td.coverage().map_err(|e| format!("traces do not merge: {e}"))?;
+        if cov.is_incomplete() {
+            return Err("a trace is marked incomplete by the runtime".into());
+        }
+        let mut out: HashMap<UnitId, RoaringBitmap> = HashMap::new();
+        for (hash, kind, hits) in cov.iter_cells() {
+            if kind != KIND_EDGES {
+                continue;
+            }
+            let known_here = self.snapshot.contains_key(hash);
+            let Some(view) = self.view(store, hash)? else {
+                // not this project's code (an instrumented tool from elsewhere)
+                continue;
+            };
+            if !known_here {
+                return Err(format!(
+                    "the test ran a build of {} that is not in the snapshot being recorded — rebuild with the wrapper",
+                    view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
+                ));
+            }
+            if hits.len != view.cells.total {
+                return Err(format!("a trace reports {} cells for a unit that has {}", hits.len, view.cells.total));
+            }
+            let set: std::collections::HashSet<u32> = hits.hit.iter().copied().collect();
+            let bases = view.unit.edge_bases();
+            let bm = out.entry(view.unit_id).or_default();
+            for (i, p) in view.unit.procedures.iter().enumerate() {
+                let base = view.cells.base[i];
+                let edges: FixedBitSet =
+                    edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &|c| set.contains(&(base + c)));
+                for e in edges.ones() {
+                    bm.insert(bases[i] + e as u32);
+                }
+            }
+        }
+        let mut v: Vec<(UnitId, RoaringBitmap)> = out.into_iter().filter(|(_, b)| !b.is_empty()).collect();
+        v.sort_by_key(|(u, _)| *u);
+        Ok(v)
+    }
+}

@@ -1,0 +1,265 @@
+//! `retest run`: runs tests and records each one's outcome and coverage.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use retest_run::discover::{self, TestSpec};
+use retest_run::exec::{RunOptions, Status, TestOutcome, run_tests};
+use retest_store::{Outcome, SnapshotId, Store, TestRecord};
+
+use crate::context;
+use crate::fail::{Fail, OrFail};
+use crate::progress;
+use crate::record::Builds;
+
+/// Where the tests come from.
+#[derive(Args, Clone, Default)]
+pub struct TestSource {
+    /// A universe file: one shell command per line, run from the file's directory;
+    /// test N is named tN.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["ctest", "tests"])]
+    pub universe: Option<PathBuf>,
+    /// A CMake build directory: tests from `ctest --show-only=json-v1`.
+    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "tests")]
+    pub ctest: Option<PathBuf>,
+    /// A retest.toml (default: retest.toml in the current directory, else in the project root).
+    #[arg(long, value_name = "FILE")]
+    pub tests: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub source: TestSource,
+    /// Only tests whose name matches this pattern (`*` and `?` wildcards).
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// List the tests and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Tests run in parallel (default: the number of CPUs).
+    #[arg(short = 'j', long)]
+    pub jobs: Option<usize>,
+    /// Timeout per test in seconds, for tests that set none.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// Discovers the tests of `source`.
+pub fn discover_tests(source: &TestSource, root: &Path) -> Result<Vec<TestSpec>, Fail> {
+    if let Some(u) = &source.universe {
+        return discover::from_universe(u).or_fail();
+    }
+    if let Some(d) = &source.ctest {
+        return discover::from_ctest(d).or_fail();
+    }
+    let toml = match &source.tests {
+        Some(t) => t.clone(),
+        None => {
+            let here = PathBuf::from("retest.toml");
+            if here.is_file() { here } else { root.join("retest.toml") }
+        }
+    };
+    if !toml.is_file() {
+        return Err(Fail::new(format!("no tests: {} does not exist", toml.display()))
+            .hint("add [[test]] tables to retest.toml, or pass --universe FILE or --ctest BUILD_DIR"));
+    }
+    let tests = discover::from_toml(&toml).or_fail()?;
+    if tests.is_empty() {
+        return Err(
+            Fail::new(format!("no tests in {}", toml.display())).hint("add [[test]] tables (see `retest init`)")
+        );
+    }
+    Ok(tests)
+}
+
+/// `*`/`?` glob match.
+pub fn glob(pat: &str, s: &str) -> bool {
+    fn m(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => m(&p[1..], s) || (!s.is_empty() && m(p, &s[1..])),
+            (Some(b'?'), Some(_)) => m(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => m(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    m(pat.as_bytes(), s.as_bytes())
+}
+
+/// The stored form of a test's outcome.
+pub fn outcome_of(o: &TestOutcome) -> Outcome {
+    let (status, code) = match &o.status {
+        Status::Passed => ("pass", Some(0)),
+        Status::Failed { code } => ("fail", Some(*code)),
+        Status::Signaled { signal } => ("signal", Some(*signal)),
+        Status::TimedOut => ("timeout", None),
+        Status::SpawnFailed { .. } => ("error", None),
+        Status::Stopped => ("stopped", None),
+    };
+    Outcome {
+        status: status.to_string(),
+        code,
+        stdout_hash: Some(o.stdout_hash),
+        stderr_hash: Some(o.stderr_hash),
+        duration: o.duration,
+    }
+}
+
+/// Summary of a run.
+#[derive(Default, Debug)]
+pub struct RunSummary {
+    pub passed: usize,
+    pub failed: Vec<String>,
+    pub unknown: Vec<(String, String)>,
+    pub elapsed: Duration,
+    pub stopped: bool,
+}
+
+/// One test's result as `execute` returns it.
+pub struct Executed {
+    pub outcome: TestOutcome,
+    /// The coverage recorded, or why it is unknown.
+    pub coverage: Result<Vec<(retest_store::UnitId, roaring::RoaringBitmap)>, String>,
+}
+
+/// Runs `tests` on `snapshot`'s build, recording each result — into `matrix`'s
+/// coverage when given — in its own transaction as soon as the test finishes, so
+/// an interrupted run keeps every finished test.
+pub fn execute(
+    store: &mut Store,
+    snapshot: SnapshotId,
+    matrix: Option<SnapshotId>,
+    kind: &str,
+    tests: &[TestSpec],
+    jobs: Option<usize>,
+    timeout: Option<f64>,
+) -> Result<(retest_store::RunId, Vec<Executed>, RunSummary), Fail> {
+    let names: Vec<(String, String)> = tests.iter().map(|t| (t.name.clone(), t.cmd.clone())).collect();
+    let ids = store.upsert_tests(&names).or_fail()?;
+    let run = store.begin_run(snapshot, kind).or_fail()?;
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let trace_root = std::fs::canonicalize(&store_dir).unwrap_or(store_dir).join("tmp").join(format!("run-{}", run.0));
+    std::fs::create_dir_all(&trace_root).or_fail()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+    let opts = RunOptions {
+        jobs: jobs.unwrap_or(0),
+        default_timeout: timeout.map(Duration::from_secs_f64),
+        trace_root: trace_root.clone(),
+        extra_env: Vec::new(),
+        stop: stop.clone(),
+    };
+    let pb = progress::bar(tests.len() as u64, "running");
+    let started = Instant::now();
+    let mut builds = Builds::new(store, snapshot).or_fail()?;
+    let (tx, rx) = mpsc::channel::<TestOutcome>();
+    let mut results: Vec<Executed> = Vec::new();
+    let runner_result = std::thread::scope(|scope| -> Result<(), Fail> {
+        let opts = &opts;
+        let runner = scope.spawn(move || {
+            let tx = tx;
+            run_tests(tests, opts, &|_| {}, &|o: TestOutcome| {
+                let _ = tx.send(o);
+            })
+        });
+        // the channel closes when the runner returns and drops its sender
+        for o in rx.iter() {
+            let id = ids[o.index];
+            let coverage = match &o.status {
+                Status::TimedOut => Err("the test timed out".to_string()),
+                Status::Stopped => Err("the run was interrupted".to_string()),
+                Status::SpawnFailed { message } => Err(format!("the test could not start: {message}")),
+                _ => builds.coverage(store, &o.trace_dir, o.lingering),
+            };
+            let _ = std::fs::remove_dir_all(&o.trace_dir);
+            let rec = TestRecord { test: id, outcome: outcome_of(&o), coverage: coverage.clone() };
+            store.record_result(run, matrix, &rec).or_fail()?;
+            pb.inc(1);
+            results.push(Executed { outcome: o, coverage });
+        }
+        runner.join().map_err(|_| Fail::new("the test runner panicked"))?.or_fail()
+    });
+    pb.finish_and_clear();
+    let _ = std::fs::remove_dir_all(&trace_root);
+    runner_result?;
+    store.finish_run(run).or_fail()?;
+    let mut s = RunSummary { elapsed: started.elapsed(), stopped: stop.load(Ordering::SeqCst), ..Default::default() };
+    results.sort_by_key(|r| r.outcome.index);
+    for r in &results {
+        let name = tests[r.outcome.index].name.clone();
+        match r.outcome.status {
+            Status::Passed => s.passed += 1,
+            _ => s.failed.push(name.clone()),
+        }
+        if let Err(why) = &r.coverage {
+            s.unknown.push((name, why.clone()));
+        }
+    }
+    Ok((run, results, s))
+}
+
+pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
+    let (mut store, root) = context::open(store_opt)?;
+    let mut tests = discover_tests(&a.source, &root)?;
+    if let Some(f) = &a.filter {
+        tests.retain(|t| glob(f, &t.name));
+        if tests.is_empty() {
+            return Err(Fail::new(format!("no test matches `{f}`")).hint("`retest run --list` shows the test names"));
+        }
+    }
+    if a.list {
+        for t in &tests {
+            println!("{}\t{}", t.name, t.cmd);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let snapshot = store.newest_snapshot().or_fail()?.ok_or_else(|| {
+        Fail::new("nothing has been built with the wrapper yet")
+            .hint("run `retest build -- make` (or `CC=\"retest cc\" make`) first")
+    })?;
+    let full = a.filter.is_none();
+    let (_, _results, s) = execute(
+        &mut store,
+        snapshot.id,
+        Some(snapshot.id),
+        if full { "full" } else { "partial" },
+        &tests,
+        a.jobs,
+        a.timeout,
+    )?;
+    if full && !s.stopped {
+        store.seal(snapshot.id).or_fail()?;
+        store.set_baseline(snapshot.id).or_fail()?;
+    }
+    print_summary(&s, tests.len(), snapshot.id, full && !s.stopped);
+    Ok(if s.failed.is_empty() && !s.stopped { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub fn print_summary(s: &RunSummary, total: usize, snapshot: SnapshotId, baseline: bool) {
+    for f in &s.failed {
+        eprintln!("FAIL {f}");
+    }
+    for (t, why) in &s.unknown {
+        eprintln!("coverage unknown for {t}: {why} (it will always be selected)");
+    }
+    let ran = s.passed + s.failed.len();
+    println!(
+        "{ran}/{total} tests run in {:.1}s: {} passed, {} failed{}{}",
+        s.elapsed.as_secs_f64(),
+        s.passed,
+        s.failed.len(),
+        if s.unknown.is_empty() { String::new() } else { format!(", {} with unknown coverage", s.unknown.len()) },
+        if s.stopped { " (interrupted)" } else { "" }
+    );
+    if baseline {
+        println!("coverage recorded for snapshot {}; it is the baseline for `retest select`", snapshot.0);
+    }
+}

@@ -1,0 +1,450 @@
+//! `retest select` and `retest explain`: which tests must run again, and why.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+use retest_graph::Unit;
+use retest_lang_c::TuJob;
+use retest_lang_c::project::read_compile_commands;
+use retest_select::{Mode, Outcome, Program, Reason, UnitRef, select, tests_for};
+use retest_store::{CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
+use roaring::RoaringBitmap;
+use serde::Serialize;
+
+use crate::context;
+use crate::fail::{Fail, OrFail};
+use crate::run::{TestSource, discover_tests};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
+pub enum Algorithm {
+    /// Rothermel & Harrold's DejaVu (default).
+    Dejavu,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Test names, each with one line of reason.
+    Human,
+    /// `retest.selection/1`.
+    Json,
+    /// One name per line (for `ctest --tests-from-file` or scripts).
+    Names,
+    /// A regular expression for `ctest -R`.
+    Ctest,
+}
+
+#[derive(Args, Clone)]
+pub struct SelectOptions {
+    /// Analyse the sources named by this compilation database as the new version,
+    /// without building (default: the newest snapshot built with the wrapper).
+    #[arg(short = 'p', long = "project", value_name = "compile_commands.json")]
+    pub project: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Algorithm::Dejavu)]
+    pub algorithm: Algorithm,
+    /// Compare every pair of same-named procedures instead of walking from `main`.
+    #[arg(long)]
+    pub naive: bool,
+    #[command(flatten)]
+    pub source: TestSource,
+}
+
+#[derive(Args)]
+pub struct SelectArgs {
+    #[command(flatten)]
+    pub opts: SelectOptions,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Args)]
+pub struct ExplainArgs {
+    /// The test to explain.
+    pub test: String,
+    #[command(flatten)]
+    pub opts: SelectOptions,
+}
+
+/// One unit of a version.
+pub struct Loaded {
+    pub key: String,
+    pub flags: String,
+    pub unit: Rc<Unit>,
+    pub unit_id: Option<UnitId>,
+    pub src_hash: [u8; 16],
+    pub broken: Option<String>,
+}
+
+/// The outcome of a selection, with tests resolved.
+pub struct Selection {
+    pub baseline: SnapshotId,
+    pub new_snapshot: Option<SnapshotId>,
+    pub suite: Vec<String>,
+    /// Selected test name → reasons (one line each).
+    pub selected: BTreeMap<String, Vec<String>>,
+    /// Selected test name → structured reasons, for JSON.
+    pub reasons: BTreeMap<String, Vec<Reason>>,
+    pub outcome: Outcome,
+    pub elapsed: Duration,
+    pub warnings: Vec<String>,
+}
+
+pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Fail> {
+    store
+        .snapshot_units(id)
+        .or_fail()?
+        .into_iter()
+        .map(|su| {
+            Ok(Loaded {
+                unit: store.unit(su.unit).or_fail()?,
+                key: su.key,
+                flags: su.flags,
+                unit_id: Some(su.unit),
+                src_hash: su.src_hash,
+                broken: None,
+            })
+        })
+        .collect()
+}
+
+/// The new version from a compilation database, analysed without building.
+pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Fail> {
+    let cmds = read_compile_commands(db).or_fail()?;
+    let jobs: Vec<(TuJob, Option<String>)> = cmds
+        .iter()
+        .flat_map(|c| {
+            let out = c.output.clone().or_else(|| {
+                let argv = c.argv();
+                retest_lang_c::driver::parse_args(argv.get(1..).unwrap_or(&[])).output
+            });
+            TuJob::from_compile_command(c).into_iter().map(move |j| (j, out.clone()))
+        })
+        .collect();
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let loaded: Vec<Loaded> = jobs
+        .par_iter()
+        .map(|(job, out)| {
+            let rel = job
+                .source_path()
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.strip_prefix(&root).ok().map(|r| r.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| job.file.to_string_lossy().into_owned());
+            let output = out.clone().or_else(|| Some(default_object(&job.file)));
+            let key = retest_lang_c::wrap::unit_key(&root, &job.directory, &rel, output.as_deref());
+            let flags = serde_json::to_string(&job.identity_flags).unwrap_or_default();
+            let own = retest_lang_c::project::own_files(Some(root.clone()), job.directory.clone());
+            match retest_lang_c::run_preprocessor(&job.compiler, &job.flags, &job.file, &job.directory) {
+                Ok(pre) => {
+                    let mut tu = retest_lang_c::analyze(&pre, &own);
+                    retest_lang_c::wrap::normalize_paths(&mut tu.unit, &job.directory, &root);
+                    (key, flags, tu.unit, retest_lang_c::instrument::source_hash(&pre.raw), None)
+                }
+                Err(e) => (key, flags, Unit::default(), [0; 16], Some(e.to_string())),
+            }
+        })
+        .collect::<Vec<(String, String, Unit, [u8; 16], Option<String>)>>()
+        .into_iter()
+        .map(|(key, flags, unit, src_hash, broken)| Loaded {
+            key,
+            flags,
+            unit: Rc::new(unit),
+            unit_id: None,
+            src_hash,
+            broken,
+        })
+        .collect();
+    Ok(loaded)
+}
+
+fn default_object(src: &Path) -> String {
+    format!("{}.o", src.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default())
+}
+
+/// Runs the selection for the store's baseline against the new version.
+pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Fail> {
+    let baseline = store
+        .baseline()
+        .or_fail()?
+        .ok_or_else(|| Fail::new("no baseline: no test coverage has been recorded").hint("run `retest run` first"))?;
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let (new_units, new_snapshot) = match &opts.project {
+        Some(db) => (load_compile_commands(db, root)?, None),
+        None => {
+            let newest = store.newest_snapshot().or_fail()?.map(|s| s.id);
+            match newest {
+                Some(n) if n != baseline => (load_snapshot(store, n)?, Some(n)),
+                _ => {
+                    return Err(Fail::new(format!("nothing was built since the baseline (snapshot {})", baseline.0)).hint(
+                        "rebuild with the wrapper (`retest build -- make`), or pass -p compile_commands.json to analyse the sources without building",
+                    ));
+                }
+            }
+        }
+    };
+    let old_units = load_snapshot(store, baseline)?;
+    for u in &new_units {
+        if let Some(b) = &u.broken {
+            warnings.push(format!("{}: cannot be analysed ({b}); every function of it counts as changed", u.key));
+        }
+    }
+    let old = Program::new(
+        old_units.iter().map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None }).collect(),
+    );
+    let new = Program::new(
+        new_units
+            .iter()
+            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+            .collect(),
+    );
+    let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
+    let outcome = select(&old, &new, mode);
+
+    // TestsOnEdge, per unit of the baseline matrix
+    let mut indexes: HashMap<usize, EdgeIndex> = HashMap::new();
+    for d in &outcome.dangerous {
+        let ui = d.procedure.unit;
+        if let std::collections::hash_map::Entry::Vacant(e) = indexes.entry(ui) {
+            let id = old_units[ui].unit_id.expect("baseline units are stored");
+            e.insert(store.edge_index(baseline, id).or_fail()?);
+        }
+    }
+    let by_test = tests_for(&old, &outcome.dangerous, &mut |ui, edge| {
+        indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_else(RoaringBitmap::new)
+    });
+
+    // the suite: discovered tests if a source is available, else the matrix's
+    let matrix = store.matrix_tests(baseline).or_fail()?;
+    let suite: Vec<String> = match discover_tests(&opts.source, root) {
+        Ok(t) => t.into_iter().map(|t| t.name).collect(),
+        Err(_) => matrix.iter().map(|m| m.name.clone()).collect(),
+    };
+    let by_name: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.name.as_str(), m)).collect();
+    let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut reasons: BTreeMap<String, Vec<Reason>> = BTreeMap::new();
+    // a unit with a syntax error outside its functions that changed: code may be hidden
+    let old_hash: HashMap<&str, [u8; 16]> = old_units.iter().map(|u| (u.key.as_str(), u.src_hash)).collect();
+    let hidden: Vec<String> = new_units
+        .iter()
+        .filter(|u| u.unit.unattributed_error.is_some() && old_hash.get(u.key.as_str()) != Some(&u.src_hash))
+        .map(|u| {
+            let p = u.unit.unattributed_error.as_ref().unwrap();
+            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
+            format!("{at}: {} (code there is not analysed, so every test is selected)", p.message)
+        })
+        .collect();
+    for name in &suite {
+        let mut why: Vec<String> = Vec::new();
+        match by_name.get(name.as_str()) {
+            None => why.push("no coverage recorded for this test".to_string()),
+            Some(m) => {
+                if let CoverageState::Unknown(r) = &m.state {
+                    why.push(format!("coverage unknown: {r}"));
+                }
+                if let Some(ds) = by_test.get(&(m.test.0 as u32)) {
+                    for &i in ds {
+                        let r = &outcome.dangerous[i].reason;
+                        why.push(r.to_string());
+                        reasons.entry(name.clone()).or_default().push(r.clone());
+                    }
+                }
+            }
+        }
+        why.extend(hidden.iter().cloned());
+        if !why.is_empty() {
+            why.dedup();
+            selected.insert(name.clone(), why);
+        }
+    }
+    Ok(Selection { baseline, new_snapshot, suite, selected, reasons, outcome, elapsed: started.elapsed(), warnings })
+}
+
+pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
+    let (mut store, root) = context::open(store_opt)?;
+    let sel = compute(&mut store, &root, &a.opts)?;
+    for w in &sel.warnings {
+        eprintln!("warning: {w}");
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match a.format {
+        Format::Human => write_human(&sel, &mut out),
+        Format::Names => sel.selected.keys().try_for_each(|n| writeln!(out, "{n}")),
+        Format::Ctest => writeln!(out, "{}", ctest_regex(sel.selected.keys())),
+        Format::Json => write_json(&sel, a.opts.algorithm, &mut out),
+    }
+    .and_then(|_| out.flush())
+    .or_fail()
+}
+
+/// `^(a|b)$` with regex metacharacters escaped; matches nothing when empty.
+pub fn ctest_regex<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let esc: Vec<String> = names
+        .map(|n| n.chars().flat_map(|c| if "\\^$.|?*+()[]{}".contains(c) { vec!['\\', c] } else { vec![c] }).collect())
+        .collect();
+    if esc.is_empty() { "^$".to_string() } else { format!("^({})$", esc.join("|")) }
+}
+
+fn write_human(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        w,
+        "{} of {} tests selected (baseline snapshot {}, analysis {:.3} s)",
+        sel.selected.len(),
+        sel.suite.len(),
+        sel.baseline.0,
+        sel.elapsed.as_secs_f64()
+    )?;
+    let width = sel.selected.keys().map(|n| n.len()).max().unwrap_or(0).min(40);
+    for (name, why) in &sel.selected {
+        let extra = if why.len() > 1 { format!(" (+{} more)", why.len() - 1) } else { String::new() };
+        writeln!(w, "  {name:<width$}  {}{extra}", why[0])?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct JsonSelection<'a> {
+    schema: &'static str,
+    algorithm: String,
+    baseline_snapshot: i64,
+    new_snapshot: Option<i64>,
+    tests_total: usize,
+    tests_selected: usize,
+    analysis_seconds: f64,
+    selected: Vec<JsonTest<'a>>,
+    dangerous_edges: usize,
+    multiply_visited_nodes: usize,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonTest<'a> {
+    name: &'a str,
+    reasons: Vec<JsonReason>,
+}
+
+#[derive(Serialize)]
+struct JsonReason {
+    text: String,
+    kind: String,
+    old: Option<JsonAt>,
+    new: Option<JsonAt>,
+}
+
+#[derive(Serialize)]
+struct JsonAt {
+    procedure: String,
+    file: String,
+    line: u32,
+    text: String,
+}
+
+fn json_at(a: &Option<retest_select::At>) -> Option<JsonAt> {
+    a.as_ref().map(|a| JsonAt {
+        procedure: a.procedure.clone(),
+        file: a.file.clone(),
+        line: a.line,
+        text: a.text.clone(),
+    })
+}
+
+fn kind_name(k: &retest_select::ReasonKind) -> &'static str {
+    use retest_select::ReasonKind::*;
+    match k {
+        Modified => "modified",
+        Affected { .. } => "declaration",
+        CallTargets { .. } => "call-targets",
+        IndirectTargets { .. } => "indirect-targets",
+        Signature => "signature",
+        Flags { .. } => "flags",
+        Unanalysable(_) => "unanalysable",
+        Removed => "removed",
+        CaseAdded(_) => "case-added",
+        CaseRemoved(_) => "case-removed",
+        Structure => "structure",
+    }
+}
+
+fn write_json(sel: &Selection, alg: Algorithm, w: &mut dyn Write) -> io::Result<()> {
+    let selected = sel
+        .selected
+        .iter()
+        .map(|(name, why)| {
+            let structured = sel.reasons.get(name);
+            let mut reasons: Vec<JsonReason> = structured
+                .map(|rs| {
+                    rs.iter()
+                        .map(|r| JsonReason {
+                            text: r.to_string(),
+                            kind: kind_name(&r.kind).to_string(),
+                            old: json_at(&r.old),
+                            new: json_at(&r.new),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            // reasons that are not dangerous edges (coverage unknown, hidden code)
+            for t in why {
+                if !reasons.iter().any(|r| &r.text == t) {
+                    reasons.push(JsonReason { text: t.clone(), kind: "coverage".to_string(), old: None, new: None });
+                }
+            }
+            JsonTest { name, reasons }
+        })
+        .collect();
+    let doc = JsonSelection {
+        schema: "retest.selection/1",
+        algorithm: format!("{alg:?}").to_lowercase(),
+        baseline_snapshot: sel.baseline.0,
+        new_snapshot: sel.new_snapshot.map(|s| s.0),
+        tests_total: sel.suite.len(),
+        tests_selected: sel.selected.len(),
+        analysis_seconds: sel.elapsed.as_secs_f64(),
+        selected,
+        dangerous_edges: sel.outcome.dangerous.len(),
+        multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
+        warnings: &sel.warnings,
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc).map_err(io::Error::other)?;
+    writeln!(w)
+}
+
+pub fn explain(store_opt: Option<&Path>, a: ExplainArgs) -> Result<(), Fail> {
+    let (mut store, root) = context::open(store_opt)?;
+    let sel = compute(&mut store, &root, &a.opts)?;
+    if !sel.suite.contains(&a.test) {
+        return Err(Fail::new(format!("no test named `{}`", a.test)).hint("`retest run --list` shows the test names"));
+    }
+    match sel.selected.get(&a.test) {
+        Some(why) => {
+            println!("{} is selected:", a.test);
+            for r in why {
+                println!("  - {r}");
+            }
+        }
+        None => {
+            println!(
+                "{} is not selected: its recorded coverage (baseline snapshot {}) traverses none of the {} dangerous edges",
+                a.test,
+                sel.baseline.0,
+                sel.outcome.dangerous.len()
+            );
+            if !sel.outcome.dangerous.is_empty() {
+                println!("the changes it does not reach:");
+                let mut seen = std::collections::BTreeSet::new();
+                for d in &sel.outcome.dangerous {
+                    let s = d.reason.to_string();
+                    if seen.insert(s.clone()) {
+                        println!("  - {s}");
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

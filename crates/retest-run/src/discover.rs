@@ -1,0 +1,611 @@
+//! Test discovery: turn a project's description of its tests into a list of
+//! [`TestSpec`]s that [`crate::exec::run_tests`] can run.
+//!
+//! Three sources are understood:
+//! - [`from_toml`]: a `retest.toml` file with `[[test]]` tables (the native
+//!   format; strict — unknown keys and duplicate names are errors);
+//! - [`from_universe`]: a Siemens-style *universe* file, one shell command per
+//!   non-empty line;
+//! - [`from_ctest`]: the tests a CMake build directory registers with
+//!   `add_test`, as listed by `ctest --show-only=json-v1`.
+//!
+//! Every source yields tests in the order the source lists them, with unique
+//! names and absolute working directories. Discovery never runs a test (only
+//! `ctest` itself, to list them) and never panics on user input: every
+//! problem is a [`DiscoverError`] that names the file (and the line, when
+//! known) and says what to do.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One test: a shell command and the context it runs in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestSpec {
+    /// Name of the test, unique within the list a discovery function returns.
+    pub name: String,
+    /// Shell command line; the runner executes it with `/bin/sh -c cmd`.
+    pub cmd: String,
+    /// Absolute working directory of the command.
+    pub cwd: PathBuf,
+    /// Variables added to (or overriding) the runner's inherited environment,
+    /// in the order they are applied.
+    pub env: Vec<(String, String)>,
+    /// Time limit of the test; `None` means the runner's default applies.
+    pub timeout: Option<Duration>,
+    /// The test passes when its command fails and fails when the command
+    /// exits with 0 (CTest's `WILL_FAIL`). Always `false` for `retest.toml`
+    /// and universe files.
+    pub expect_failure: bool,
+}
+
+/// Why a list of tests could not be discovered.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source} — check that the file exists and is readable", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
+    /// The file is not valid TOML, or a value has the wrong type or is
+    /// missing.
+    #[error("{}:{line}:{column}: {message} — fix the file (see the `[[test]]` keys in the documentation of `retest_run::discover::from_toml`)", path.display())]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column (in characters) of the problem.
+        column: usize,
+        /// What the TOML reader reported.
+        message: String,
+    },
+    /// A key that `retest.toml` does not know, e.g. a misspelling.
+    #[error("{}:{line}: unknown key `{key}` (expected {expected}) — remove it or correct its spelling", path.display())]
+    UnknownKey {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the key.
+        line: usize,
+        /// The key as written.
+        key: String,
+        /// The keys allowed at that place, e.g. "one of `name`, `cmd`".
+        expected: String,
+    },
+    /// Two tests have the same name.
+    #[error("{}:{line}: duplicate test name `{name}` (first defined on line {first_line}) — give every test a unique name", path.display())]
+    DuplicateName {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the second definition.
+        line: usize,
+        /// 1-based line of the first definition.
+        first_line: usize,
+        /// The name.
+        name: String,
+    },
+    /// A `timeout` that is not a positive, finite number of seconds.
+    #[error("{}:{line}: timeout must be a positive number of seconds, found {found} — write e.g. `timeout = 30` or `timeout = 2.5`", path.display())]
+    BadTimeout {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the value.
+        line: usize,
+        /// The value as TOML, e.g. `"10s"` or `-1`.
+        found: String,
+    },
+    /// Any other problem with a value in a file.
+    #[error("{}:{line}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// `build_dir` is not a CMake build directory with tests.
+    #[error("{} has no CTestTestfile.cmake — pass the CMake build directory (the one `cmake -B` created) of a project that calls enable_testing() and add_test()", build_dir.display())]
+    NotCtestDir {
+        /// The directory given.
+        build_dir: PathBuf,
+    },
+    /// `ctest` could not be started.
+    #[error("cannot run `ctest` in {}: {source} — install CMake 3.14 or newer and make sure `ctest` is on PATH", build_dir.display())]
+    CtestSpawn {
+        /// The build directory.
+        build_dir: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
+    /// `ctest` ran but reported a failure.
+    #[error("`ctest --show-only=json-v1` failed in {} ({status}): {stderr} — check that the build directory is configured (re-run cmake) and CMake is 3.14 or newer", build_dir.display())]
+    CtestFailed {
+        /// The build directory.
+        build_dir: PathBuf,
+        /// How ctest exited.
+        status: String,
+        /// What ctest wrote to stderr (trimmed).
+        stderr: String,
+    },
+    /// The output of `ctest` is not what format `json-v1` describes.
+    #[error("cannot understand the test list `ctest --show-only=json-v1` printed in {}: {message} — use CMake 3.14 or newer", build_dir.display())]
+    CtestJson {
+        /// The build directory.
+        build_dir: PathBuf,
+        /// What was unexpected.
+        message: String,
+    },
+    /// One CTest test cannot be represented as a [`TestSpec`].
+    #[error("CTest test `{test}` in {}: {message}", build_dir.display())]
+    CtestTest {
+        /// The build directory.
+        build_dir: PathBuf,
+        /// The test's name.
+        test: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+// ---------------------------------------------------------------------------
+// retest.toml
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    #[serde(default)]
+    defaults: Option<TomlDefaults>,
+    #[serde(default)]
+    test: Vec<Spanned<TomlTest>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlDefaults {
+    #[serde(default)]
+    timeout: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlTest {
+    name: Spanned<String>,
+    cmd: Spanned<String>,
+    #[serde(default)]
+    cwd: Option<Spanned<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    timeout: Option<Spanned<toml::Value>>,
+}
+
+/// Reads a `retest.toml` file.
+///
+/// Format:
+/// ```toml
+/// [defaults]            # optional
+/// timeout = 60          # seconds (integer or float), for tests without one
+/// env = { LC_ALL = "C" }
+///
+/// [[test]]
+/// name = "parse-empty"  # required, unique
+/// cmd = "./parser < inputs/empty.txt"   # required, run with /bin/sh -c
+/// cwd = "build"         # optional, relative to the toml file's directory
+/// env = { MODE = "strict" }             # optional, added to the defaults
+/// timeout = 2.5         # optional, overrides the default
+/// ```
+///
+/// Contract:
+/// - Tests are returned in file order. `cwd` defaults to the directory of the
+///   file (made absolute, symbolic links resolved); a relative `cwd` is
+///   joined to that directory lexically (`.` components are dropped, `..`
+///   kept; the directory need not exist yet).
+/// - `env` of a test is `[defaults].env` overridden by the test's own `env`,
+///   sorted by variable name.
+/// - A timeout must be a positive, finite number of seconds.
+/// - Unknown keys (anywhere), duplicate or empty names, an empty `cmd` and
+///   values of the wrong type are errors that name the line.
+/// - A file without `[[test]]` tables yields an empty list.
+pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
+    let text = read_text(path)?;
+    let path = absolute(path)?;
+    let dir = parent_dir(&path);
+    let file: TomlFile = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
+
+    let (default_timeout, default_env) = match file.defaults {
+        Some(d) => {
+            let t = match &d.timeout {
+                Some(v) => Some(timeout_value(&path, &text, v)?),
+                None => None,
+            };
+            (t, d.env)
+        }
+        None => (None, BTreeMap::new()),
+    };
+
+    let mut first_line: HashMap<String, usize> = HashMap::new();
+    let mut specs = Vec::with_capacity(file.test.len());
+    for test in file.test {
+        let test = test.into_inner();
+        let name_line = line_of(&text, test.name.span().start);
+        let name = test.name.into_inner();
+        if name.trim().is_empty() {
+            return Err(DiscoverError::Invalid {
+                path,
+                line: name_line,
+                message: "test name is empty — give the test a unique, non-empty name".into(),
+            });
+        }
+        if let Some(&first) = first_line.get(&name) {
+            return Err(DiscoverError::DuplicateName { path, line: name_line, first_line: first, name });
+        }
+        first_line.insert(name.clone(), name_line);
+
+        let cmd_line = line_of(&text, test.cmd.span().start);
+        let cmd = test.cmd.into_inner();
+        if cmd.trim().is_empty() {
+            return Err(DiscoverError::Invalid {
+                path,
+                line: cmd_line,
+                message: format!("`cmd` of test `{name}` is empty — give the shell command to run"),
+            });
+        }
+
+        let cwd = match test.cwd {
+            Some(c) => normalize(&dir.join(c.get_ref())),
+            None => dir.clone(),
+        };
+        let timeout = match &test.timeout {
+            Some(v) => Some(timeout_value(&path, &text, v)?),
+            None => default_timeout,
+        };
+        let mut env = default_env.clone();
+        env.extend(test.env);
+        specs.push(TestSpec { name, cmd, cwd, env: env.into_iter().collect(), timeout, expect_failure: false });
+    }
+    Ok(specs)
+}
+
+/// Converts a `timeout` value to a duration, or explains why it is unusable.
+fn timeout_value(path: &Path, text: &str, value: &Spanned<toml::Value>) -> Result<Duration, DiscoverError> {
+    let secs = match value.get_ref() {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    match secs {
+        Some(s) if s > 0.0 => Duration::try_from_secs_f64(s).ok(),
+        _ => None,
+    }
+    .ok_or_else(|| DiscoverError::BadTimeout {
+        path: path.to_path_buf(),
+        line: line_of(text, value.span().start),
+        found: value.get_ref().to_string(),
+    })
+}
+
+/// Maps an error of the TOML reader to a [`DiscoverError`] with a line.
+fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> DiscoverError {
+    let offset = e.span().map_or(0, |s| s.start);
+    let line = line_of(text, offset);
+    let message = e.message().trim().to_string();
+    // serde phrases unknown fields as "unknown field `k`, expected ...".
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((key, expected)) = rest.split_once('`')
+    {
+        let expected = expected.trim_start_matches(',').trim();
+        let expected = expected.strip_prefix("expected ").unwrap_or(expected);
+        return DiscoverError::UnknownKey {
+            path: path.to_path_buf(),
+            line,
+            key: key.to_string(),
+            expected: expected.to_string(),
+        };
+    }
+    let line_start = text[..offset.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let column = text.get(line_start..offset).map_or(1, |s| s.chars().count() + 1);
+    DiscoverError::Toml { path: path.to_path_buf(), line, column, message }
+}
+
+/// 1-based line number of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+// ---------------------------------------------------------------------------
+// Universe files
+
+/// Reads a Siemens-style universe file: one shell command per line.
+///
+/// Contract:
+/// - Every line that contains something other than whitespace is one test;
+///   blank lines are skipped. `#` has no special meaning: a line starting
+///   with `#` is a command too (the shell treats it as a comment, so the
+///   test does nothing and passes).
+/// - Test N is named `tN`, where N counts the non-empty lines from 1 (so
+///   names stay stable when blank lines are added or removed, but not when
+///   commands are inserted).
+/// - The command is the line as written, without its line terminator (`\n`,
+///   or `\r\n`); it runs in the file's directory (made absolute, symbolic
+///   links resolved), with no
+///   extra environment, no timeout of its own and `expect_failure = false`.
+/// - A line that is not valid UTF-8 is an error naming the line.
+pub fn from_universe(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
+    let bytes = fs::read(path).map_err(|source| DiscoverError::Read { path: path.to_path_buf(), source })?;
+    let path = absolute(path)?;
+    let dir = parent_dir(&path);
+    let mut specs = Vec::new();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line = std::str::from_utf8(raw).map_err(|_| DiscoverError::Invalid {
+            path: path.clone(),
+            line: i + 1,
+            message: "line is not valid UTF-8 — save the universe file as UTF-8 (or ASCII)".into(),
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        specs.push(TestSpec {
+            name: format!("t{}", specs.len() + 1),
+            cmd: line.to_string(),
+            cwd: dir.clone(),
+            env: Vec::new(),
+            timeout: None,
+            expect_failure: false,
+        });
+    }
+    Ok(specs)
+}
+
+// ---------------------------------------------------------------------------
+// CTest
+
+#[derive(Deserialize)]
+struct CtestInfo {
+    kind: String,
+    version: CtestVersion,
+    #[serde(default)]
+    tests: Vec<CtestTest>,
+}
+
+#[derive(Deserialize)]
+struct CtestVersion {
+    major: u64,
+}
+
+#[derive(Deserialize)]
+struct CtestTest {
+    name: String,
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    properties: Vec<CtestProperty>,
+}
+
+#[derive(Deserialize)]
+struct CtestProperty {
+    name: String,
+    value: serde_json::Value,
+}
+
+/// Lists the tests of a CMake build directory with
+/// `ctest --show-only=json-v1` (run in `build_dir`, CMake 3.14 or newer).
+///
+/// Mapping of each test:
+/// - `name` → [`TestSpec::name`];
+/// - `command` (program and arguments) → [`TestSpec::cmd`], every word
+///   shell-quoted (single quotes where needed), so `/bin/sh -c` runs exactly
+///   that argument vector;
+/// - `WORKING_DIRECTORY` → [`TestSpec::cwd`] (CTest always lists it; absent
+///   or relative values are resolved against `build_dir`);
+/// - `ENVIRONMENT` (list of `K=V`) → [`TestSpec::env`], in order;
+/// - `TIMEOUT` (seconds) → [`TestSpec::timeout`]; `0` or less means none, as
+///   in CTest;
+/// - `WILL_FAIL` → [`TestSpec::expect_failure`];
+/// - tests with `DISABLED` set to true are left out.
+///
+/// All other properties are ignored, notably: `PASS_REGULAR_EXPRESSION`,
+/// `FAIL_REGULAR_EXPRESSION`, `SKIP_REGULAR_EXPRESSION`, `SKIP_RETURN_CODE`
+/// (only the exit status decides), `ENVIRONMENT_MODIFICATION`, fixtures
+/// (`FIXTURES_SETUP`/`_REQUIRED`/`_CLEANUP`: no setup test is added or
+/// ordered), `DEPENDS`, `RESOURCE_LOCK`, `RUN_SERIAL`, `PROCESSORS`,
+/// `RESOURCE_GROUPS`, `COST` and `LABELS`. CTest's global default timeout
+/// (`CTEST_TEST_TIMEOUT`, `DART_TESTING_TIMEOUT`) is not applied either.
+///
+/// A test without a command (CTest lists such tests in multi-configuration
+/// builds when no configuration is chosen) and an `ENVIRONMENT` entry without
+/// `=` are errors.
+pub fn from_ctest(build_dir: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
+    let build_dir =
+        fs::canonicalize(build_dir).map_err(|_| DiscoverError::NotCtestDir { build_dir: build_dir.to_path_buf() })?;
+    if !build_dir.join("CTestTestfile.cmake").is_file() {
+        return Err(DiscoverError::NotCtestDir { build_dir });
+    }
+    let output = Command::new("ctest")
+        .arg("--show-only=json-v1")
+        .current_dir(&build_dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|source| DiscoverError::CtestSpawn { build_dir: build_dir.clone(), source })?;
+    if !output.status.success() {
+        return Err(DiscoverError::CtestFailed {
+            build_dir,
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    parse_ctest_json(&build_dir, &output.stdout)
+}
+
+/// Maps the JSON that `ctest --show-only=json-v1` printed; see [`from_ctest`].
+fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, DiscoverError> {
+    let json_err = |message: String| DiscoverError::CtestJson { build_dir: build_dir.to_path_buf(), message };
+    let info: CtestInfo = serde_json::from_slice(json).map_err(|e| json_err(e.to_string()))?;
+    if info.kind != "ctestInfo" || info.version.major != 1 {
+        return Err(json_err(format!(
+            "expected kind \"ctestInfo\" version 1, found kind {:?} version {}",
+            info.kind, info.version.major
+        )));
+    }
+
+    let mut specs = Vec::with_capacity(info.tests.len());
+    for test in info.tests {
+        let disabled = test.properties.iter().any(|p| p.name == "DISABLED" && truthy(&p.value));
+        if disabled {
+            continue;
+        }
+        let test_err = |message: String| DiscoverError::CtestTest {
+            build_dir: build_dir.to_path_buf(),
+            test: test.name.clone(),
+            message,
+        };
+        let mut cwd = build_dir.to_path_buf();
+        let mut env = Vec::new();
+        let mut timeout = None;
+        let mut expect_failure = false;
+        for prop in &test.properties {
+            let v = &prop.value;
+            match prop.name.as_str() {
+                "WILL_FAIL" => expect_failure = truthy(v),
+                "WORKING_DIRECTORY" => {
+                    let dir = v.as_str().ok_or_else(|| test_err(format!("WORKING_DIRECTORY is not a string: {v}")))?;
+                    cwd = normalize(&build_dir.join(dir));
+                }
+                "TIMEOUT" => {
+                    let secs = v
+                        .as_f64()
+                        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                        .ok_or_else(|| test_err(format!("TIMEOUT is not a number: {v}")))?;
+                    timeout = if secs > 0.0 { Duration::try_from_secs_f64(secs).ok() } else { None };
+                }
+                "ENVIRONMENT" => {
+                    let entries: Vec<&str> = match v {
+                        serde_json::Value::Array(a) => a.iter().filter_map(|e| e.as_str()).collect(),
+                        serde_json::Value::String(s) => s.split(';').collect(),
+                        _ => Vec::new(),
+                    };
+                    for entry in entries {
+                        let (k, val) = entry.split_once('=').ok_or_else(|| {
+                            test_err(format!(
+                                "ENVIRONMENT entry `{entry}` has no `=` — write it as NAME=VALUE in set_tests_properties"
+                            ))
+                        })?;
+                        env.push((k.to_string(), val.to_string()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let command = match &test.command {
+            Some(c) if !c.is_empty() => c,
+            _ => {
+                return Err(test_err(
+                    "ctest lists no command for it (in a multi-configuration build, no configuration was chosen) — use a single-configuration build directory (e.g. -DCMAKE_BUILD_TYPE=Debug with Ninja or Makefiles)".into(),
+                ));
+            }
+        };
+        let cmd = command.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
+        specs.push(TestSpec { name: test.name, cmd, cwd, env, timeout, expect_failure });
+    }
+    Ok(specs)
+}
+
+/// CMake's idea of a true value, for the JSON forms ctest prints.
+fn truthy(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Bool(b) => *b,
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        serde_json::Value::String(s) => {
+            let s = s.to_ascii_uppercase();
+            !(s.is_empty()
+                || s == "0"
+                || s == "OFF"
+                || s == "NO"
+                || s == "FALSE"
+                || s == "N"
+                || s == "IGNORE"
+                || s == "NOTFOUND"
+                || s.ends_with("-NOTFOUND"))
+        }
+        _ => false,
+    }
+}
+
+/// Quotes `word` for a POSIX shell so that it stays one word, unchanged.
+///
+/// Words made only of characters that no shell treats specially are left as
+/// they are; everything else is put in single quotes, with `'` written as
+/// `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b));
+    if plain {
+        return word.to_string();
+    }
+    let mut out = String::with_capacity(word.len() + 2);
+    out.push('\'');
+    for c in word.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Paths
+
+fn read_text(path: &Path) -> Result<String, DiscoverError> {
+    let bytes = fs::read(path).map_err(|source| DiscoverError::Read { path: path.to_path_buf(), source })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+        DiscoverError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message: "the file is not valid UTF-8 — save it as UTF-8".into(),
+        }
+    })
+}
+
+/// `path` (which must exist) made absolute, with symbolic links and `..`
+/// resolved.
+fn absolute(path: &Path) -> Result<PathBuf, DiscoverError> {
+    fs::canonicalize(path).map_err(|source| DiscoverError::Read { path: path.to_path_buf(), source })
+}
+
+/// Directory that holds the (absolute) file `path`.
+fn parent_dir(path: &Path) -> PathBuf {
+    path.parent().map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+/// Drops `.` components and trailing separators; keeps `..` (resolving it
+/// lexically would be wrong behind a symbolic link).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        if c != Component::CurDir {
+            out.push(c.as_os_str());
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}

@@ -1,0 +1,730 @@
+//! Test execution: run [`TestSpec`]s in parallel, each in its own process
+//! group, with timeouts, output hashing and one fresh trace directory per
+//! test.
+//!
+//! The model is push-based, like a sink: [`run_tests`] calls `on_start(i)`
+//! just before test `i` is spawned and `on_done(outcome)` as soon as it has
+//! finished, from the worker thread that ran it. A caller that stores each
+//! outcome in `on_done` loses nothing that already finished when the run is
+//! interrupted.
+//!
+//! What every test gets:
+//! - **Command**: `/bin/sh -c <cmd>`, in [`TestSpec::cwd`]. A missing
+//!   working directory or shell is reported as [`Status::SpawnFailed`], never
+//!   as an error of the whole run.
+//! - **stdin** is `/dev/null` (a test that reads stdin sees end of file at
+//!   once; the command may still redirect it, e.g. `prog < input.txt`).
+//! - **stdout and stderr** are pipes, both read concurrently by the worker so
+//!   a chatty test never blocks. Each stream is hashed while it streams
+//!   (XXH3-128, [`TestOutcome::stdout_hash`]); only the last
+//!   [`TAIL_BYTES`] of the two streams together are kept
+//!   ([`TestOutcome::output_tail`]), so memory stays bounded however much a
+//!   test prints.
+//! - **Environment**: the runner's own environment, then [`TestSpec::env`],
+//!   then [`RunOptions::extra_env`], then `RETEST_TRACE_DIR` set to the
+//!   test's trace directory (later entries win). The trace directory is
+//!   `<trace_root>/<index>-<sanitised name>`, absolute, created empty before
+//!   the spawn (a leftover directory of the same name is removed first); the
+//!   coverage runtime writes its trace files there (see
+//!   `docs/trace-format.md` and [`crate::trace::read_dir`]).
+//! - **Process group**: the shell is the leader of a new process group, so
+//!   the test's processes can be signalled together, and a Ctrl-C on the
+//!   terminal does not reach them (the caller sets [`RunOptions::stop`]
+//!   instead).
+//! - **Timeout** ([`TestSpec::timeout`], else [`RunOptions::default_timeout`]):
+//!   when it expires the whole group gets SIGTERM, which lets instrumented
+//!   processes write their traces. Processes still alive [`KILL_GRACE`]
+//!   later get SIGKILL — also when the shell itself already died of the
+//!   SIGTERM: the rest of the group keeps its grace until it is empty (then
+//!   `lingering` stays false) or the grace ends (SIGKILL, `lingering` set).
+//!   The status is [`Status::TimedOut`] whatever the exit status was.
+//! - **Lingering processes**: when the shell has exited normally and
+//!   processes of its group are still alive (e.g. `server &`), the group
+//!   gets SIGKILL at once and [`TestOutcome::lingering`] is set: the killed
+//!   processes wrote no trace, so the caller must treat the test's coverage
+//!   as unknown. Zombies (exited, not yet reaped) do not count. Processes
+//!   that left the group (`setsid`, daemons) cannot be found this way; if
+//!   one of them keeps stdout or stderr open longer than [`PIPE_GRACE`]
+//!   after the group was dealt with, the runner stops reading, closes the
+//!   pipes and sets `lingering` too.
+//! - **Stop**: once [`RunOptions::stop`] is set no further test starts;
+//!   running tests get SIGTERM (within [`STOP_POLL`]) and SIGKILL as for a
+//!   timeout, and are reported as [`Status::Stopped`]. Tests that were never
+//!   started get neither callback.
+//!
+//! Ordering: tests are started in input order (`on_start` is called in
+//! increasing index order, never concurrently with itself), at most
+//! [`RunOptions::jobs`] at a time. `on_done` is called exactly once for every
+//! index passed to `on_start`, in completion order, possibly concurrently from
+//! several worker threads. Both callbacks run on worker threads; a slow
+//! `on_done` delays only the next test of that worker, a slow `on_start`
+//! delays every start.
+
+use std::collections::VecDeque;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::discover::TestSpec;
+
+/// Time between SIGTERM and SIGKILL when a test is timed out or stopped.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long the runner keeps reading stdout and stderr after the test's
+/// shell exited (and its group was killed), before it closes the pipes.
+pub const PIPE_GRACE: Duration = Duration::from_secs(2);
+/// How many bytes of output [`TestOutcome::output_tail`] keeps at most.
+pub const TAIL_BYTES: usize = 4096;
+/// How often a running test checks [`RunOptions::stop`].
+pub const STOP_POLL: Duration = Duration::from_millis(50);
+/// How often, while a terminated test's group is in its SIGTERM grace after
+/// the shell exited, the runner checks whether the group is empty.
+const GROUP_POLL: Duration = Duration::from_millis(10);
+
+/// Environment variable that tells the coverage runtime where to write.
+pub const TRACE_DIR_VAR: &str = "RETEST_TRACE_DIR";
+
+/// The shell that runs every test command.
+const SHELL: &str = "/bin/sh";
+/// Size of one read from a test's pipe.
+const READ_CHUNK: usize = 64 * 1024;
+/// Longest sanitised test name used in a trace directory's name.
+const MAX_DIR_NAME: usize = 64;
+
+/// How [`run_tests`] runs a list of tests.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Number of tests run at the same time; 0 means the number of CPUs.
+    pub jobs: usize,
+    /// Time limit for tests whose [`TestSpec::timeout`] is `None`; `None`
+    /// here means no limit.
+    pub default_timeout: Option<Duration>,
+    /// Directory under which every test gets its own trace directory;
+    /// created if missing, then made absolute with symbolic links and `..`
+    /// resolved.
+    pub trace_root: PathBuf,
+    /// Variables added to the environment of every test, after
+    /// [`TestSpec::env`].
+    pub extra_env: Vec<(String, String)>,
+    /// Set by the caller (e.g. on Ctrl-C) to end the run early: no new test
+    /// starts, running ones are terminated and reported as
+    /// [`Status::Stopped`].
+    pub stop: Arc<AtomicBool>,
+}
+
+impl RunOptions {
+    /// Options with one job per CPU, no default timeout, no extra
+    /// environment and a fresh stop flag.
+    pub fn new(trace_root: impl Into<PathBuf>) -> Self {
+        RunOptions {
+            jobs: 0,
+            default_timeout: None,
+            trace_root: trace_root.into(),
+            extra_env: Vec::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// How a test ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Exit status 0 (or non-zero for a test with
+    /// [`TestSpec::expect_failure`]).
+    Passed,
+    /// Non-zero exit status (or 0 for a test with
+    /// [`TestSpec::expect_failure`]).
+    Failed {
+        /// The exit status of the shell.
+        code: i32,
+    },
+    /// The shell was killed by a signal (e.g. `kill -SEGV $$`, or the shell
+    /// `exec`ed a program that crashed).
+    Signaled {
+        /// The signal number.
+        signal: i32,
+    },
+    /// The time limit expired; the test's process group was terminated.
+    TimedOut,
+    /// The test could not be started (missing working directory, missing
+    /// shell, trace directory not creatable, ...).
+    SpawnFailed {
+        /// What went wrong, with the operating system's reason.
+        message: String,
+    },
+    /// [`RunOptions::stop`] was set while the test ran; it was terminated.
+    Stopped,
+}
+
+impl Status {
+    /// True only for [`Status::Passed`].
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Status::Passed)
+    }
+}
+
+/// The result of running one test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestOutcome {
+    /// Index of the test in the slice given to [`run_tests`].
+    pub index: usize,
+    /// How the test ended.
+    pub status: Status,
+    /// XXH3-128 of everything the test wrote to stdout, in the canonical
+    /// (big-endian) byte order `xxhsum -H2` prints.
+    pub stdout_hash: [u8; 16],
+    /// XXH3-128 of everything the test wrote to stderr.
+    pub stderr_hash: [u8; 16],
+    /// The last (at most [`TAIL_BYTES`]) bytes of stdout and stderr together,
+    /// in the order the runner read them, decoded lossily as UTF-8; for
+    /// failure messages only.
+    pub output_tail: String,
+    /// From just before the spawn until the runner saw the shell exit.
+    pub duration: Duration,
+    /// The test's trace directory (the value of `RETEST_TRACE_DIR`).
+    pub trace_dir: PathBuf,
+    /// Processes of the test outlived its shell and had to be killed (or
+    /// kept its output pipes open): their coverage is incomplete.
+    pub lingering: bool,
+}
+
+/// Why [`run_tests`] could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The trace root directory could not be created.
+    #[error("cannot create the trace directory {}: {source} — check permissions and free space, or choose another directory", path.display())]
+    TraceRoot {
+        /// The directory.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
+    /// Not a single worker thread could be started.
+    #[error("cannot start a worker thread: {source} — lower the number of parallel jobs or raise the process limit")]
+    Threads {
+        /// The operating system's reason.
+        source: io::Error,
+    },
+}
+
+/// Runs `tests` in parallel and reports each outcome through `on_done`.
+///
+/// See the [module documentation](self) for what each test's process gets,
+/// the timeout and stop protocol, and the order of the callbacks. Returns
+/// when every started test has finished and been reported; `Ok` also when
+/// the run was stopped early (the caller sees which indices were never
+/// started). Errors only when nothing could run at all; problems of one test
+/// are that test's [`Status`].
+pub fn run_tests(
+    tests: &[TestSpec],
+    opts: &RunOptions,
+    on_start: &(dyn Fn(usize) + Sync),
+    on_done: &(dyn Fn(TestOutcome) + Sync),
+) -> Result<(), ExecError> {
+    let trace_root = fs::create_dir_all(&opts.trace_root)
+        .and_then(|()| fs::canonicalize(&opts.trace_root))
+        .map_err(|source| ExecError::TraceRoot { path: opts.trace_root.clone(), source })?;
+    if tests.is_empty() {
+        return Ok(());
+    }
+    let jobs = match opts.jobs {
+        0 => thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(tests.len());
+
+    let next = Mutex::new(0usize);
+    let ctx = Worker { tests, opts, trace_root: &trace_root, next: &next, on_start, on_done };
+    thread::scope(|scope| {
+        let mut started = 0;
+        let mut failure = None;
+        for w in 0..jobs {
+            let spawned = thread::Builder::new().name(format!("retest-job-{w}")).spawn_scoped(scope, || ctx.run());
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        match (started, failure) {
+            (0, Some(source)) => Err(ExecError::Threads { source }),
+            _ => Ok(()),
+        }
+    })
+}
+
+/// What every worker thread shares.
+struct Worker<'a> {
+    tests: &'a [TestSpec],
+    opts: &'a RunOptions,
+    trace_root: &'a Path,
+    /// Index of the next test to start; held while a test is being started
+    /// so starts happen in input order.
+    next: &'a Mutex<usize>,
+    on_start: &'a (dyn Fn(usize) + Sync),
+    on_done: &'a (dyn Fn(TestOutcome) + Sync),
+}
+
+impl Worker<'_> {
+    /// Takes tests in order until none is left or the run is stopped.
+    fn run(&self) {
+        loop {
+            let started = {
+                let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+                if self.opts.stop.load(Ordering::SeqCst) || *next >= self.tests.len() {
+                    return;
+                }
+                let index = *next;
+                *next += 1;
+                self.start(index)
+            };
+            let outcome = match started {
+                Started::Running(running) => running.finish(&self.opts.stop),
+                Started::Failed(outcome) => outcome,
+            };
+            (self.on_done)(outcome);
+        }
+    }
+
+    /// Prepares the trace directory, calls `on_start` and spawns test
+    /// `index`.
+    fn start(&self, index: usize) -> Started {
+        let spec = &self.tests[index];
+        let trace_dir = self.trace_root.join(format!("{index}-{}", sanitize(&spec.name)));
+        let prepared = fresh_dir(&trace_dir);
+        (self.on_start)(index);
+        let start = Instant::now();
+        let failed = |message: String| TestOutcome {
+            index,
+            status: Status::SpawnFailed { message },
+            stdout_hash: empty_hash(),
+            stderr_hash: empty_hash(),
+            output_tail: String::new(),
+            duration: start.elapsed(),
+            trace_dir: trace_dir.clone(),
+            lingering: false,
+        };
+        if let Err(e) = prepared {
+            return Started::Failed(failed(format!("cannot create the trace directory {}: {e}", trace_dir.display())));
+        }
+        if !spec.cwd.is_dir() {
+            return Started::Failed(failed(format!(
+                "working directory {} does not exist or is not a directory",
+                spec.cwd.display()
+            )));
+        }
+
+        let mut cmd = Command::new(SHELL);
+        cmd.arg("-c")
+            .arg(&spec.cmd)
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
+            .env(TRACE_DIR_VAR, &trace_dir);
+        match cmd.spawn() {
+            Ok(child) => Started::Running(RunningTest {
+                index,
+                expect_failure: spec.expect_failure,
+                timeout: spec.timeout.or(self.opts.default_timeout),
+                start,
+                trace_dir,
+                child,
+            }),
+            Err(e) => Started::Failed(failed(format!("cannot start `{SHELL} -c` in {}: {e}", spec.cwd.display()))),
+        }
+    }
+}
+
+/// A test after the attempt to spawn it.
+enum Started {
+    /// The shell runs.
+    Running(RunningTest),
+    /// The test could not start; this is its outcome.
+    Failed(TestOutcome),
+}
+
+/// Why the runner is terminating a test.
+#[derive(Clone, Copy)]
+enum Kill {
+    TimedOut,
+    Stopped,
+}
+
+/// A spawned test whose shell has not been waited for yet.
+struct RunningTest {
+    index: usize,
+    expect_failure: bool,
+    timeout: Option<Duration>,
+    start: Instant,
+    trace_dir: PathBuf,
+    child: Child,
+}
+
+/// One of the two output pipes.
+struct Stream {
+    file: Option<File>,
+    hasher: Xxh3,
+}
+
+impl Stream {
+    fn new(fd: Option<OwnedFd>) -> Self {
+        Stream { file: fd.map(File::from), hasher: Xxh3::new() }
+    }
+}
+
+impl RunningTest {
+    /// Reads the output, enforces the timeout and the stop flag, waits for
+    /// the shell and cleans up its process group. Never panics.
+    fn finish(mut self, stop: &AtomicBool) -> TestOutcome {
+        // The group id is the shell's pid (process_group(0)).
+        let pgid = self.child.id() as libc::pid_t;
+        let mut streams = [
+            Stream::new(self.child.stdout.take().map(OwnedFd::from)),
+            Stream::new(self.child.stderr.take().map(OwnedFd::from)),
+        ];
+
+        // A waiter thread reaps the shell and then closes `notify_w`, which
+        // wakes the poll loop below through `notify_r`.
+        let (status_tx, status_rx) = mpsc::channel();
+        let waiter = io::pipe().and_then(|(notify_r, notify_w)| {
+            let mut child = self.child;
+            thread::Builder::new()
+                .name(format!("retest-wait-{}", self.index))
+                .spawn(move || {
+                    let status = child.wait();
+                    let _ = status_tx.send(status);
+                    drop(notify_w);
+                })
+                .map(|handle| (notify_r, handle))
+        });
+        let (notify_r, waiter) = match waiter {
+            Ok(w) => w,
+            Err(e) => {
+                // The child was dropped with the closure: kill and reap it.
+                signal_group(pgid, libc::SIGKILL);
+                reap(pgid);
+                return TestOutcome {
+                    index: self.index,
+                    status: Status::SpawnFailed { message: format!("cannot start a thread to wait for the test: {e}") },
+                    stdout_hash: empty_hash(),
+                    stderr_hash: empty_hash(),
+                    output_tail: String::new(),
+                    duration: self.start.elapsed(),
+                    trace_dir: self.trace_dir,
+                    lingering: false,
+                };
+            }
+        };
+        let mut notify = Some(notify_r);
+
+        let deadline = self.timeout.map(|t| self.start + t);
+        // Why and since when the group is being terminated (SIGTERM sent).
+        let mut kill: Option<(Kill, Instant)> = None;
+        let mut killed = false;
+        let mut exit: Option<io::Result<ExitStatus>> = None;
+        // When the shell was reaped.
+        let mut ended_at: Option<Instant> = None;
+        // When, after the shell's exit, no process of the group was left
+        // alive (or the rest had been killed): from then on only the pipes
+        // are drained, for at most PIPE_GRACE.
+        let mut settled_at: Option<Instant> = None;
+        let mut lingering = false;
+        let mut tail = Tail::default();
+        let mut buf = vec![0u8; READ_CHUNK];
+
+        loop {
+            let now = Instant::now();
+            if settled_at.is_none() {
+                match kill {
+                    None if exit.is_none() => {
+                        let why = if deadline.is_some_and(|d| now >= d) {
+                            Some(Kill::TimedOut)
+                        } else if stop.load(Ordering::SeqCst) {
+                            Some(Kill::Stopped)
+                        } else {
+                            None
+                        };
+                        if let Some(why) = why {
+                            signal_group(pgid, libc::SIGTERM);
+                            kill = Some((why, now));
+                        }
+                    }
+                    Some((_, at)) if !killed && now >= at + KILL_GRACE => {
+                        signal_group(pgid, libc::SIGKILL);
+                        killed = true;
+                        if exit.is_some() {
+                            // The shell is gone but others ignored SIGTERM.
+                            lingering = true;
+                            settled_at = Some(now);
+                        }
+                    }
+                    Some(_) if exit.is_some() && !group_alive(pgid) => {
+                        // Everything ended within the grace, traces written.
+                        settled_at = Some(now);
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(settled) = settled_at {
+                if streams.iter().all(|s| s.file.is_none()) {
+                    break;
+                }
+                if now >= settled + PIPE_GRACE {
+                    // Someone outside the group still holds the pipes.
+                    lingering = true;
+                    break;
+                }
+            }
+
+            // When to wake up at the latest.
+            let wake = match (settled_at, kill) {
+                (Some(settled), _) => settled + PIPE_GRACE,
+                (None, None) => {
+                    let tick = now + STOP_POLL;
+                    deadline.map_or(tick, |d| d.min(tick))
+                }
+                (None, Some((_, at))) => {
+                    let tick = now + if exit.is_some() { GROUP_POLL } else { STOP_POLL };
+                    if killed { tick } else { tick.min(at + KILL_GRACE) }
+                }
+            };
+            let mut fds: Vec<libc::pollfd> = Vec::with_capacity(3);
+            for s in &streams {
+                if let Some(f) = &s.file {
+                    fds.push(pollfd(f.as_raw_fd()));
+                }
+            }
+            if let Some(n) = &notify {
+                fds.push(pollfd(n.as_raw_fd()));
+            }
+            if poll(&mut fds, wake.saturating_duration_since(now)).is_err() {
+                // Only EINVAL or ENOMEM are possible here; do not spin.
+                thread::sleep(Duration::from_millis(10));
+            }
+
+            let mut i = 0;
+            for s in &mut streams {
+                let Some(f) = &mut s.file else { continue };
+                let revents = fds[i].revents;
+                i += 1;
+                if revents == 0 {
+                    continue;
+                }
+                match f.read(&mut buf) {
+                    Ok(0) => s.file = None,
+                    Ok(n) => {
+                        s.hasher.update(&buf[..n]);
+                        tail.push(&buf[..n]);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => s.file = None,
+                }
+            }
+
+            if exit.is_none()
+                && let Ok(status) = status_rx.try_recv()
+            {
+                let now = Instant::now();
+                exit = Some(status);
+                ended_at = Some(now);
+                notify = None;
+                if kill.is_none() {
+                    // A normal end: whatever is left of the group lingers.
+                    if group_alive(pgid) {
+                        signal_group(pgid, libc::SIGKILL);
+                        lingering = true;
+                    }
+                    settled_at = Some(now);
+                } else if killed {
+                    settled_at = Some(now);
+                }
+                // Otherwise the rest of the group keeps its SIGTERM grace,
+                // so that its processes can write their traces.
+            }
+        }
+        let _ = waiter.join();
+
+        let status = match (kill, exit) {
+            (Some((Kill::TimedOut, _)), _) => Status::TimedOut,
+            (Some((Kill::Stopped, _)), _) => Status::Stopped,
+            (None, Some(Ok(st))) => exit_status(st, self.expect_failure),
+            (None, Some(Err(e))) => Status::SpawnFailed { message: format!("cannot wait for the test's shell: {e}") },
+            (None, None) => Status::SpawnFailed { message: "the test's shell vanished without an exit status".into() },
+        };
+        let [out, err] = streams;
+        TestOutcome {
+            index: self.index,
+            status,
+            stdout_hash: out.hasher.digest128().to_be_bytes(),
+            stderr_hash: err.hasher.digest128().to_be_bytes(),
+            output_tail: tail.into_string(),
+            duration: ended_at.unwrap_or_else(Instant::now) - self.start,
+            trace_dir: self.trace_dir,
+            lingering,
+        }
+    }
+}
+
+/// Maps the shell's exit status; see [`Status`].
+fn exit_status(st: ExitStatus, expect_failure: bool) -> Status {
+    match (st.code(), st.signal()) {
+        (Some(0), _) if expect_failure => Status::Failed { code: 0 },
+        (Some(0), _) => Status::Passed,
+        (Some(_), _) if expect_failure => Status::Passed,
+        (Some(code), _) => Status::Failed { code },
+        (None, Some(signal)) => Status::Signaled { signal },
+        // Stopped or continued: not reported by `wait`; be conservative.
+        (None, None) => Status::Failed { code: -1 },
+    }
+}
+
+/// The last [`TAIL_BYTES`] bytes of output.
+#[derive(Default)]
+struct Tail {
+    buf: VecDeque<u8>,
+}
+
+impl Tail {
+    fn push(&mut self, bytes: &[u8]) {
+        let bytes = &bytes[bytes.len().saturating_sub(TAIL_BYTES)..];
+        let excess = (self.buf.len() + bytes.len()).saturating_sub(TAIL_BYTES);
+        self.buf.drain(..excess);
+        self.buf.extend(bytes);
+    }
+
+    /// Lossy UTF-8, without the broken character the cut may have left at
+    /// the start.
+    fn into_string(mut self) -> String {
+        let bytes = self.buf.make_contiguous();
+        let skip = bytes.iter().take(3).take_while(|&&b| b & 0xC0 == 0x80).count();
+        String::from_utf8_lossy(&bytes[skip..]).into_owned()
+    }
+}
+
+/// XXH3-128 of no bytes, canonical byte order.
+fn empty_hash() -> [u8; 16] {
+    Xxh3::new().digest128().to_be_bytes()
+}
+
+/// `name` reduced to `[A-Za-z0-9._-]` (others become `_`), at most
+/// [`MAX_DIR_NAME`] characters.
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .take(MAX_DIR_NAME)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .collect()
+}
+
+/// Creates `dir` empty, removing whatever had that name before.
+fn fresh_dir(dir: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(dir)?,
+        Ok(_) => fs::remove_file(dir)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    fs::create_dir(dir)
+}
+
+fn pollfd(fd: libc::c_int) -> libc::pollfd {
+    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
+}
+
+/// `poll(2)` for at most `timeout` (rounded up to whole milliseconds);
+/// an interrupted call counts as a timeout.
+fn poll(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<()> {
+    let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()`
+    // pollfd structures for the duration of the call.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+        for f in fds.iter_mut() {
+            f.revents = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Sends `signal` to every process of group `pgid`; a group that no longer
+/// exists is not an error.
+fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // Never signal group 0 (our own) or -1 (every process we may signal).
+    if pgid > 1 {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// Whether a process of group `pgid` is still alive.
+///
+/// Zombies do not count: an orphan that already exited stays in its group
+/// until `init` reaps it, which some container init processes never do.
+/// `kill(-pgid, 0)` answers cheaply for the common case of an empty group;
+/// otherwise `/proc` is consulted where it exists.
+fn group_alive(pgid: libc::pid_t) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 only checks for existence.
+    let r = unsafe { libc::kill(-pgid, 0) };
+    if r != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+        return false;
+    }
+    live_member_in_proc(pgid).unwrap_or(true)
+}
+
+/// Scans `/proc` for a process of group `pgid` that is not a zombie; `None`
+/// when `/proc` cannot be read.
+fn live_member_in_proc(pgid: libc::pid_t) -> Option<bool> {
+    for entry in fs::read_dir("/proc").ok()? {
+        let Ok(entry) = entry else { continue };
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+            continue;
+        };
+        // Gone in the meantime: not alive.
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // "pid (comm) state ppid pgrp ..."; comm may contain anything, so
+        // parse after the last ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let mut fields = rest.split_ascii_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1).and_then(|f| f.parse::<libc::pid_t>().ok());
+        if pgrp == Some(pgid) && !matches!(state, Some("Z" | "X" | "x")) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// Reaps process `pid` (a child of ours whose `Child` handle is gone).
+fn reap(pid: libc::pid_t) {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid out-pointer for the call.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}

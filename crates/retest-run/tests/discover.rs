@@ -1,0 +1,387 @@
+//! Discovery from `retest.toml`, universe files and CTest build directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use retest_run::discover::{DiscoverError, TestSpec, from_ctest, from_toml, from_universe, shell_quote};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn spec(name: &str, cmd: &str, cwd: &Path) -> TestSpec {
+    TestSpec {
+        name: name.into(),
+        cmd: cmd.into(),
+        cwd: cwd.to_path_buf(),
+        env: Vec::new(),
+        timeout: None,
+        expect_failure: false,
+    }
+}
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+// ---------------------------------------------------------------------------
+// retest.toml
+
+#[test]
+fn toml_full_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = &dir.path().canonicalize().unwrap();
+    let path = write(
+        root,
+        "retest.toml",
+        r#"
+[defaults]
+timeout = 60
+env = { LC_ALL = "C", MODE = "default" }
+
+[[test]]
+name = "plain"
+cmd = "./prog < in/1.txt"
+
+[[test]]
+name = "custom"
+cmd = "make check"
+cwd = "./build/../sub/"
+env = { MODE = "strict", EXTRA = "x y" }
+timeout = 2.5
+
+[[test]]
+name = "absolute"
+cmd = "true"
+cwd = "/tmp"
+timeout = 3
+"#,
+    );
+    let specs = from_toml(&path).unwrap();
+    let defaults = env(&[("LC_ALL", "C"), ("MODE", "default")]);
+    assert_eq!(
+        specs,
+        vec![
+            TestSpec {
+                env: defaults.clone(),
+                timeout: Some(Duration::from_secs(60)),
+                ..spec("plain", "./prog < in/1.txt", root)
+            },
+            TestSpec {
+                env: env(&[("EXTRA", "x y"), ("LC_ALL", "C"), ("MODE", "strict")]),
+                timeout: Some(Duration::from_millis(2500)),
+                ..spec("custom", "make check", &root.join("build/../sub"))
+            },
+            TestSpec {
+                env: defaults,
+                timeout: Some(Duration::from_secs(3)),
+                ..spec("absolute", "true", Path::new("/tmp"))
+            },
+        ]
+    );
+}
+
+#[test]
+fn toml_relative_path_is_made_absolute() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("proj")).unwrap();
+    write(&dir.path().join("proj"), "retest.toml", "[[test]]\nname = \"a\"\ncmd = \"true\"\ncwd = \"tests\"\n");
+    // Relative to the current directory of the test process.
+    let cwd = std::env::current_dir().unwrap();
+    let rel: PathBuf = pathdiff(&dir.path().join("proj/retest.toml"), &cwd);
+    let specs = from_toml(&rel).unwrap();
+    assert_eq!(specs[0].cwd, dir.path().canonicalize().unwrap().join("proj/tests"));
+    assert!(specs[0].cwd.is_absolute());
+}
+
+/// `target` relative to `base` (both absolute), through `..` components.
+fn pathdiff(target: &Path, base: &Path) -> PathBuf {
+    let t: Vec<_> = target.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+#[test]
+fn toml_without_tests_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "retest.toml", "# nothing yet\n");
+    assert_eq!(from_toml(&path).unwrap(), vec![]);
+}
+
+#[test]
+fn toml_unknown_key_in_test_names_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "retest.toml",
+        "[[test]]\nname = \"a\"\ncmd = \"true\"\n\n[[test]]\nname = \"b\"\ncmd = \"true\"\ntimout = 5\n",
+    );
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::UnknownKey { path: p, line, key, expected } => {
+            assert_eq!(p, path);
+            assert_eq!(line, 8);
+            assert_eq!(key, "timout");
+            assert_eq!(expected, "one of `name`, `cmd`, `cwd`, `env`, `timeout`");
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    let msg = from_toml(&path).unwrap_err().to_string();
+    assert_eq!(
+        msg,
+        format!(
+            "{}:8: unknown key `timout` (expected one of `name`, `cmd`, `cwd`, `env`, `timeout`) — remove it or correct its spelling",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn toml_unknown_top_level_and_defaults_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "a.toml", "\n\ntests = []\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::UnknownKey { line, key, .. } => {
+            assert_eq!((line, key.as_str()), (3, "tests"));
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    let path = write(dir.path(), "b.toml", "[defaults]\ntimeout = 1\njobs = 4\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::UnknownKey { line, key, .. } => {
+            assert_eq!((line, key.as_str()), (3, "jobs"));
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+}
+
+#[test]
+fn toml_duplicate_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "retest.toml",
+        "[[test]]\nname = \"same\"\ncmd = \"true\"\n[[test]]\nname = \"other\"\ncmd = \"true\"\n[[test]]\ncmd = \"false\"\nname = \"same\"\n",
+    );
+    let err = from_toml(&path).unwrap_err();
+    match &err {
+        DiscoverError::DuplicateName { line, first_line, name, .. } => {
+            assert_eq!((*line, *first_line, name.as_str()), (9, 2, "same"))
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:9: duplicate test name `same` (first defined on line 2) — give every test a unique name",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn toml_bad_timeouts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, found) in [("\"10s\"", "\"10s\""), ("-1", "-1"), ("0", "0"), ("nan", "nan"), ("true", "true")] {
+        let path =
+            write(dir.path(), "retest.toml", &format!("[[test]]\nname = \"a\"\ncmd = \"true\"\ntimeout = {value}\n"));
+        match from_toml(&path).unwrap_err() {
+            DiscoverError::BadTimeout { line, found: f, .. } => {
+                assert_eq!((line, f.as_str()), (4, found), "timeout = {value}");
+            }
+            e => panic!("unexpected error {e:?} for timeout = {value}"),
+        }
+    }
+    let path = write(dir.path(), "d.toml", "[defaults]\ntimeout = \"x\"\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::BadTimeout { line, .. } => assert_eq!(line, 2),
+        e => panic!("unexpected error {e:?}"),
+    }
+}
+
+#[test]
+fn toml_wrong_types_and_missing_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "retest.toml", "[[test]]\nname = \"a\"\ncmd = \"true\"\nenv = { A = 1 }\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::Toml { line, column, message, .. } => {
+            assert_eq!((line, column), (4, 13));
+            assert_eq!(message, "invalid type: integer `1`, expected a string");
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    let path = write(dir.path(), "b.toml", "\n[[test]]\nname = \"a\"\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::Toml { line, message, .. } => {
+            assert_eq!((line, message.as_str()), (2, "missing field `cmd`"));
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    let path = write(dir.path(), "c.toml", "[[test]\nname = \"a\"\n");
+    assert!(matches!(from_toml(&path).unwrap_err(), DiscoverError::Toml { line: 1, .. }));
+    let path = write(dir.path(), "d.toml", "[[test]]\nname = \" \"\ncmd = \"true\"\n");
+    match from_toml(&path).unwrap_err() {
+        DiscoverError::Invalid { line, message, .. } => {
+            assert_eq!(line, 2);
+            assert!(message.starts_with("test name is empty"), "{message}");
+        }
+        e => panic!("unexpected error {e:?}"),
+    }
+    let path = write(dir.path(), "e.toml", "[[test]]\nname = \"a\"\ncmd = \"\"\n");
+    assert!(matches!(from_toml(&path).unwrap_err(), DiscoverError::Invalid { line: 3, .. }));
+}
+
+#[test]
+fn missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nope.toml");
+    let err = from_toml(&path).unwrap_err();
+    assert!(matches!(&err, DiscoverError::Read { path: p, .. } if *p == path));
+    assert!(err.to_string().starts_with(&format!("cannot read {}: ", path.display())), "{err}");
+    let err = from_universe(&dir.path().join("universe")).unwrap_err();
+    assert!(matches!(err, DiscoverError::Read { .. }));
+}
+
+// ---------------------------------------------------------------------------
+// Universe files
+
+#[test]
+fn universe_names_count_non_empty_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "universe",
+        "-P -f ../inputs/t1\n\n   \n# a comment is a command\n\t\nprog < in2 > out2\r\nlast without newline",
+    );
+    let specs = from_universe(&path).unwrap();
+    let root = &dir.path().canonicalize().unwrap();
+    assert_eq!(
+        specs,
+        vec![
+            spec("t1", "-P -f ../inputs/t1", root),
+            spec("t2", "# a comment is a command", root),
+            spec("t3", "prog < in2 > out2", root),
+            spec("t4", "last without newline", root),
+        ]
+    );
+}
+
+#[test]
+fn universe_rejects_invalid_utf8_with_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("universe");
+    fs::write(&path, b"ok\n\nbad \xff byte\n").unwrap();
+    match from_universe(&path).unwrap_err() {
+        DiscoverError::Invalid { line, .. } => assert_eq!(line, 3),
+        e => panic!("unexpected error {e:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// CTest
+
+#[test]
+fn shell_quote_words() {
+    assert_eq!(shell_quote("/usr/bin/prog"), "/usr/bin/prog");
+    assert_eq!(shell_quote("--opt=a,b:c@d%e+f"), "--opt=a,b:c@d%e+f");
+    assert_eq!(shell_quote(""), "''");
+    assert_eq!(shell_quote("a b"), "'a b'");
+    assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    assert_eq!(shell_quote("$HOME;*"), "'$HOME;*'");
+}
+
+fn have_cmake() -> bool {
+    let ok = Command::new("cmake").arg("--version").output().is_ok()
+        && Command::new("ctest").arg("--version").output().is_ok();
+    if !ok {
+        eprintln!("SKIPPED: cmake/ctest not found on PATH; install CMake to run the CTest tests");
+    }
+    ok
+}
+
+#[test]
+fn ctest_mapping() {
+    if !have_cmake() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let src = root.join("src");
+    let build = root.join("build");
+    fs::create_dir_all(src.join("sub")).unwrap();
+    fs::write(
+        src.join("CMakeLists.txt"),
+        r#"cmake_minimum_required(VERSION 3.14)
+project(t NONE)
+enable_testing()
+add_test(NAME args COMMAND /bin/sh -c "printf '<%s>' \"$@\"" sh plain "a b" "it's" "$HOME" "")
+add_test(NAME props COMMAND /bin/sh -c "exit 1")
+set_tests_properties(props PROPERTIES WILL_FAIL TRUE TIMEOUT 7.5
+    ENVIRONMENT "A=1;B=x y=z" WORKING_DIRECTORY /tmp
+    FIXTURES_REQUIRED db PASS_REGULAR_EXPRESSION "ok" LABELS fast)
+add_test(NAME off COMMAND /bin/sh -c "exit 0")
+set_tests_properties(off PROPERTIES DISABLED TRUE)
+add_test(NAME zero_timeout COMMAND /bin/sh -c true)
+set_tests_properties(zero_timeout PROPERTIES TIMEOUT 0)
+add_subdirectory(sub)
+"#,
+    )
+    .unwrap();
+    fs::write(src.join("sub/CMakeLists.txt"), "add_test(NAME in_sub COMMAND /bin/sh -c true)\n").unwrap();
+    let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+
+    let specs = from_ctest(&build).unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["args", "props", "zero_timeout", "in_sub"]);
+
+    // ctest may resolve /bin/sh to /usr/bin/sh on merged-/usr systems.
+    let args = &specs[0];
+    let (prog, rest) = args.cmd.split_once(' ').unwrap();
+    assert!(prog == "/bin/sh" || prog == "/usr/bin/sh", "{prog}");
+    assert_eq!(rest, r#"-c 'printf '\''<%s>'\'' "$@"' sh plain 'a b' 'it'\''s' '$HOME' ''"#);
+    assert_eq!(args.cwd, build);
+    assert_eq!(args.env, vec![]);
+    assert_eq!(args.timeout, None);
+    assert!(!args.expect_failure);
+    // The quoted command line reproduces the argument vector exactly.
+    let out = Command::new("/bin/sh").arg("-c").arg(&args.cmd).output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "<plain><a b><it's><$HOME><>");
+
+    let props = &specs[1];
+    assert_eq!(props.cwd, Path::new("/tmp"));
+    assert_eq!(props.env, env(&[("A", "1"), ("B", "x y=z")]));
+    assert_eq!(props.timeout, Some(Duration::from_millis(7500)));
+    assert!(props.expect_failure);
+
+    assert_eq!(specs[2].timeout, None);
+    assert_eq!(specs[3].cwd, build.join("sub"));
+}
+
+#[test]
+fn ctest_not_a_build_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = from_ctest(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, DiscoverError::NotCtestDir { build_dir }
+            if *build_dir == dir.path().canonicalize().unwrap()),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("CTestTestfile.cmake"), "{err}");
+    let missing = dir.path().join("missing");
+    assert!(matches!(
+        from_ctest(&missing).unwrap_err(),
+        DiscoverError::NotCtestDir { build_dir } if build_dir == missing
+    ));
+}
