@@ -3,6 +3,7 @@
 //! * [`dejavu`] — Rothermel & Harrold's `SelectTests`/`Compare` and
 //!   `SelectInterTests` (002 §3, 003 Fig. 5): the dangerous edges of the old
 //!   version, each with its reason, plus what RECOVER needs (matched pairs, change set).
+//! * [`equiv`] — node equivalence between versions, shared by all algorithms.
 //! * [`affected`] — names affected by declaration changes.
 //! * [`program`] — procedures across versions and call resolution.
 //! * [`tests_for`] — from dangerous edges to tests through `TestsOnEdge`.
@@ -12,6 +13,7 @@
 
 pub mod affected;
 pub mod dejavu;
+pub mod equiv;
 pub mod program;
 pub mod reason;
 

@@ -1,0 +1,143 @@
+//! Node equivalence between two versions — `Equivalent` of 002 §3.1 and
+//! `Equiv` of 000 §3 — shared by every selection algorithm.
+//!
+//! Two statement-level nodes are equivalent when their kinds and normalised
+//! texts are equal, they refer to no affected name (declaration changes), the
+//! procedures their direct calls reach are the same in both versions, and, for a
+//! call through a pointer, the set of procedures whose address is taken is
+//! unchanged. The exit is equivalent only to the exit; declaration nodes compare
+//! through affected names. Entries compare by signature, unit compile flags, and —
+//! for a procedure the front end could not analyse — its whole text.
+
+use std::collections::BTreeSet;
+
+use retest_graph::NodeId;
+use retest_graph::NodeKind;
+
+use crate::affected::{Affected, Decl, affected};
+use crate::program::{Keys, Pairing, ProcRef, Program};
+use crate::reason::{At, ReasonKind};
+
+/// The context in which nodes of two versions are compared.
+pub struct Ctx<'p, 'a> {
+    pub old: &'p Program<'a>,
+    pub new: &'p Program<'a>,
+    pub keys: Keys,
+    pub pairing: Pairing,
+    pub globals: Affected,
+    /// Change in the set of address-taken procedures (added, removed).
+    indirect_change: Option<(Vec<String>, Vec<String>)>,
+}
+
+/// A node of one version, located, for explanations.
+pub fn at(p: &Program<'_>, keys: &Keys, r: ProcRef, n: NodeId) -> At {
+    let proc = p.procedure(r);
+    let node = proc.stmt.node(n);
+    let unit = p.unit(r).unit;
+    let span = node.span.or(proc.span);
+    At {
+        procedure: keys.key(p, r),
+        text: match node.kind {
+            NodeKind::Exit | NodeKind::Declaration => String::new(),
+            _ => node.text.clone(),
+        },
+        file: span.map(|s| unit.file_path(&s).to_string()).unwrap_or_default(),
+        line: span.map(|s| s.line).unwrap_or(0),
+    }
+}
+
+impl<'p, 'a> Ctx<'p, 'a> {
+    pub fn new(old: &'p Program<'a>, new: &'p Program<'a>) -> Ctx<'p, 'a> {
+        let keys = Keys::new(old, new);
+        let pairing = Pairing::new(old, new, &keys);
+        let decls = |p: &Program<'_>| -> Vec<(usize, usize)> {
+            p.units.iter().enumerate().flat_map(|(ui, u)| (0..u.unit.decls.len()).map(move |di| (ui, di))).collect()
+        };
+        let wrap = |p: &'p Program<'a>, v: Vec<(usize, usize)>| -> Vec<Decl<'a>> {
+            v.into_iter()
+                .map(|(ui, di)| {
+                    let u = p.units[ui].unit;
+                    let d = &u.decls[di];
+                    Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() }
+                })
+                .collect()
+        };
+        let globals = affected(&wrap(old, decls(old)), &wrap(new, decls(new)), &Affected::default());
+        let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
+        let indirect_change =
+            (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));
+        Ctx { old, new, keys, pairing, globals, indirect_change }
+    }
+
+    /// Whether the entries of a procedure pair are equivalent; if not, why.
+    pub fn entry_difference(&self, o: ProcRef, n: ProcRef) -> Option<ReasonKind> {
+        let (po, pn) = (self.old.procedure(o), self.new.procedure(n));
+        let (uo, un) = (self.old.unit(o), self.new.unit(n));
+        if uo.flags != un.flags {
+            return Some(ReasonKind::Flags { old: uo.flags.to_string(), new: un.flags.to_string() });
+        }
+        if let Some(why) = po.unanalysable.as_ref().or(pn.unanalysable.as_ref())
+            && po.digest != pn.digest
+        {
+            return Some(ReasonKind::Unanalysable(why.clone()));
+        }
+        if po.stmt.node(po.stmt.entry()).text != pn.stmt.node(pn.stmt.entry()).text {
+            return Some(ReasonKind::Signature);
+        }
+        None
+    }
+
+    /// `Equivalent(C, C')` for nodes of a procedure pair with local affected names.
+    pub fn difference(&self, o: ProcRef, c: NodeId, n: ProcRef, c2: NodeId, locals: &Affected) -> Option<ReasonKind> {
+        let (po, pn) = (self.old.procedure(o), self.new.procedure(n));
+        let (a, b) = (po.stmt.node(c), pn.stmt.node(c2));
+        if a.kind != b.kind {
+            return Some(ReasonKind::Modified);
+        }
+        match a.kind {
+            // the exit is equivalent only to the exit (000 §3, footnote 3)
+            NodeKind::Exit => return None,
+            // local declaration changes are handled through affected names
+            NodeKind::Declaration => return None,
+            _ => {}
+        }
+        if a.text != b.text {
+            return Some(ReasonKind::Modified);
+        }
+        if let Some((name, why)) = locals.first_in(&a.refs).or_else(|| self.globals.first_in(&a.refs)) {
+            return Some(ReasonKind::Affected { name: name.to_string(), detail: why.detail.clone() });
+        }
+        for name in &a.calls {
+            let ro: BTreeSet<String> =
+                self.old.resolve(o.unit, name).into_iter().map(|r| self.pairing.old_keys[&r].clone()).collect();
+            let rn: BTreeSet<String> =
+                self.new.resolve(n.unit, name).into_iter().map(|r| self.pairing.new_keys[&r].clone()).collect();
+            if ro != rn {
+                return Some(ReasonKind::CallTargets {
+                    name: name.clone(),
+                    old: ro.into_iter().collect(),
+                    new: rn.into_iter().collect(),
+                });
+            }
+        }
+        if a.indirect_call
+            && let Some((added, removed)) = &self.indirect_change
+        {
+            return Some(ReasonKind::IndirectTargets { added: added.clone(), removed: removed.clone() });
+        }
+        None
+    }
+
+    /// Affected local names of a procedure pair.
+    pub fn locals(&self, o: ProcRef, n: ProcRef) -> Affected {
+        let wrap = |p: &'p Program<'a>, r: ProcRef| -> Vec<Decl<'a>> {
+            let u = p.unit(r).unit;
+            p.procedure(r)
+                .locals
+                .iter()
+                .map(|d| Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() })
+                .collect()
+        };
+        affected(&wrap(self.old, o), &wrap(self.new, n), &self.globals)
+    }
+}
