@@ -102,7 +102,9 @@ fn executed_lines_equal_gcov_for_every_example_test() {
     let no_code = |(file, line): &(String, u32)| {
         let text = std::fs::read_to_string(ours.path().join(file)).unwrap();
         let l = text.lines().nth(*line as usize - 1).unwrap_or("").trim().to_string();
-        l.starts_with("(void)") && l.ends_with(';') && l[6..l.len() - 1].chars().all(|c| c.is_alphanumeric() || c == '_')
+        l.starts_with("(void)")
+            && l.ends_with(';')
+            && l[6..l.len() - 1].chars().all(|c| c.is_alphanumeric() || c == '_')
     };
     let unexplained: Vec<_> = only_ours.iter().filter(|k| !no_code(k)).collect();
     assert!(unexplained.is_empty(), "lines retest counts that gcov does not: {unexplained:?}");

@@ -78,17 +78,18 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
     for n in names {
         let (a, b) = (to.get(n).unwrap_or(&empty), tn.get(n).unwrap_or(&empty));
         if a != b {
-            let describe = |s: &BTreeSet<&str>| match s.iter().next() {
-                None => "(none)".to_string(),
-                Some(t) if t.starts_with('#') => "(in a system header)".to_string(),
-                Some(t) => format!("`{}`", short(t)),
+            let show = |t: &str| {
+                if t.starts_with('#') { "(in a system header)".to_string() } else { format!("`{}`", short(t)) }
             };
-            let detail = if a.is_empty() {
-                format!("`{n}` is newly declared: {}", describe(b))
-            } else if b.is_empty() {
-                format!("`{n}` is no longer declared (was {})", describe(a))
-            } else {
-                format!("the declaration of `{n}` changed: {} → {}", describe(a), describe(b))
+            let gone: Vec<&&str> = a.difference(b).collect();
+            let came: Vec<&&str> = b.difference(a).collect();
+            let detail = match (gone.first(), came.first()) {
+                (Some(g), Some(c)) => format!("the declaration of `{n}` changed: {} → {}", show(g), show(c)),
+                (Some(g), None) if b.is_empty() => format!("`{n}` is no longer declared (was {})", show(g)),
+                (Some(g), None) => format!("a declaration of `{n}` is gone: {}", show(g)),
+                (None, Some(c)) if a.is_empty() => format!("`{n}` is newly declared: {}", show(c)),
+                (None, Some(c)) => format!("`{n}` has a new declaration: {}", show(c)),
+                (None, None) => unreachable!("the sets differ"),
             };
             out.names.insert(n.to_string(), Why { detail, old_at: locate(old, n), new_at: locate(new, n) });
         }

@@ -139,11 +139,17 @@ impl fmt::Display for Reason {
                 "the compile flags of {}'s translation unit changed: {old} → {new}",
                 self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?")
             ),
-            ReasonKind::Unanalysable(why) => write!(
-                f,
-                "{} changed and cannot be analysed exactly ({why}) at {new_at}",
-                self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?")
-            ),
+            ReasonKind::Unanalysable(why) => {
+                write!(
+                    f,
+                    "{} changed and cannot be analysed exactly ({why})",
+                    self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?")
+                )?;
+                if !new_at.is_empty() {
+                    write!(f, " at {new_at}")?;
+                }
+                Ok(())
+            }
             ReasonKind::Removed => write!(
                 f,
                 "{} was removed (was at {old_at})",

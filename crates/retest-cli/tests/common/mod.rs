@@ -42,7 +42,13 @@ pub fn example_copy() -> tempfile::TempDir {
 
 /// Runs `retest ARGS` in `dir`; panics with its output unless it exits with `code`.
 pub fn retest(dir: &Path, args: &[&str], code: i32) -> Output {
-    let out = Command::new(retest_bin()).args(args).current_dir(dir).env("CI", "1").env_remove("RETEST_STORE").output().unwrap();
+    let out = Command::new(retest_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "1")
+        .env_remove("RETEST_STORE")
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(code),

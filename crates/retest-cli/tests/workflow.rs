@@ -1,0 +1,174 @@
+//! The user's workflow on the bundled example, driving the real binary:
+//! init → build with the wrapper → run (baseline) → change → select → audit.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+
+/// Tests whose expected output the change breaks, from the change's README.
+fn failing_tests(change: &str) -> BTreeSet<String> {
+    let readme = std::fs::read_to_string(example_dir().join("changes").join(change).join("README.md")).unwrap();
+    // every test name the README mentions as failing looks like NN-name
+    readme
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.len() > 3 && w.as_bytes()[0].is_ascii_digit() && w.as_bytes()[2] == b'-')
+        .map(String::from)
+        .collect()
+}
+
+fn selected(dir: &std::path::Path) -> (BTreeSet<String>, serde_json::Value) {
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let names = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    (names, v)
+}
+
+#[test]
+fn each_bundled_change_selects_a_safe_subset_with_reasons() {
+    for change in ["brake-check", "throttle-gain", "gear-table"] {
+        let d = example_copy();
+        baseline(d.path());
+        apply_change(d.path(), change);
+        let (sel, v) = selected(d.path());
+        assert_eq!(v["schema"], "retest.selection/1");
+        assert_eq!(v["tests_total"], 40);
+        let fail = failing_tests(change);
+        assert!(!fail.is_empty(), "{change}: the README names failing tests");
+        assert!(fail.is_subset(&sel), "{change}: failing tests {fail:?} must be selected, got {sel:?}");
+        assert!(sel.len() < 40, "{change}: a local change does not select everything ({})", sel.len());
+        for t in v["selected"].as_array().unwrap() {
+            let r = &t["reasons"][0];
+            assert!(r["text"].as_str().unwrap().contains(".c:"), "{change}: reason names file:line: {r}");
+        }
+        // the audit runs everything and confirms no miss
+        let a = json(&retest(d.path(), &["audit", "--format", "json", "-j2"], 0));
+        assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{change}: {a}");
+        let changed: BTreeSet<String> = a["changed"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(changed, fail, "{change}: the audit sees exactly the README's failing tests change");
+    }
+}
+
+#[test]
+fn a_declaration_change_selects_only_tests_reaching_a_use() {
+    let d = example_copy();
+    baseline(d.path());
+    apply_change(d.path(), "gear-table");
+    let (_, v) = selected(d.path());
+    let kinds: BTreeSet<&str> = v["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["reasons"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, BTreeSet::from(["declaration"]), "the gear table is a global: {v}");
+}
+
+#[test]
+fn explain_says_why_and_why_not() {
+    let d = example_copy();
+    baseline(d.path());
+    apply_change(d.path(), "brake-check");
+    let yes = stdout(&retest(d.path(), &["explain", "22-brake-hold-boundary"], 0));
+    assert!(yes.contains("is selected") && yes.contains("controller.c:") && yes.contains("brake_hold > 1"), "{yes}");
+    let (sel, _) = selected(d.path());
+    let all = test_names(d.path());
+    let not = all.iter().find(|t| !sel.contains(*t)).unwrap();
+    let no = stdout(&retest(d.path(), &["explain", not], 0));
+    assert!(no.contains("is not selected"), "{no}");
+    let e = stderr(&retest(d.path(), &["explain", "no-such-test"], 1));
+    assert!(e.starts_with("error: no test named `no-such-test`"), "{e}");
+}
+
+#[test]
+fn names_and_ctest_formats() {
+    let d = example_copy();
+    baseline(d.path());
+    apply_change(d.path(), "brake-check");
+    let names = stdout(&retest(d.path(), &["select", "--format", "names"], 0));
+    let (sel, _) = selected(d.path());
+    assert_eq!(names.lines().map(String::from).collect::<BTreeSet<_>>(), sel);
+    let re = stdout(&retest(d.path(), &["select", "--format", "ctest"], 0));
+    assert!(re.trim().starts_with("^(") && re.trim().ends_with(")$") && re.contains("22-brake-hold-boundary"));
+}
+
+#[test]
+fn missing_baseline_and_nothing_rebuilt_are_clear_errors() {
+    let d = example_copy();
+    let e = stderr(&retest(d.path(), &["select"], 1));
+    assert!(e.starts_with("error: no retest store"), "{e}");
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    let e = stderr(&retest(d.path(), &["select"], 1));
+    assert!(e.contains("no baseline") && e.contains("retest run"), "{e}");
+    retest(d.path(), &["run", "-j2"], 0);
+    let e = stderr(&retest(d.path(), &["select"], 1));
+    assert!(e.contains("nothing was built since the baseline") && e.contains("retest build"), "{e}");
+}
+
+#[test]
+fn a_store_from_a_newer_retest_is_refused() {
+    let d = example_copy();
+    retest(d.path(), &["init"], 0);
+    let db = d.path().join(".retest/store.db");
+    let st = std::process::Command::new("sqlite3")
+        .arg(&db)
+        .arg("UPDATE meta SET value = '99' WHERE key = 'schema_version';")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let e = stderr(&retest(d.path(), &["coverage"], 1));
+    assert!(e.contains("newer retest") && e.contains("upgrade retest"), "{e}");
+}
+
+#[test]
+fn a_source_that_no_longer_parses_selects_its_tests_with_a_warning() {
+    let d = example_copy();
+    baseline(d.path());
+    // a compilation database for the current sources, then break one of them
+    let mut cmds = Vec::new();
+    for f in ["main.c", "parse.c", "commands.c", "controller.c", "throttle.c", "report.c"] {
+        cmds.push(serde_json::json!({
+            "directory": d.path(),
+            "file": f,
+            "arguments": ["cc", "-O0", "-g", "-Wall", "-Wextra", "-c", "-o", f.replace(".c", ".o"), f],
+        }));
+    }
+    std::fs::write(d.path().join("compile_commands.json"), serde_json::to_string(&cmds).unwrap()).unwrap();
+    let src = std::fs::read_to_string(d.path().join("throttle.c")).unwrap();
+    std::fs::write(d.path().join("throttle.c"), src.replacen("#include", "#include \"no-such-header.h\"\n#include", 1))
+        .unwrap();
+    let o = retest(d.path(), &["select", "-p", "compile_commands.json", "--format", "json"], 0);
+    assert!(stderr(&o).contains("warning: throttle.c@throttle.o: cannot be analysed"), "{}", stderr(&o));
+    let v = json(&o);
+    let selected = v["selected"].as_array().unwrap();
+    assert!(!selected.is_empty());
+    // every selected test entered a function of the unit that cannot be analysed
+    for t in selected {
+        let kinds: Vec<&str> = t["reasons"].as_array().unwrap().iter().map(|r| r["kind"].as_str().unwrap()).collect();
+        assert!(kinds.contains(&"unanalysable"), "{}: {kinds:?}", t["name"]);
+    }
+    // and every test that entered one is selected
+    let baseline_cov = json(&retest(d.path(), &["coverage", "--format", "json"], 0));
+    let throttle = baseline_cov["files"].as_array().unwrap().iter().find(|f| f["path"] == "throttle.c").unwrap();
+    let entered = throttle["functions"].as_array().unwrap().iter().map(|f| f["tests"].as_u64().unwrap()).max().unwrap();
+    assert!(selected.len() as u64 >= entered, "{} selected, {entered} entered throttle.c", selected.len());
+}
+
+#[test]
+fn coverage_reports() {
+    let d = example_copy();
+    baseline(d.path());
+    let text = stdout(&retest(d.path(), &["coverage"], 0));
+    assert!(
+        text.contains("coverage of 40 tests") && text.contains("controller.c") && text.contains("engage_blocker"),
+        "{text}"
+    );
+    let v = json(&retest(d.path(), &["coverage", "--format", "json", "--tests", "01-basic,21-brake"], 0));
+    assert_eq!(v["schema"], "retest.coverage/1");
+    assert_eq!(v["tests"], 2);
+    let lcov = stdout(&retest(d.path(), &["coverage", "--format", "lcov"], 0));
+    assert!(lcov.contains("SF:controller.c") && lcov.contains("end_of_record") && lcov.contains("BRDA:"));
+    let e = stderr(&retest(d.path(), &["coverage", "--tests", "nope"], 1));
+    assert!(e.contains("test `nope` has no recorded coverage"), "{e}");
+}
