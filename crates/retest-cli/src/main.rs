@@ -6,6 +6,7 @@ mod cc;
 mod cfg;
 mod context;
 mod coverage;
+mod demo;
 mod fail;
 mod init;
 mod progress;
@@ -34,6 +35,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The whole workflow on the bundled example, in a scratch directory.
+    Demo(demo::DemoArgs),
     /// Create the store (.retest/) and a starter retest.toml.
     Init(init::InitArgs),
     /// Run a build command with the compiler wrapper: `retest build -- make -j4`.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let store = cli.store.as_deref();
     let result: Result<ExitCode, Fail> = match cli.command {
+        Command::Demo(a) => demo::run(a),
         Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
         Command::Build(a) => cc::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),

@@ -172,3 +172,14 @@ fn coverage_reports() {
     let e = stderr(&retest(d.path(), &["coverage", "--tests", "nope"], 1));
     assert!(e.contains("test `nope` has no recorded coverage"), "{e}");
 }
+
+#[test]
+fn the_demo_runs_on_a_fresh_scratch_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let o = retest(d.path(), &["demo", "-j2"], 0);
+    let out = stdout(&o);
+    assert!(out.contains("24 of 40 tests selected"), "{out}");
+    assert!(out.contains("the change broke 22-brake-hold-boundary: selection caught it"), "{out}");
+    let e = stderr(&retest(d.path(), &["demo", "--change", "nope"], 2));
+    assert!(e.contains("no bundled change named `nope`") && e.contains("brake-check"), "{e}");
+}
