@@ -56,11 +56,11 @@ fn apply_change(dir: &Path, change: &str) -> Result<Vec<String>, Fail> {
     // a later modification time than the build products, even within one second
     std::thread::sleep(std::time::Duration::from_millis(1100));
     for (rel, bytes) in EXAMPLE {
-        if let Some(name) = rel.strip_prefix(&prefix) {
-            if name.ends_with(".c") || name.ends_with(".h") {
-                std::fs::write(dir.join(name), bytes).or_fail()?;
-                changed.push(name.to_string());
-            }
+        if let Some(name) = rel.strip_prefix(&prefix)
+            && (name.ends_with(".c") || name.ends_with(".h"))
+        {
+            std::fs::write(dir.join(name), bytes).or_fail()?;
+            changed.push(name.to_string());
         }
     }
     Ok(changed)
