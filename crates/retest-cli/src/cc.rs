@@ -39,7 +39,12 @@ fn wrap(cplusplus: bool, args: Vec<String>) -> Result<ExitCode, Fail> {
     let cwd = std::env::current_dir().or_fail()?;
     let (mut store, root) = context::open(None)?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
-    let plan_for = |_key: &str, unit: &retest_graph::Unit| full_plan(unit);
+    // a selective plan recorded by `retest run --selected`, for exactly this content
+    let selective = load_plans(&store);
+    let plan_for = |key: &str, hash: &[u8; 16], unit: &retest_graph::Unit| match selective.get(key) {
+        Some((h, plan)) if h == hash && plan.len() == unit.procedures.len() => plan.clone(),
+        _ => full_plan(unit),
+    };
     let opts = WrapOptions {
         compiler: compiler.clone(),
         root: root.clone(),
@@ -102,6 +107,34 @@ fn wrap(cplusplus: bool, args: Vec<String>) -> Result<ExitCode, Fail> {
     Ok(exit_code(status))
 }
 
+/// Meta key of the selective instrumentation plans (see `retest run --selected`).
+pub const PLAN_KEY: &str = "instrument_plan";
+
+type Plans = std::collections::HashMap<String, ([u8; 16], Vec<Vec<retest_graph::coverage::Probe>>)>;
+
+/// The selective plans recorded in the store: unit key → (content hash, plan).
+pub fn load_plans(store: &retest_store::Store) -> Plans {
+    store
+        .meta(PLAN_KEY)
+        .ok()
+        .flatten()
+        .and_then(|s| serde_json::from_str::<Vec<(String, String, Vec<Vec<retest_graph::coverage::Probe>>)>>(&s).ok())
+        .map(|v| v.into_iter().filter_map(|(k, h, p)| Some((k, (hex_hash(&h)?, p)))).collect())
+        .unwrap_or_default()
+}
+
+pub fn hex(h: &[u8; 16]) -> String {
+    h.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hex_hash(s: &str) -> Option<[u8; 16]> {
+    let mut out = [0u8; 16];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
@@ -123,17 +156,18 @@ pub struct BuildArgs {
 /// later for `retest run --selected`).
 pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
     let (mut store, _root) = context::open(store_opt)?;
-    let code = run_build(&mut store, &a.command, &std::env::current_dir().or_fail()?)?;
-    Ok(code)
+    let cwd = std::env::current_dir().or_fail()?;
+    let record = serde_json::json!({ "argv": a.command, "cwd": cwd }).to_string();
+    store.set_meta("build_command", &record).or_fail()?;
+    run_build(&mut store, &a.command, &cwd)
 }
 
 /// Runs `command` in `cwd` through the wrapper into the store's open snapshot.
+/// (`retest build` also records the command, for `retest run --selected`.)
 pub fn run_build(store: &mut retest_store::Store, command: &[String], cwd: &Path) -> Result<ExitCode, Fail> {
     let exe = std::env::current_exe().or_fail()?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let snapshot = store.open_snapshot().or_fail()?;
-    let record = serde_json::json!({ "argv": command, "cwd": cwd }).to_string();
-    store.set_meta("build_command", &record).or_fail()?;
     let log = store_dir.join("tmp").join(format!("build-{}.log", std::process::id()));
     std::fs::create_dir_all(store_dir.join("tmp")).or_fail()?;
     let _ = std::fs::remove_file(&log);

@@ -17,6 +17,9 @@ pub enum Format {
     Text,
     Json,
     Lcov,
+    /// The raw coverage matrix: per test, per unit, the covered condition-level
+    /// edge ids (`retest.matrix/1`), for exact comparisons.
+    Matrix,
 }
 
 #[derive(Args)]
@@ -111,6 +114,14 @@ pub fn run(store_opt: Option<&Path>, a: CoverageArgs) -> Result<(), Fail> {
     let (store, _root) = context::open(store_opt)?;
     let snapshot = report_snapshot(&store, a.snapshot)?;
     let only = test_filter(&a)?;
+    if a.format == Format::Matrix {
+        let doc = matrix_json(&store, snapshot, only.as_deref())?;
+        let mut out: Box<dyn Write> = match &a.output {
+            Some(p) => Box::new(io::BufWriter::new(std::fs::File::create(p).or_fail()?)),
+            None => Box::new(io::BufWriter::new(io::stdout().lock())),
+        };
+        return serde_json::to_writer(&mut out, &doc).map_err(io::Error::other).and_then(|_| writeln!(out)).or_fail();
+    }
     let report = build_report(&store, snapshot, only.as_deref())?;
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(io::BufWriter::new(std::fs::File::create(p).or_fail()?)),
@@ -120,6 +131,7 @@ pub fn run(store_opt: Option<&Path>, a: CoverageArgs) -> Result<(), Fail> {
         Format::Text => write_text(&report, &mut out),
         Format::Lcov => retest_cover::lcov::write(&report.files, "retest", &mut out),
         Format::Json => write_json(&report, &mut out),
+        Format::Matrix => unreachable!("handled above"),
     }
     .and_then(|_| out.flush())
     .or_fail()?;
@@ -127,6 +139,29 @@ pub fn run(store_opt: Option<&Path>, a: CoverageArgs) -> Result<(), Fail> {
         eprintln!("warning: {t} is not included: its coverage is unknown ({why})");
     }
     Ok(())
+}
+
+/// `retest.matrix/1`: `{ schema, snapshot, tests: [{ name, state, reason, units: { key: [edge, ...] } }] }`.
+fn matrix_json(store: &Store, snapshot: SnapshotId, only: Option<&[String]>) -> Result<serde_json::Value, Fail> {
+    let keys: BTreeMap<retest_store::UnitId, String> =
+        store.snapshot_units(snapshot).or_fail()?.into_iter().map(|u| (u.unit, u.key)).collect();
+    let mut tests = Vec::new();
+    for m in store.matrix_tests(snapshot).or_fail()? {
+        if only.is_some_and(|o| !o.contains(&m.name)) {
+            continue;
+        }
+        let mut units = serde_json::Map::new();
+        for (u, bm) in store.test_coverage(snapshot, m.test).or_fail()? {
+            let key = keys.get(&u).cloned().unwrap_or_else(|| format!("unit{}", u.0));
+            units.insert(key, serde_json::Value::from(bm.iter().collect::<Vec<u32>>()));
+        }
+        let (state, reason) = match &m.state {
+            CoverageState::Known => ("ok", None),
+            CoverageState::Unknown(r) => ("unknown", Some(r.clone())),
+        };
+        tests.push(serde_json::json!({ "name": m.name, "state": state, "reason": reason, "units": units }));
+    }
+    Ok(serde_json::json!({ "schema": "retest.matrix/1", "snapshot": snapshot.0, "tests": tests }))
 }
 
 fn totals(files: &BTreeMap<String, FileCoverage>) -> (Ratio, Ratio, Ratio) {

@@ -11,6 +11,7 @@ mod fail;
 mod init;
 mod progress;
 mod record;
+mod recover;
 mod run;
 mod select;
 

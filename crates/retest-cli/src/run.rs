@@ -47,6 +47,20 @@ pub struct RunArgs {
     /// Timeout per test in seconds, for tests that set none.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Run only the tests selected for the change since the baseline, on a build
+    /// instrumented only where the change can have an effect, and bring every
+    /// test's coverage up to date (RECOVER); the new version becomes the baseline.
+    #[arg(long, conflicts_with_all = ["filter", "list"])]
+    pub selected: bool,
+    /// With --selected: the build command (run with `sh -c`), if `retest build` did not record one.
+    #[arg(long, value_name = "CMD", requires = "selected")]
+    pub build: Option<String>,
+    /// With --selected: leave the selectively instrumented objects in place.
+    #[arg(long, requires = "selected")]
+    pub keep_selective: bool,
+    /// With --selected: instrument fully instead of selectively (for comparisons).
+    #[arg(long, requires = "selected")]
+    pub full_probes: bool,
 }
 
 /// Discovers the tests of `source`.
@@ -208,6 +222,9 @@ pub fn execute(
 
 pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
     let (mut store, root) = context::open(store_opt)?;
+    if a.selected {
+        return crate::recover::run_selected(&mut store, &root, &a);
+    }
     let mut tests = discover_tests(&a.source, &root)?;
     if let Some(f) = &a.filter {
         tests.retain(|t| glob(f, &t.name));

@@ -91,6 +91,28 @@ pub struct Selection {
     pub outcome: Outcome,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
+    /// The units compared (for RECOVER), in the programs' order.
+    pub old_units: Vec<Loaded>,
+    pub new_units: Vec<Loaded>,
+}
+
+impl Selection {
+    /// The two programs, rebuilt from the units (same indexes as in `outcome`).
+    pub fn programs(&self) -> (Program<'_>, Program<'_>) {
+        let old = Program::new(
+            self.old_units
+                .iter()
+                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None })
+                .collect(),
+        );
+        let new = Program::new(
+            self.new_units
+                .iter()
+                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+                .collect(),
+        );
+        (old, new)
+    }
 }
 
 pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Fail> {
@@ -261,7 +283,10 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             selected.insert(name.clone(), why);
         }
     }
-    Ok(Selection { baseline, new_snapshot, suite, selected, reasons, outcome, elapsed: started.elapsed(), warnings })
+    let elapsed = started.elapsed();
+    drop(old);
+    drop(new);
+    Ok(Selection { baseline, new_snapshot, suite, selected, reasons, outcome, elapsed, warnings, old_units, new_units })
 }
 
 pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {

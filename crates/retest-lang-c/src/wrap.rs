@@ -68,6 +68,10 @@ pub struct Prepared {
     pub links: bool,
 }
 
+/// The probe plan of a unit: given its key, content hash and CFGs, the probes
+/// of each procedure.
+pub type PlanFn<'a> = &'a dyn Fn(&str, &[u8; 16], &Unit) -> Vec<Vec<Probe>>;
+
 /// Options of the wrapper.
 pub struct WrapOptions<'a> {
     /// The real compiler (`cc`, `gcc`, `clang-19`, …).
@@ -78,8 +82,9 @@ pub struct WrapOptions<'a> {
     pub cwd: PathBuf,
     /// C++ mode (`retest c++`): C++ sources pass through; only linking is wrapped.
     pub cplusplus: bool,
-    /// The probe plan for a unit (full instrumentation unless told otherwise).
-    pub plan_for: &'a dyn Fn(&str, &Unit) -> Vec<Vec<Probe>>,
+    /// The probe plan for a unit, given its key and content hash (full
+    /// instrumentation unless told otherwise).
+    pub plan_for: PlanFn<'a>,
 }
 
 fn rel_to(root: &Path, p: &Path) -> Option<String> {
@@ -163,12 +168,13 @@ impl Prepared {
             let mut tu = analyze(&pre, &own);
             normalize_paths(&mut tu.unit, &opts.cwd, &root);
             let src_hash = source_hash(&pre.raw);
-            let plan = (opts.plan_for)(&rel_source, &tu.unit);
+            let key = unit_key(&root, &opts.cwd, &rel_source, output.as_deref());
+            let plan = (opts.plan_for)(&key, &src_hash, &tu.unit);
             let bh = build_hash(&src_hash, &plan);
             let instrumented = instrument(&pre.raw, &tu, &plan, &bh);
             out.units.push(PreparedUnit {
                 source: src.clone(),
-                key: unit_key(&root, &opts.cwd, &rel_source, output.as_deref()),
+                key,
                 rel_source,
                 output,
                 pre,

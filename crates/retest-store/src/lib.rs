@@ -772,8 +772,19 @@ impl Store {
         })
     }
 
-    /// Writes a complete matrix for a snapshot in one transaction (RECOVER's result).
+    /// Writes a complete matrix for a snapshot in one transaction.
     pub fn write_matrix(&mut self, snapshot: SnapshotId, tests: &[MatrixRow]) -> Result<()> {
+        self.write_matrix_and(snapshot, tests, false)
+    }
+
+    /// RECOVER's last step, atomically: writes the snapshot's complete matrix,
+    /// seals the snapshot and makes it the baseline. Interrupted, it leaves the
+    /// previous baseline as it was.
+    pub fn advance_baseline(&mut self, snapshot: SnapshotId, tests: &[MatrixRow]) -> Result<()> {
+        self.write_matrix_and(snapshot, tests, true)
+    }
+
+    fn write_matrix_and(&mut self, snapshot: SnapshotId, tests: &[MatrixRow], advance: bool) -> Result<()> {
         type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>);
         let rows: Vec<Encoded> = tests
             .iter()
@@ -790,14 +801,21 @@ impl Store {
             tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
-            let mut mt =
-                tx.prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut mt = tx
+                .prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
             for (t, r, state, reason, cov) in &rows {
                 mt.execute(params![snapshot.0, t, r, state, reason])?;
                 for (u, b) in cov {
                     cv.execute(params![snapshot.0, t, u, b])?;
                 }
+            }
+            if advance {
+                tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [snapshot.0])?;
+                tx.execute(
+                    "INSERT INTO meta(key, value) VALUES ('baseline', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    [snapshot.0.to_string()],
+                )?;
             }
             Ok(())
         })

@@ -1,0 +1,267 @@
+//! `retest run --selected`: run only the selected tests and still end with the
+//! coverage matrix a full rerun would give (RECOVER, 004 §3).
+//!
+//! 1. select (MOD-DejaVu: tests T′, change set, matched pairs → `entityMap`);
+//! 2. plan the selective instrumentation and rebuild the affected units with it
+//!    (their objects are removed, the recorded build command runs);
+//! 3. run T′ on that build;
+//! 4. recompute the matrix: measured entities from the run, every other entry
+//!    transferred from the old matrix through `entityMap`;
+//! 5. write the matrix, seal the new snapshot and make it the baseline — one
+//!    transaction, so an interruption anywhere before leaves the old baseline;
+//! 6. rebuild the affected units with full instrumentation again (unless
+//!    `--keep-selective`), so the next build and run see ordinary objects.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use retest_cover::recover::{EntityMap, TestInput, must_rerun, recompute, selective_probes};
+use retest_graph::coverage::{Probe, measured_edges};
+use retest_lang_c::instrument::full_plan;
+use retest_store::{CoverageState, MatrixRow, RunId, Store, UnitId};
+use roaring::RoaringBitmap;
+
+use crate::cc::{PLAN_KEY, hex, run_build};
+use crate::fail::{Fail, OrFail};
+use crate::run::{RunArgs, discover_tests, execute, print_summary};
+use crate::select::{Algorithm, SelectOptions, compute};
+
+/// The build command: `--build CMD` (run with `sh -c`), else the one `retest build` recorded.
+fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(Vec<String>, PathBuf), Fail> {
+    if let Some(cmd) = explicit {
+        return Ok((vec!["sh".into(), "-c".into(), cmd.to_string()], std::env::current_dir().or_fail()?));
+    }
+    let rec = store.meta("build_command").or_fail()?.ok_or_else(|| {
+        Fail::new("no build command is recorded").hint("build once with `retest build -- CMD`, or pass --build CMD")
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&rec).or_fail()?;
+    let argv: Vec<String> = v["argv"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let cwd = v["cwd"].as_str().map(PathBuf::from).unwrap_or_else(|| root.to_path_buf());
+    if argv.is_empty() {
+        return Err(Fail::new("the recorded build command is empty").hint("pass --build CMD"));
+    }
+    Ok((argv, cwd))
+}
+
+/// Removes the object a unit key names (`src@obj`), so the build recompiles it.
+fn remove_output(root: &Path, key: &str) {
+    if let Some((_, out)) = key.rsplit_once('@')
+        && out != "-"
+    {
+        let p = if Path::new(out).is_absolute() { PathBuf::from(out) } else { root.join(out) };
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A unit's probe plan: its key, its content hash and the probes of each procedure.
+type UnitPlan = (String, [u8; 16], Vec<Vec<Probe>>);
+
+fn save_plans(store: &mut Store, plans: &[UnitPlan]) -> Result<(), Fail> {
+    let v: Vec<(&String, String, &Vec<Vec<Probe>>)> = plans.iter().map(|(k, h, p)| (k, hex(h), p)).collect();
+    store.set_meta(PLAN_KEY, &serde_json::to_string(&v).or_fail()?).or_fail()
+}
+
+/// Statistics of one `run --selected`.
+pub struct RecoverStats {
+    pub selected: usize,
+    pub rerun_extra: usize,
+    pub probes_selective: u64,
+    pub probes_full: u64,
+    pub full_probes_used: bool,
+    pub build_seconds: f64,
+    pub run_seconds: f64,
+    pub recompute_seconds: f64,
+}
+
+pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitCode, Fail> {
+    let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: a.source.clone() };
+    let sel = compute(store, root, &opts)?;
+    let new_snapshot = sel.new_snapshot.ok_or_else(|| Fail::new("no new build to run"))?;
+    let tests = discover_tests(&a.source, root)?;
+    let (old, new) = sel.programs();
+    let map = EntityMap::new(&old, &new, &sel.outcome);
+
+    // the old matrix, per test
+    let matrix = store.matrix_tests(sel.baseline).or_fail()?;
+    let old_id_to_index: HashMap<UnitId, usize> =
+        sel.old_units.iter().enumerate().filter_map(|(i, u)| u.unit_id.map(|id| (id, i))).collect();
+    let mut old_cov: HashMap<String, HashMap<usize, RoaringBitmap>> = HashMap::new();
+    for m in &matrix {
+        if m.state == CoverageState::Known {
+            let cov = store.test_coverage(sel.baseline, m.test).or_fail()?;
+            old_cov.insert(
+                m.name.clone(),
+                cov.into_iter().filter_map(|(u, b)| old_id_to_index.get(&u).map(|i| (*i, b))).collect(),
+            );
+        }
+    }
+    // T′: the selected tests, plus those whose coverage cannot be carried over exactly
+    let mut rerun: BTreeSet<String> = sel.selected.keys().cloned().collect();
+    let mut extra = 0;
+    for t in &tests {
+        if !rerun.contains(&t.name) && old_cov.get(&t.name).is_some_and(|c| must_rerun(&old, &map, c)) {
+            rerun.insert(t.name.clone());
+            extra += 1;
+        }
+    }
+    // a rerun test without old coverage cannot take transfers: probe everything then
+    let full_probes = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
+    let plans: Vec<Vec<Vec<Probe>>> = if full_probes {
+        new.units.iter().map(|u| full_plan(u.unit)).collect()
+    } else {
+        selective_probes(&old, &new, &sel.outcome, &map)
+    };
+    let count = |p: &[Vec<Probe>], u: &retest_graph::Unit| -> u64 {
+        u.procedures
+            .iter()
+            .zip(p)
+            .map(|(pr, probes)| retest_graph::coverage::CellLayout::new(&pr.cond, probes).cells as u64)
+            .sum()
+    };
+    let probes_selective: u64 = new.units.iter().zip(&plans).map(|(u, p)| count(p, u.unit)).sum();
+    let probes_full: u64 = new.units.iter().map(|u| count(&full_plan(u.unit), u.unit)).sum();
+
+    // rebuild the units whose plan differs from full instrumentation
+    let (argv, cwd) = build_command(store, a.build.as_deref(), root)?;
+    let selective: Vec<UnitPlan> = sel
+        .new_units
+        .iter()
+        .zip(&plans)
+        .filter(|(u, p)| **p != full_plan(&u.unit))
+        .map(|(u, p)| (u.key.clone(), u.src_hash, p.clone()))
+        .collect();
+    let t_build = Instant::now();
+    save_plans(store, &selective)?;
+    for (k, _, _) in &selective {
+        remove_output(root, k);
+    }
+    let code = run_build(store, &argv, &cwd)?;
+    if code != ExitCode::SUCCESS {
+        return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+    }
+    let build_seconds = t_build.elapsed().as_secs_f64();
+
+    // run T′ (its coverage is recorded below, recomputed, not as measured)
+    let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
+    let (run, results, summary) = execute(store, new_snapshot, None, "selected", &chosen, a.jobs, a.timeout)?;
+
+    // what the selective builds measure, per new unit
+    let t_rec = Instant::now();
+    let new_index: HashMap<UnitId, usize> =
+        sel.new_units.iter().enumerate().filter_map(|(i, u)| u.unit_id.map(|id| (id, i))).collect();
+    let measured: Vec<RoaringBitmap> = new
+        .units
+        .iter()
+        .zip(&plans)
+        .map(|(u, plan)| {
+            let bases = u.unit.edge_bases();
+            let mut bm = RoaringBitmap::new();
+            for (i, (p, probes)) in u.unit.procedures.iter().zip(plan).enumerate() {
+                for e in measured_edges(&p.cond, probes).ones() {
+                    bm.insert(bases[i] + e as u32);
+                }
+            }
+            bm
+        })
+        .collect();
+    let by_name: HashMap<&str, &crate::run::Executed> =
+        results.iter().map(|r| (chosen[r.outcome.index].name.as_str(), r)).collect();
+    let test_ids: HashMap<String, retest_store::TestId> =
+        store.tests().or_fail()?.into_iter().map(|t| (t.name, t.id)).collect();
+    let old_runs: HashMap<&str, RunId> = matrix.iter().map(|m| (m.name.as_str(), m.run)).collect();
+    let mut rows = Vec::new();
+    for t in &tests {
+        let Some(&id) = test_ids.get(&t.name) else { continue };
+        let (state, cov, run_id) = if let Some(r) = by_name.get(t.name.as_str()) {
+            match &r.coverage {
+                Err(why) => (CoverageState::Unknown(why.clone()), Vec::new(), run),
+                Ok(ran) => {
+                    let ran: HashMap<usize, RoaringBitmap> =
+                        ran.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
+                    let input = TestInput::Rerun { ran: &ran, old: old_cov.get(&t.name) };
+                    (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run)
+                }
+            }
+        } else {
+            match old_cov.get(&t.name) {
+                Some(old_c) => {
+                    let input = TestInput::Kept { old: old_c };
+                    let run_id = old_runs.get(t.name.as_str()).copied().unwrap_or(run);
+                    (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run_id)
+                }
+                // unknown before and not rerun (cannot happen: such tests are selected)
+                None => (CoverageState::Unknown("no coverage was recorded".into()), Vec::new(), run),
+            }
+        };
+        let coverage: Vec<(UnitId, RoaringBitmap)> = cov
+            .into_iter()
+            .enumerate()
+            .filter(|(_, b)| !b.is_empty())
+            .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
+            .collect();
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage });
+    }
+    let recompute_seconds = t_rec.elapsed().as_secs_f64();
+    store.advance_baseline(new_snapshot, &rows).or_fail()?;
+
+    // ordinary objects again for the next build
+    save_plans(store, &[])?;
+    if !a.keep_selective && !selective.is_empty() {
+        for (k, _, _) in &selective {
+            remove_output(root, k);
+        }
+        let code = run_build(store, &argv, &cwd)?;
+        if code != ExitCode::SUCCESS {
+            return Err(
+                Fail::new("rebuilding with full instrumentation failed").hint("rerun the build with `retest build`")
+            );
+        }
+        store.seal(new_snapshot).or_fail()?;
+    }
+    print_summary(&summary, chosen.len(), new_snapshot, false);
+    let stats = RecoverStats {
+        selected: sel.selected.len(),
+        rerun_extra: extra,
+        probes_selective,
+        probes_full,
+        full_probes_used: full_probes,
+        build_seconds,
+        run_seconds: summary.elapsed.as_secs_f64(),
+        recompute_seconds,
+    };
+    println!(
+        "ran {} of {} tests ({} selected{}); probes {} of {} ({}); coverage of all {} tests brought up to date: snapshot {} is the baseline",
+        chosen.len(),
+        tests.len(),
+        stats.selected,
+        if extra > 0 {
+            format!(", {extra} more whose coverage could not be carried over exactly")
+        } else {
+            String::new()
+        },
+        stats.probes_selective,
+        stats.probes_full,
+        if full_probes { "full instrumentation" } else { "selective instrumentation" },
+        tests.len(),
+        new_snapshot.0
+    );
+    if std::env::var_os("RETEST_STATS").is_some() {
+        eprintln!(
+            "retest-stats: selected={} rerun_extra={} full_probes={} probes_selective={} probes_full={} selective_build_s={:.3} run_s={:.3} recompute_s={:.3}",
+            stats.selected,
+            stats.rerun_extra,
+            stats.full_probes_used,
+            stats.probes_selective,
+            stats.probes_full,
+            stats.build_seconds,
+            stats.run_seconds,
+            stats.recompute_seconds
+        );
+    }
+    Ok(if summary.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
