@@ -8,13 +8,13 @@
 //! command fail. The run's coverage is recorded in the current snapshot's matrix
 //! (it is exactly what a full rerun gives).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use retest_store::{Outcome, TestId};
+use retest_store::{Outcome, SnapshotId, Store, TestId};
 use serde::Serialize;
 
 use crate::context;
@@ -41,6 +41,49 @@ pub struct AuditArgs {
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 }
+
+/// The baseline outcome of each test: from the run that recorded its coverage.
+pub fn baseline_outcomes(store: &Store, baseline: SnapshotId) -> Result<BTreeMap<String, Outcome>, Fail> {
+    let matrix = store.matrix_tests(baseline).or_fail()?;
+    let mut runs: BTreeMap<i64, HashMap<TestId, Outcome>> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for m in &matrix {
+        if let std::collections::btree_map::Entry::Vacant(e) = runs.entry(m.run.0) {
+            e.insert(store.run_results(m.run).or_fail()?);
+        }
+        if let Some(o) = runs[&m.run.0].get(&m.test) {
+            out.insert(m.name.clone(), o.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The tests whose behaviour changed between the baseline and the newest audit
+/// of `snapshot` (name → what changed), if an audit ran on it.
+pub fn changed_in_audit(
+    store: &Store,
+    baseline: SnapshotId,
+    snapshot: SnapshotId,
+) -> Result<Option<BTreeMap<String, String>>, Fail> {
+    let Some(run) = store.latest_run(snapshot, AUDIT_RUN).or_fail()? else {
+        return Ok(None);
+    };
+    let before = baseline_outcomes(store, baseline)?;
+    let names: HashMap<TestId, String> = store.tests().or_fail()?.into_iter().map(|t| (t.id, t.name)).collect();
+    let mut changed = BTreeMap::new();
+    for (id, after) in store.run_results(run).or_fail()? {
+        if let Some(name) = names.get(&id)
+            && let Some(old) = before.get(name)
+            && let Some(d) = difference(old, &after)
+        {
+            changed.insert(name.clone(), d);
+        }
+    }
+    Ok(Some(changed))
+}
+
+/// The kind of the runs `retest audit` records.
+const AUDIT_RUN: &str = "audit";
 
 /// What changed about a test's behaviour.
 fn difference(old: &Outcome, new: &Outcome) -> Option<String> {
@@ -89,20 +132,9 @@ pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
         ));
     };
     let tests = discover_tests(&a.opts.source, &root)?;
-    // the baseline outcome of each test: from the run that recorded its coverage
-    let matrix = store.matrix_tests(sel.baseline).or_fail()?;
-    let mut runs: BTreeMap<i64, std::collections::HashMap<TestId, Outcome>> = BTreeMap::new();
-    let mut baseline: BTreeMap<String, Outcome> = BTreeMap::new();
-    for m in &matrix {
-        if let std::collections::btree_map::Entry::Vacant(e) = runs.entry(m.run.0) {
-            e.insert(store.run_results(m.run).or_fail()?);
-        }
-        if let Some(o) = runs[&m.run.0].get(&m.test) {
-            baseline.insert(m.name.clone(), o.clone());
-        }
-    }
+    let baseline = baseline_outcomes(&store, sel.baseline)?;
     let (_, results, summary) =
-        execute(&mut store, new_snapshot, Some(new_snapshot), "audit", &tests, a.jobs, a.timeout)?;
+        execute(&mut store, new_snapshot, Some(new_snapshot), AUDIT_RUN, &tests, a.jobs, a.timeout)?;
     let mut changed = BTreeMap::new();
     let mut not_compared = Vec::new();
     for r in &results {

@@ -4,6 +4,7 @@
 mod audit;
 mod cc;
 mod cfg;
+mod compare;
 mod context;
 mod coverage;
 mod demo;
@@ -55,6 +56,9 @@ enum Command {
     /// Run the whole suite on the current build and check that every test whose
     /// behaviour changed since the baseline was selected (exit 3 on a miss).
     Audit(audit::AuditArgs),
+    /// Every selection algorithm on the change since the baseline: tests selected,
+    /// analysis time, and misses if `retest audit` ran on the new build.
+    CompareAlgorithms(compare::CompareArgs),
     /// The compiler wrapper for C: use as `CC="retest cc"` (all arguments pass to the compiler).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
@@ -89,11 +93,14 @@ fn main() -> ExitCode {
         Command::Select(a) => select::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),
         Command::Audit(a) => audit::run(store, a),
+        Command::CompareAlgorithms(a) => compare::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Cc { args } => Ok(cc::wrapper(false, args)),
         Command::Cxx { args } => Ok(cc::wrapper(true, args)),
     };
     match result {
         Ok(code) => code,
+        // the reader of our output went away (`retest select | head`): nothing to report
+        Err(f) if f.what.starts_with("Broken pipe") => ExitCode::SUCCESS,
         Err(f) => {
             f.print();
             ExitCode::from(f.code)

@@ -11,7 +11,8 @@ use rayon::prelude::*;
 use retest_graph::Unit;
 use retest_lang_c::TuJob;
 use retest_lang_c::project::read_compile_commands;
-use retest_select::{Mode, Outcome, Program, Reason, UnitRef, select, tests_for};
+use retest_select::coarse::{Granularity, coarsen};
+use retest_select::{Dangerous, Mode, Outcome, Program, Reason, UnitRef, select, tests_for};
 use retest_store::{CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
 use roaring::RoaringBitmap;
 use serde::Serialize;
@@ -22,8 +23,22 @@ use crate::run::{TestSource, discover_tests};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
 pub enum Algorithm {
-    /// Rothermel & Harrold's DejaVu (default).
+    /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
     Dejavu,
+    /// Tests that executed any changed function (testmon / RustyRTS granularity).
+    Function,
+    /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
+    File,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Dejavu => "dejavu",
+            Algorithm::Function => "function",
+            Algorithm::File => "file",
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -89,6 +104,8 @@ pub struct Selection {
     /// Selected test name → structured reasons, for JSON.
     pub reasons: BTreeMap<String, Vec<Reason>>,
     pub outcome: Outcome,
+    /// The dangerous edges of the chosen algorithm (DejaVu's, or coarsened).
+    pub dangerous: Vec<Dangerous>,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
     /// The units compared (for RECOVER), in the programs' order.
@@ -226,17 +243,22 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     );
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
     let outcome = select(&old, &new, mode);
+    let dangerous = match opts.algorithm {
+        Algorithm::Dejavu => outcome.dangerous.clone(),
+        Algorithm::Function => coarsen(&old, &new, &outcome, Granularity::Function),
+        Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
+    };
 
     // TestsOnEdge, per unit of the baseline matrix
     let mut indexes: HashMap<usize, EdgeIndex> = HashMap::new();
-    for d in &outcome.dangerous {
+    for d in &dangerous {
         let ui = d.procedure.unit;
         if let std::collections::hash_map::Entry::Vacant(e) = indexes.entry(ui) {
             let id = old_units[ui].unit_id.expect("baseline units are stored");
             e.insert(store.edge_index(baseline, id).or_fail()?);
         }
     }
-    let by_test = tests_for(&old, &outcome.dangerous, &mut |ui, edge| {
+    let by_test = tests_for(&old, &dangerous, &mut |ui, edge| {
         indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_else(RoaringBitmap::new)
     });
 
@@ -270,7 +292,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                 }
                 if let Some(ds) = by_test.get(&(m.test.0 as u32)) {
                     for &i in ds {
-                        let r = &outcome.dangerous[i].reason;
+                        let r = &dangerous[i].reason;
                         why.push(r.to_string());
                         reasons.entry(name.clone()).or_default().push(r.clone());
                     }
@@ -286,7 +308,19 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let elapsed = started.elapsed();
     drop(old);
     drop(new);
-    Ok(Selection { baseline, new_snapshot, suite, selected, reasons, outcome, elapsed, warnings, old_units, new_units })
+    Ok(Selection {
+        baseline,
+        new_snapshot,
+        suite,
+        selected,
+        reasons,
+        outcome,
+        dangerous,
+        elapsed,
+        warnings,
+        old_units,
+        new_units,
+    })
 }
 
 pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
@@ -424,14 +458,14 @@ fn write_json(sel: &Selection, alg: Algorithm, w: &mut dyn Write) -> io::Result<
         .collect();
     let doc = JsonSelection {
         schema: "retest.selection/1",
-        algorithm: format!("{alg:?}").to_lowercase(),
+        algorithm: alg.name().to_string(),
         baseline_snapshot: sel.baseline.0,
         new_snapshot: sel.new_snapshot.map(|s| s.0),
         tests_total: sel.suite.len(),
         tests_selected: sel.selected.len(),
         analysis_seconds: sel.elapsed.as_secs_f64(),
         selected,
-        dangerous_edges: sel.outcome.dangerous.len(),
+        dangerous_edges: sel.dangerous.len(),
         multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
         warnings: &sel.warnings,
     };
@@ -457,12 +491,12 @@ pub fn explain(store_opt: Option<&Path>, a: ExplainArgs) -> Result<(), Fail> {
                 "{} is not selected: its recorded coverage (baseline snapshot {}) traverses none of the {} dangerous edges",
                 a.test,
                 sel.baseline.0,
-                sel.outcome.dangerous.len()
+                sel.dangerous.len()
             );
-            if !sel.outcome.dangerous.is_empty() {
+            if !sel.dangerous.is_empty() {
                 println!("the changes it does not reach:");
                 let mut seen = std::collections::BTreeSet::new();
-                for d in &sel.outcome.dangerous {
+                for d in &sel.dangerous {
                     let s = d.reason.to_string();
                     if seen.insert(s.clone()) {
                         println!("  - {s}");

@@ -46,6 +46,25 @@ fn each_bundled_change_selects_a_safe_subset_with_reasons() {
         assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{change}: {a}");
         let changed: BTreeSet<String> = a["changed"].as_object().unwrap().keys().cloned().collect();
         assert_eq!(changed, fail, "{change}: the audit sees exactly the README's failing tests change");
+        // every algorithm on the same change: nested selections, no misses against the audit
+        let c = json(&retest(d.path(), &["compare-algorithms", "--format", "json"], 0));
+        assert_eq!(c["schema"], "retest.compare/1");
+        let audited: BTreeSet<String> =
+            c["changed"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        assert_eq!(audited, fail, "{change}: compare-algorithms reads the audit");
+        let rows: std::collections::BTreeMap<String, (BTreeSet<String>, usize)> = c["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let names = r["selected_tests"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string());
+                (r["algorithm"].as_str().unwrap().to_string(), (names.collect(), r["missed"].as_array().unwrap().len()))
+            })
+            .collect();
+        assert_eq!(rows["dejavu"].0, sel, "{change}");
+        assert!(rows["dejavu"].0.is_subset(&rows["function"].0), "{change}: {c}");
+        assert!(rows["function"].0.is_subset(&rows["file"].0), "{change}: {c}");
+        assert!(rows.values().all(|(_, missed)| *missed == 0), "{change}: {c}");
     }
 }
 

@@ -6,12 +6,15 @@
 //! * [`equiv`] — node equivalence between versions, shared by all algorithms.
 //! * [`affected`] — names affected by declaration changes.
 //! * [`program`] — procedures across versions and call resolution.
+//! * [`coarse`] — function- and file-level selection (testmon / Ekstazi
+//!   granularity), for comparison.
 //! * [`tests_for`] — from dangerous edges to tests through `TestsOnEdge`.
 //!
 //! Architecture invariant: no I/O, nothing about C. Coverage comes in through a
 //! function the caller provides.
 
 pub mod affected;
+pub mod coarse;
 pub mod dejavu;
 pub mod equiv;
 pub mod program;

@@ -560,6 +560,19 @@ impl Store {
         })
     }
 
+    /// The newest finished run of `kind` on a snapshot.
+    pub fn latest_run(&self, snapshot: SnapshotId, kind: &str) -> Result<Option<RunId>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE snapshot = ?1 AND kind = ?2 AND finished IS NOT NULL ORDER BY id DESC LIMIT 1",
+                params![snapshot.0, kind],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|id: Option<i64>| id.map(RunId))
+            .map_err(|e| self.sql(e))
+    }
+
     pub fn finish_run(&mut self, run: RunId) -> Result<()> {
         let t = now();
         self.write(|tx| tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0]).map(|_| ()))
@@ -732,14 +745,22 @@ impl Store {
         if let Some(data) = stored {
             return blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
         }
-        let mut idx = EdgeIndex::default();
-        for (t, bm) in self.unit_coverage(snapshot, unit)? {
+        // transpose: per edge the tests, in ascending id order (tests arrive sorted)
+        let coverage = self.unit_coverage(snapshot, unit)?;
+        let edges = coverage.iter().filter_map(|(_, bm)| bm.max()).max().map_or(0, |m| m as usize + 1);
+        let mut per_edge: Vec<Vec<u32>> = vec![Vec::new(); edges];
+        for (t, bm) in &coverage {
             for e in bm.iter() {
-                // tests arrive in id order, so this is an append
-                let tests = idx.edges.entry(e).or_default();
-                if tests.try_push(t.0 as u32).is_err() {
-                    tests.insert(t.0 as u32);
-                }
+                per_edge[e as usize].push(t.0 as u32);
+            }
+        }
+        drop(coverage);
+        let mut idx = EdgeIndex::default();
+        for (e, mut tests) in per_edge.into_iter().enumerate() {
+            if !tests.is_empty() {
+                tests.dedup();
+                let bm = RoaringBitmap::from_sorted_iter(tests).map_err(|e| self.corrupt(e.to_string()))?;
+                idx.edges.insert(e as u32, bm);
             }
         }
         let data = blob::encode_index(&idx);

@@ -114,6 +114,7 @@ fn results_coverage_and_tests_on_edge() {
     let ids =
         s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into()), ("t3".into(), "c".into())]).unwrap();
     let run = s.begin_run(snap, "full").unwrap();
+    assert_eq!(s.latest_run(snap, "full").unwrap(), None, "an unfinished run is not a result");
     s.record_result(
         run,
         Some(snap),
@@ -133,6 +134,8 @@ fn results_coverage_and_tests_on_edge() {
     )
     .unwrap();
     s.finish_run(run).unwrap();
+    assert_eq!(s.latest_run(snap, "full").unwrap(), Some(run));
+    assert_eq!(s.latest_run(snap, "audit").unwrap(), None);
 
     let idx = s.edge_index(snap, u).unwrap();
     assert_eq!(idx.tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));

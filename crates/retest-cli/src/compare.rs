@@ -1,0 +1,121 @@
+//! `retest compare-algorithms`: every selection algorithm on the same change —
+//! how many tests each selects, how long its analysis takes, and, when
+//! `retest audit` has run on the new build, how many tests whose behaviour
+//! changed each would have missed.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::audit::changed_in_audit;
+use crate::context;
+use crate::fail::{Fail, OrFail};
+use crate::select::{Algorithm, SelectOptions, compute};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    /// `retest.compare/1`.
+    Json,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub opts: SelectOptions,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Serialize)]
+struct Report {
+    schema: &'static str,
+    baseline_snapshot: i64,
+    new_snapshot: Option<i64>,
+    tests: usize,
+    /// Tests whose behaviour changed, from the newest audit of the new build
+    /// (absent when no audit ran).
+    changed: Option<Vec<String>>,
+    algorithms: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Row {
+    algorithm: &'static str,
+    selected: usize,
+    analysis_seconds: f64,
+    /// Changed tests the algorithm did not select (absent when no audit ran).
+    missed: Option<Vec<String>>,
+    selected_tests: Vec<String>,
+}
+
+pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
+    let (mut store, root) = context::open(store_opt)?;
+    let mut rows = Vec::new();
+    let mut head: Option<(i64, Option<i64>, usize)> = None;
+    let mut changed: Option<BTreeMap<String, String>> = None;
+    for alg in Algorithm::value_variants() {
+        let opts = SelectOptions { algorithm: *alg, ..a.opts.clone() };
+        let sel = compute(&mut store, &root, &opts)?;
+        if head.is_none() {
+            head = Some((sel.baseline.0, sel.new_snapshot.map(|s| s.0), sel.suite.len()));
+            if let Some(n) = sel.new_snapshot {
+                changed = changed_in_audit(&store, sel.baseline, n)?;
+            }
+        }
+        let missed =
+            changed.as_ref().map(|c| c.keys().filter(|t| !sel.selected.contains_key(*t)).cloned().collect::<Vec<_>>());
+        rows.push(Row {
+            algorithm: alg.name(),
+            selected: sel.selected.len(),
+            analysis_seconds: sel.elapsed.as_secs_f64(),
+            missed,
+            selected_tests: sel.selected.keys().cloned().collect(),
+        });
+    }
+    let (baseline_snapshot, new_snapshot, tests) = head.unwrap_or((0, None, 0));
+    let report = Report {
+        schema: "retest.compare/1",
+        baseline_snapshot,
+        new_snapshot,
+        tests,
+        changed: changed.map(|c| c.into_keys().collect()),
+        algorithms: rows,
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match a.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other).and_then(|_| writeln!(out))
+        }
+        Format::Human => write_human(&report, &mut out),
+    }
+    .and_then(|_| out.flush())
+    .or_fail()
+}
+
+fn write_human(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+    let to = r.new_snapshot.map(|s| format!("snapshot {s}")).unwrap_or_else(|| "the sources (-p)".into());
+    writeln!(w, "change: baseline snapshot {} → {to}; {} tests", r.baseline_snapshot, r.tests)?;
+    match &r.changed {
+        Some(c) => writeln!(w, "audit: {} tests changed behaviour", c.len())?,
+        None => writeln!(w, "audit: none recorded for this build (run `retest audit` to count misses)")?,
+    }
+    writeln!(w, "{:<10} {:>16} {:>12} {:>8}", "algorithm", "selected", "analysis", "missed")?;
+    for row in &r.algorithms {
+        let pct = if r.tests == 0 { 0.0 } else { 100.0 * row.selected as f64 / r.tests as f64 };
+        writeln!(
+            w,
+            "{:<10} {:>7} ({:>5.1} %) {:>10.3} s {:>8}",
+            row.algorithm,
+            row.selected,
+            pct,
+            row.analysis_seconds,
+            row.missed.as_ref().map(|m| m.len().to_string()).unwrap_or_else(|| "-".into())
+        )?;
+    }
+    Ok(())
+}

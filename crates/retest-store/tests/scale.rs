@@ -1,0 +1,124 @@
+//! Store figures at scale (ignored by default; run with
+//! `cargo test --release -p retest-store --test scale -- --ignored --nocapture`):
+//! a matrix of 10,000 synthetic tests over 50,000 edges of one unit — write it,
+//! build `TestsOnEdge` from it (cold), load the stored index (warm), and report
+//! the database size per test.
+
+use std::time::Instant;
+
+use retest_graph::coverage::Probe;
+use retest_graph::{CfgBuilder, Contraction, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Procedure, Unit};
+use retest_store::{CoverageState, MatrixRow, Store};
+use roaring::RoaringBitmap;
+
+const TESTS: u32 = 10_000;
+const FUNCTIONS: u32 = 1_000;
+const EDGES_PER_FUNCTION: u32 = 50;
+
+fn unit() -> Unit {
+    let mut b = CfgBuilder::new("f");
+    let en = b.add_node(Node::new(NodeKind::Entry, "void f ( void )"));
+    let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+    b.set_entry(en);
+    b.set_exit(ex);
+    b.add_edge(en, ex, EdgeLabel::Eps);
+    let cfg = b.build().unwrap();
+    Unit {
+        procedures: vec![Procedure {
+            name: "f".into(),
+            is_static: false,
+            span: None,
+            stmt: cfg.clone(),
+            cond: cfg,
+            map: Contraction { node: vec![NodeId(0), NodeId(1)], edge: vec![Some(EdgeId(0))] },
+            probes: vec![Probe::Node, Probe::Derived],
+            locals: vec![],
+            unanalysable: None,
+            digest: 0,
+        }],
+        ..Default::default()
+    }
+}
+
+/// A deterministic xorshift generator (no dependency needed for a benchmark's noise).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// One test's coverage: the 20 functions every test runs (start-up, parsing)
+/// fully, plus 30 random functions, each about 70 % covered.
+fn coverage(rng: &mut Rng) -> RoaringBitmap {
+    let mut bm = RoaringBitmap::new();
+    for f in 0..20 {
+        bm.insert_range(f * EDGES_PER_FUNCTION..(f + 1) * EDGES_PER_FUNCTION);
+    }
+    for _ in 0..30 {
+        let f = (rng.next() % FUNCTIONS as u64) as u32;
+        for e in 0..EDGES_PER_FUNCTION {
+            if rng.next() % 10 < 7 {
+                bm.insert(f * EDGES_PER_FUNCTION + e);
+            }
+        }
+    }
+    bm
+}
+
+#[test]
+#[ignore = "a benchmark: run it with --ignored --nocapture, in release mode"]
+fn tests_on_edge_for_10k_tests_and_50k_edges() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let mut s = Store::init(&dir).unwrap();
+    let u = s.put_unit(&[1; 16], &unit()).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let names: Vec<(String, String)> = (0..TESTS).map(|i| (format!("t{i}"), format!("./run {i}"))).collect();
+    let ids = s.upsert_tests(&names).unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let rows: Vec<MatrixRow> = ids
+        .iter()
+        .map(|&test| MatrixRow { test, run, state: CoverageState::Known, coverage: vec![(u, coverage(&mut rng))] })
+        .collect();
+    let covered: u64 = rows.iter().map(|r| r.coverage[0].1.len()).sum();
+    let t = Instant::now();
+    s.write_matrix(snap, &rows).unwrap();
+    let write = t.elapsed();
+    let size_matrix = s.file_size();
+
+    let t = Instant::now();
+    let cold = s.edge_index(snap, u).unwrap();
+    let cold_time = t.elapsed();
+    let size_index = s.file_size();
+    drop(s);
+
+    let s2_t = Instant::now();
+    let mut s2 = Store::open(&dir).unwrap();
+    let warm = s2.edge_index(snap, u).unwrap();
+    let warm_time = s2_t.elapsed();
+
+    // the index is exact: every covered (test, edge) pair, and nothing else
+    let pairs: u64 = (0..FUNCTIONS * EDGES_PER_FUNCTION).map(|e| warm.tests_on_edge(e).map_or(0, |b| b.len())).sum();
+    assert_eq!(pairs, covered);
+    for e in [0, 999, 25_000, 49_999] {
+        assert_eq!(cold.tests_on_edge(e), warm.tests_on_edge(e));
+    }
+    let on_edge_0 = warm.tests_on_edge(0).map_or(0, |b| b.len());
+    assert_eq!(on_edge_0, TESTS as u64, "every test runs the start-up code");
+
+    println!("tests: {TESTS}, edges: {}, covered (test, edge) pairs: {covered}", FUNCTIONS * EDGES_PER_FUNCTION);
+    println!("write matrix (one transaction): {:.3} s", write.as_secs_f64());
+    println!(
+        "database: {:.1} MiB with the matrix = {:.0} bytes per test; {:.1} MiB with the index",
+        size_matrix as f64 / 1048576.0,
+        size_matrix as f64 / TESTS as f64,
+        size_index as f64 / 1048576.0
+    );
+    println!("TestsOnEdge, cold (built from per-test coverage, then stored): {:.3} s", cold_time.as_secs_f64());
+    println!("TestsOnEdge, warm (open the store, read the stored index): {:.3} s", warm_time.as_secs_f64());
+}
