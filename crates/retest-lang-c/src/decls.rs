@@ -71,10 +71,24 @@ fn is_function_declarator(mut d: Ts<'_>) -> bool {
 
 /// The declaration items of one top-level node (not function bodies). For a
 /// function definition only its signature is an item. `system` items keep a digest
-/// of their text instead of the text itself.
-pub fn top_level_items(n: Ts<'_>, src: &[u8], span: Option<Span>, system: bool, out: &mut Vec<Declaration>) {
+/// of their text instead of the text itself. `attrs(range)` gives the attributes
+/// the parser could not see within a byte range (appended to the text, so a
+/// change of them is a change of the declaration).
+pub fn top_level_items(
+    n: Ts<'_>,
+    src: &[u8],
+    span: Option<Span>,
+    system: bool,
+    attrs: &dyn Fn(std::ops::Range<usize>) -> String,
+    out: &mut Vec<Declaration>,
+) {
     let text_of = |x: Ts<'_>| -> String {
-        let t = normalized(x, src);
+        let mut t = normalized(x, src);
+        let hidden = attrs(x.byte_range());
+        if !hidden.is_empty() {
+            t.push(' ');
+            t.push_str(&hidden);
+        }
         if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())) } else { t }
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {

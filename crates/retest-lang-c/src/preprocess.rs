@@ -51,6 +51,10 @@ pub struct Preprocessed {
     pub text: String,
     pub files: Vec<SourceFile>,
     pub map: LineMap,
+    /// GNU attributes blanked in `text` because the grammar has no place for them
+    /// (after a variable's declarator: `int x __attribute__((unused)) = 1;`):
+    /// byte offset and normalised text, so declarations can still show them.
+    pub hidden_attributes: Vec<(usize, String)>,
 }
 
 impl Preprocessed {
@@ -96,7 +100,19 @@ impl Preprocessed {
                 text.push_str(line);
             }
         }
-        Preprocessed { raw, text, files, map: LineMap { runs } }
+        let hidden_attributes = blank_declarator_attributes(&mut text);
+        Preprocessed { raw, text, files, map: LineMap { runs }, hidden_attributes }
+    }
+
+    /// The hidden attributes inside a byte range, space-separated (empty if none).
+    pub fn attributes_within(&self, range: std::ops::Range<usize>) -> String {
+        let from = self.hidden_attributes.partition_point(|(at, _)| *at < range.start);
+        self.hidden_attributes[from..]
+            .iter()
+            .take_while(|(at, _)| *at < range.end)
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Original (file, line) of byte `offset` of the text.
@@ -106,6 +122,131 @@ impl Preprocessed {
 }
 
 /// Parses `# 12 "file" 1 3` or `#line 12 "file"`.
+/// Blanks every `__attribute__((…))` that follows a declarator — after an
+/// identifier or `]`, before `=`, `,`, `;` or `:` — where tree-sitter-c's grammar
+/// cannot parse it (it would turn the declaration, and what follows, into an
+/// ERROR). Attributes after a function declarator (after `)`), in declaration
+/// specifiers and on statements parse and stay. Returns each blanked attribute's
+/// offset and token text.
+fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+    // skips a comment or literal starting at i; returns its end, or None
+    let skip = |i: usize| -> Option<usize> {
+        match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'*')) => {
+                Some(b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |p| i + 2 + p + 2))
+            }
+            (b'/', Some(b'/')) => Some(b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p)),
+            (q @ (b'"' | b'\''), _) => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q && b[j] != b'\n' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                Some((j + 1).min(b.len()))
+            }
+            _ => None,
+        }
+    };
+    let next_significant = |mut i: usize| -> Option<u8> {
+        while i < b.len() {
+            if b[i].is_ascii_whitespace() {
+                i += 1;
+            } else if let (b'/', Some(b'*' | b'/')) = (b[i], b.get(i + 1)) {
+                i = skip(i)?;
+            } else {
+                return Some(b[i]);
+            }
+        }
+        None
+    };
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut prev: u8 = b';';
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if let Some(end) = skip(i) {
+            if b[i] != b'/' {
+                prev = b'"';
+            }
+            i = end;
+            continue;
+        }
+        if !ident(c) {
+            prev = c;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && ident(b[i]) {
+            i += 1;
+        }
+        let word = &b[start..i];
+        if (word == b"__attribute__" || word == b"__attribute") && (ident(prev) || prev == b']') {
+            // the balanced parentheses that follow
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if b.get(j) == Some(&b'(') {
+                let mut depth = 0usize;
+                let mut k = j;
+                let mut closed = None;
+                while k < b.len() {
+                    if let Some(end) = skip(k) {
+                        k = end;
+                        continue;
+                    }
+                    match b[k] {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                closed = Some(k + 1);
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                if let Some(end) = closed
+                    && matches!(next_significant(end), Some(b'=' | b',' | b';' | b':'))
+                {
+                    spans.push((start, end));
+                    i = end;
+                    continue; // `prev` stays the declarator's last character
+                }
+            }
+        }
+        prev = *word.last().unwrap_or(&b'_');
+    }
+    let mut hidden = Vec::with_capacity(spans.len());
+    if spans.is_empty() {
+        return hidden;
+    }
+    let mut bytes = std::mem::take(text).into_bytes();
+    for (s, e) in spans {
+        let words = String::from_utf8_lossy(&bytes[s..e]).split_whitespace().collect::<Vec<_>>().join(" ");
+        hidden.push((s, words));
+        for c in &mut bytes[s..e] {
+            if *c != b'\n' && *c != b'\r' {
+                *c = b' ';
+            }
+        }
+    }
+    // whole characters were replaced by ASCII spaces: still UTF-8
+    *text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    hidden
+}
+
 fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
     let rest = line.strip_prefix('#')?.trim_start();
     let rest = rest.strip_prefix("line").map(str::trim_start).unwrap_or(rest);
@@ -186,6 +327,28 @@ pub fn run_preprocessor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attributes_after_variable_declarators_are_blanked_and_kept_aside() {
+        let src = "static const int s1 __attribute__((unused)) = 1;\n\
+                   int a[2] __attribute__ ((aligned (8))), b;\n\
+                   void die(void) __attribute__((noreturn));\n\
+                   const char *q = \"x __attribute__((y)) =\";\n\
+                   unsigned __attribute__((mode(DI))) w;\n";
+        let p = Preprocessed::from_output(src.to_string());
+        assert_eq!(p.text.len(), src.len(), "offsets are kept");
+        assert_eq!(
+            p.hidden_attributes.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            ["__attribute__((unused))", "__attribute__ ((aligned (8)))"]
+        );
+        assert!(p.text.starts_with("static const int s1                         = 1;"));
+        // after a function declarator, in a string, in the specifiers: untouched
+        assert!(p.text.contains("void die(void) __attribute__((noreturn));"));
+        assert!(p.text.contains("\"x __attribute__((y)) =\""));
+        assert!(p.text.contains("unsigned __attribute__((mode(DI))) w;"));
+        let first_line = 0..src.find('\n').unwrap();
+        assert_eq!(p.attributes_within(first_line), "__attribute__((unused))");
+    }
 
     #[test]
     fn markers_map_lines_back() {

@@ -76,7 +76,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let facts = TuFacts { src, locate: &locate, noreturn: &noreturn };
     for n in &top {
         let system = file_of(*n).is_none_or(|f| f.system);
-        decls::top_level_items(*n, src, span_of(*n), system, &mut decls_out);
+        decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);
         match n.kind() {
             "function_definition" => {
                 let name =
