@@ -99,6 +99,14 @@ fn default_object(src: &str) -> String {
     format!("{base}.o")
 }
 
+/// Compiler warnings are off for instrumented units. Compiled from preprocessed
+/// text, the compiler can no longer tell what came from a macro expansion and
+/// warns about code it would accept in the original (`-Waddress` on a macro's
+/// `(p) != NULL`, `-Wtautological-compare` on `SAME(x, x)`) — under `-Werror`
+/// that would fail a build that passes without the wrapper. Errors are still
+/// reported, at the original file and line.
+const NO_WARNINGS: &str = "-w";
+
 impl Prepared {
     /// Parses the command line and prepares every project source in it: the
     /// preprocessor runs (honouring dependency-file options), the unit is analysed
@@ -213,6 +221,7 @@ impl Prepared {
                     // one compiler run per instrumented source, named as the original would be
                     for (u, (_, i)) in self.units.iter().zip(&objects) {
                         let mut a = cflags.clone();
+                        a.push(NO_WARNINGS.into());
                         a.push(if self.args.mode == Mode::Compile { "-c".into() } else { "-S".into() });
                         a.extend(["-x".to_string(), "cpp-output".to_string(), i.to_string_lossy().into_owned()]);
                         if let Some(o) = &u.output {
@@ -249,6 +258,9 @@ impl Prepared {
                 _ => {
                     // link (possibly compiling sources in the same step)
                     let mut a = self.args.flags.clone();
+                    if !objects.is_empty() {
+                        a.push(NO_WARNINGS.into());
+                    }
                     for s in &self.args.sources {
                         match objects.iter().find(|(src, _)| src == s) {
                             Some((_, i)) => {

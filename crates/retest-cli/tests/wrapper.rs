@@ -1,0 +1,48 @@
+//! The compiler wrapper on code real projects write: a build that passes
+//! without the wrapper passes with it.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+/// Macros that make GCC warn once expanded (`-Waddress`, `-Wtautological-compare`)
+/// — it stays quiet on the original source because it knows they came from a
+/// macro; the instrumented unit is preprocessed text, where it no longer can.
+const MACROS: &str = r#"#include <stddef.h>
+#define IS_SET(p) ((p) != NULL)
+#define SAME(a, b) ((a) == (b))
+int arr[4];
+int main(void)
+{
+    int x = 3;
+    if (IS_SET(arr))
+        x++;
+    if (SAME(x, x))
+        x++;
+    return x == 5 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn werror_builds_that_pass_without_the_wrapper_pass_with_it() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("m.c"), MACROS).unwrap();
+    let plain = Command::new("cc").args(["-Wall", "-Werror", "-o", "plain", "m.c"]).current_dir(d.path()).status();
+    assert!(plain.unwrap().success(), "the plain build passes");
+    retest(d.path(), &["init"], 0);
+    // compile and link in separate steps, and in one step
+    retest(d.path(), &["cc", "-Wall", "-Werror", "-c", "-o", "m.o", "m.c"], 0);
+    retest(d.path(), &["cc", "-Wall", "-Werror", "-o", "two", "m.o"], 0);
+    retest(d.path(), &["cc", "-Wall", "-Werror", "-o", "one", "m.c"], 0);
+    for exe in ["two", "one"] {
+        let st = Command::new(d.path().join(exe)).current_dir(d.path()).status().unwrap();
+        assert!(st.success(), "{exe} runs as the plain build does");
+    }
+    // errors are still errors, reported at the original line
+    std::fs::write(d.path().join("bad.c"), "int main(void)\n{\n    return undeclared;\n}\n").unwrap();
+    let out = retest(d.path(), &["cc", "-c", "bad.c"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.c:3"), "{err}");
+}
