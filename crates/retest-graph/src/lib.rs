@@ -7,6 +7,8 @@
 //! * [`coverage`] — probes, cell layout, edge coverage from hit cells.
 //! * [`dom`] — node and edge dominators (Lengauer–Tarjan).
 //! * [`reach`] — reachability, depth-first back edges, strongly connected components.
+//! * [`pathnum`] — Ball–Larus acyclic path numbering with the back-edge
+//!   decomposition of Ball's §5 (four kinds of paths), encode and decode.
 //! * [`text`] — a compact text rendering.
 //! * [`unit`] — a translation unit: procedures, declarations, call facts.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
@@ -18,6 +20,7 @@ pub mod cfg;
 pub mod coverage;
 pub mod dom;
 pub mod dot;
+pub mod pathnum;
 pub mod reach;
 pub mod text;
 pub mod unit;

@@ -3,6 +3,9 @@
 //! * [`dejavu`] — Rothermel & Harrold's `SelectTests`/`Compare` and
 //!   `SelectInterTests` (002 §3, 003 Fig. 5): the dangerous edges of the old
 //!   version, each with its reason, plus what RECOVER needs (matched pairs, change set).
+//! * [`ball`] — Ball's intersection graph G'' and the algorithms on it: RH
+//!   restated, partial-, full- and valid-reachability (000 §3–4).
+//! * [`paths`] — path-based selection on Ball–Larus path ids (000 §5).
 //! * [`equiv`] — node equivalence between versions, shared by all algorithms.
 //! * [`affected`] — names affected by declaration changes.
 //! * [`program`] — procedures across versions and call resolution.
@@ -14,9 +17,11 @@
 //! function the caller provides.
 
 pub mod affected;
+pub mod ball;
 pub mod coarse;
 pub mod dejavu;
 pub mod equiv;
+pub mod paths;
 pub mod program;
 pub mod reason;
 
