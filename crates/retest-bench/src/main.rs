@@ -1,3 +1,124 @@
-fn main() {
-    println!("Hello, world!");
+//! `retest-bench`: the evaluation harness of `retest` (results in `bench/RESULTS.md`).
+//!
+//! ```sh
+//! retest-bench --retest PATH safety     # selection safety on seeded mutants (002 §4)
+//! retest-bench --retest PATH recover    # RECOVER exactness and cost over a version chain (004 §4)
+//! retest-bench --retest PATH overhead   # run-time cost of instrumentation
+//! ```
+//!
+//! Every experiment works on copies of the subjects under `--work`; the subjects
+//! themselves are never modified. Each subcommand writes `results.json` and
+//! `tables.md` under `WORK/<subcommand>/` and prints the tables.
+
+mod driver;
+mod mutate;
+mod overhead;
+mod recover;
+mod report;
+mod safety;
+mod suite;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead")]
+struct Cli {
+    /// The `retest` binary under study.
+    #[arg(long, value_name = "PATH")]
+    retest: PathBuf,
+    /// The directory holding the subjects (`<name>/<name>.c`, Makefile, universe.txt, inputs/).
+    #[arg(long, value_name = "DIR", default_value = "bench/subjects")]
+    subjects: PathBuf,
+    /// Scratch directory for the experiments.
+    #[arg(long, value_name = "DIR", default_value = "/work/scratch/eval")]
+    work: PathBuf,
+    /// Only these subjects (comma-separated; default: lexer, sched, textsub).
+    #[arg(long, value_delimiter = ',', default_value = "lexer,sched,textsub")]
+    only: Vec<String>,
+    /// Recompute cached intermediate results (the safety oracle).
+    #[arg(long)]
+    fresh: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Mutation study: are all tests whose output changes selected?
+    Safety(safety::SafetyArgs),
+    /// Chain of versions: does `run --selected` keep the matrix exact, and at what cost?
+    Recover(recover::RecoverArgs),
+    /// Run-time overhead of retest's instrumentation against gcov and clang coverage.
+    Overhead(overhead::OverheadArgs),
+    /// List the mutants of each subject in study order (nothing is run).
+    Mutants {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print each mutant as a diff.
+        #[arg(long)]
+        diff: bool,
+    },
+}
+
+/// One study subject.
+pub struct Subject {
+    pub name: String,
+    /// Absolute path of the subject's directory.
+    pub dir: PathBuf,
+}
+
+/// Settings shared by the subcommands.
+pub struct Common {
+    pub retest: PathBuf,
+    pub work: PathBuf,
+    pub subjects: Vec<Subject>,
+    pub fresh: bool,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let retest = cli.retest.canonicalize().with_context(|| format!("--retest {}", cli.retest.display()))?;
+    std::fs::create_dir_all(&cli.work)?;
+    let work = cli.work.canonicalize()?;
+    let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
+    let subjects = cli
+        .only
+        .iter()
+        .map(|n| {
+            let dir = root.join(n);
+            anyhow::ensure!(dir.join(format!("{n}.c")).exists(), "no subject {n} in {}", root.display());
+            Ok(Subject { name: n.clone(), dir })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let c = Common { retest, work, subjects, fresh: cli.fresh };
+    let t = Instant::now();
+    match &cli.cmd {
+        Cmd::Safety(a) => safety::run(&c, a)?,
+        Cmd::Recover(a) => recover::run(&c, a)?,
+        Cmd::Overhead(a) => overhead::run(&c, a)?,
+        Cmd::Mutants { seed, diff } => {
+            for s in &c.subjects {
+                let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;
+                let all = mutate::generate(&src);
+                let mut per_op = std::collections::BTreeMap::new();
+                for m in &all {
+                    *per_op.entry(m.op.name()).or_insert(0) += 1;
+                }
+                println!("{}: {} mutants {:?}", s.name, all.len(), per_op);
+                for m in mutate::study_order(all, *seed) {
+                    if *diff {
+                        print!("{}", m.diff(&src, &format!("{}.c", s.name)));
+                    } else {
+                        println!("  {:>4} {}", m.id, m.describe(&src));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("done in {:.0} s", t.elapsed().as_secs_f64());
+    Ok(())
 }

@@ -1,0 +1,381 @@
+//! `recover`: RECOVER's exactness and cost over a chain of versions (004 §4,
+//! Tables 9–11).
+//!
+//! v0 is the original subject, v_k the original with mutant k applied (compiling
+//! mutants of the `safety` oracle, revealing or not, none that hang). Three
+//! working copies per subject:
+//!
+//! * `sel`  — the chain: baseline v0, then per k `retest build -- make`,
+//!   `retest select`, `RETEST_STATS=1 retest run --selected` (selective probes);
+//! * `full` — the same chain with `run --selected --full-probes` (T′ on a fully
+//!   instrumented build: Table 10's other column);
+//! * `ref`  — recreated per k: `retest init`, full build of v_k, run every test.
+//!
+//! After each step the matrices of `sel` and `full` must equal `ref`'s.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::driver::{Ran, Retest};
+use crate::mutate::{generate, study_order};
+use crate::report::{f, mean, table, write_json, write_text};
+use crate::safety::load_oracle;
+use crate::suite::fresh_copy;
+use crate::{Common, Subject};
+
+#[derive(clap::Args, Clone)]
+pub struct RecoverArgs {
+    /// Versions after v0 in each chain.
+    #[arg(long, default_value_t = 30)]
+    pub steps: usize,
+    /// Tests run in parallel by retest.
+    #[arg(short = 'j', long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Timeout per test in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub timeout: f64,
+    /// Seed of the mutant order when no `safety` oracle exists.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// One step of a chain.
+#[derive(Clone, Default, Serialize, Deserialize)]
+pub struct Step {
+    pub k: usize,
+    pub mutant: usize,
+    pub description: String,
+    pub tests: usize,
+    /// `retest select` on the chain (its T′ before RECOVER's extra reruns).
+    pub selected: usize,
+    /// T′ of `run --selected` (selected + rerun_extra), selective and full-probe chains.
+    pub t_prime_sel: usize,
+    pub t_prime_full: usize,
+    pub rerun_extra: usize,
+    pub full_probes_fallback: bool,
+    pub probes_selective: u64,
+    pub probes_full: u64,
+    pub build_sel_s: f64,
+    pub select_s: f64,
+    pub run_selected_sel_s: f64,
+    pub tprime_run_sel_s: f64,
+    pub selective_build_s: f64,
+    pub recompute_s: f64,
+    pub build_full_s: f64,
+    pub run_selected_full_s: f64,
+    pub tprime_run_full_s: f64,
+    pub ref_build_s: f64,
+    pub ref_run_s: f64,
+    /// Differences of the chain matrices from the reference (empty = equal).
+    pub diff_sel: Vec<String>,
+    pub diff_full: Vec<String>,
+    /// Differences between two reference runs, when a mismatch made us check.
+    pub ref_nondeterminism: Option<Vec<String>>,
+}
+
+impl Step {
+    pub fn retest_all(&self) -> f64 {
+        self.ref_build_s + self.ref_run_s
+    }
+    pub fn dejavu(&self) -> f64 {
+        self.build_sel_s + self.select_s + self.tprime_run_full_s
+    }
+    pub fn recover_full(&self) -> f64 {
+        self.build_full_s + self.run_selected_full_s
+    }
+    pub fn recover_sel(&self) -> f64 {
+        self.build_sel_s + self.run_selected_sel_s
+    }
+}
+
+/// A normalised `retest.matrix/1`: test → (state, unit key → covered edges).
+type Matrix = BTreeMap<String, (String, BTreeMap<String, BTreeSet<u64>>)>;
+
+fn matrix(r: &Retest, dir: &Path, save: &Path) -> Result<Matrix> {
+    let out = r.run(dir, &["coverage", "--format", "matrix"], &[], &[0])?;
+    std::fs::write(save, &out.stdout)?;
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).context("parsing the matrix")?;
+    anyhow::ensure!(v["schema"] == "retest.matrix/1", "unexpected schema {}", v["schema"]);
+    let prefixes: Vec<String> =
+        [dir.to_path_buf(), dir.canonicalize()?].iter().map(|p| format!("{}/", p.display())).collect();
+    let norm = |k: &str| prefixes.iter().fold(k.to_string(), |k, p| k.replace(p.as_str(), ""));
+    let mut m = Matrix::new();
+    for t in v["tests"].as_array().context("no tests in the matrix")? {
+        let name = t["name"].as_str().context("a test without a name")?.to_string();
+        let state = t["state"].as_str().unwrap_or("?").to_string();
+        let mut units = BTreeMap::new();
+        if let Some(u) = t["units"].as_object() {
+            for (k, edges) in u {
+                let e: BTreeSet<u64> =
+                    edges.as_array().map(|a| a.iter().filter_map(|x| x.as_u64()).collect()).unwrap_or_default();
+                units.insert(norm(k), e);
+            }
+        }
+        m.insert(name, (state, units));
+    }
+    Ok(m)
+}
+
+/// Every difference of `got` from `want`, one line each (at most 40).
+fn compare(got: &Matrix, want: &Matrix) -> Vec<String> {
+    let mut d = Vec::new();
+    for (t, (ws, wu)) in want {
+        let Some((gs, gu)) = got.get(t) else {
+            d.push(format!("{t}: missing from the recomputed matrix"));
+            continue;
+        };
+        if gs != ws {
+            d.push(format!("{t}: state {gs} (recomputed) vs {ws} (full rerun)"));
+        }
+        for k in wu.keys().chain(gu.keys()).collect::<BTreeSet<_>>() {
+            let empty = BTreeSet::new();
+            let (w, g) = (wu.get(k).unwrap_or(&empty), gu.get(k).unwrap_or(&empty));
+            if w != g {
+                let extra: Vec<&u64> = g.difference(w).collect();
+                let lost: Vec<&u64> = w.difference(g).collect();
+                d.push(format!("{t} unit {k}: recomputed has extra edges {extra:?}, lacks edges {lost:?}"));
+            }
+        }
+    }
+    for t in got.keys().filter(|t| !want.contains_key(*t)) {
+        d.push(format!("{t}: only in the recomputed matrix"));
+    }
+    d.truncate(40);
+    d
+}
+
+fn stat<T: std::str::FromStr + Default>(ran: &Ran, key: &str) -> T {
+    ran.stats().and_then(|s| s.get(key).and_then(|v| v.parse().ok())).unwrap_or_default()
+}
+
+/// The reference: fresh store, full build of the current source, every test.
+fn reference(
+    r: &Retest,
+    s: &Subject,
+    dir: &Path,
+    src: &str,
+    a: &RecoverArgs,
+    save: &Path,
+) -> Result<(f64, f64, Matrix)> {
+    fresh_copy(&s.dir, &s.name, dir)?;
+    std::fs::write(dir.join(format!("{}.c", s.name)), src)?;
+    r.run(dir, &["init"], &[], &[0])?;
+    let b = r.run(dir, &["build", "--", "make"], &[], &[0])?;
+    let (j, to) = (a.jobs.to_string(), a.timeout.to_string());
+    let run = r.run(dir, &["run", "--universe", "universe.txt", "-j", &j, "--timeout", &to], &[], &[0, 1])?;
+    let m = matrix(r, dir, save)?;
+    Ok((b.seconds, run.seconds, m))
+}
+
+fn chain_subject(c: &Common, s: &Subject, a: &RecoverArgs) -> Result<Vec<Step>> {
+    let r = Retest { bin: c.retest.clone() };
+    let base = c.work.join("recover").join(&s.name);
+    let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;
+    let mutants: Vec<(crate::mutate::Mutant, String)> = match load_oracle(&c.work, &s.name) {
+        Some(o) => o.classified.into_iter().filter(|c| c.timeouts == 0).map(|c| (c.mutant, c.description)).collect(),
+        None => study_order(generate(&src), a.seed).into_iter().map(|m| (m.clone(), m.describe(&src))).collect(),
+    };
+    anyhow::ensure!(mutants.len() >= a.steps, "{}: only {} mutants for {} steps", s.name, mutants.len(), a.steps);
+    let (sel, full, refd) = (base.join("sel"), base.join("full"), base.join("ref"));
+    let mats = base.join("matrices");
+    std::fs::create_dir_all(&mats)?;
+    let (j, to) = (a.jobs.to_string(), a.timeout.to_string());
+    let uni = ["--universe", "universe.txt"];
+    for d in [&sel, &full] {
+        fresh_copy(&s.dir, &s.name, d)?;
+        r.run(d, &["init"], &[], &[0])?;
+        r.run(d, &["build", "--", "make"], &[], &[0])?;
+        r.run(d, &[&["run"][..], &uni, &["-j", &j, "--timeout", &to]].concat(), &[], &[0, 1])?;
+    }
+    let mut steps = Vec::new();
+    for k in 1..=a.steps {
+        let (m, desc) = &mutants[k - 1];
+        let v = m.apply(&src);
+        let file = format!("{}.c", s.name);
+        let mut st = Step { k, mutant: m.id, description: desc.clone(), ..Step::default() };
+
+        // the chain with selective probes
+        std::fs::write(sel.join(&file), &v)?;
+        st.build_sel_s = r.run(&sel, &["build", "--", "make"], &[], &[0])?.seconds;
+        let sj = r.run(&sel, &[&["select", "--format", "json"][..], &uni].concat(), &[], &[0])?;
+        st.select_s = sj.seconds;
+        let sv: serde_json::Value = serde_json::from_str(&sj.stdout)?;
+        st.selected = sv["tests_selected"].as_u64().unwrap_or(0) as usize;
+        st.tests = sv["tests_total"].as_u64().unwrap_or(0) as usize;
+        let rs = r.run(
+            &sel,
+            &[&["run", "--selected"][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
+            &[("RETEST_STATS", "1")],
+            &[0, 1],
+        )?;
+        anyhow::ensure!(rs.stats().is_some(), "no retest-stats line from `run --selected`:\n{}", rs.stderr);
+        st.run_selected_sel_s = rs.seconds;
+        st.t_prime_sel = stat::<usize>(&rs, "selected") + stat::<usize>(&rs, "rerun_extra");
+        st.rerun_extra = stat(&rs, "rerun_extra");
+        st.full_probes_fallback = stat::<String>(&rs, "full_probes") == "true";
+        st.probes_selective = stat(&rs, "probes_selective");
+        st.probes_full = stat(&rs, "probes_full");
+        st.tprime_run_sel_s = stat(&rs, "run_s");
+        st.selective_build_s = stat(&rs, "selective_build_s");
+        st.recompute_s = stat(&rs, "recompute_s");
+        let m_sel = matrix(&r, &sel, &mats.join(format!("v{k}-sel.json")))?;
+
+        // the chain with full probes
+        std::fs::write(full.join(&file), &v)?;
+        st.build_full_s = r.run(&full, &["build", "--", "make"], &[], &[0])?.seconds;
+        let rf = r.run(
+            &full,
+            &[&["run", "--selected", "--full-probes"][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
+            &[("RETEST_STATS", "1")],
+            &[0, 1],
+        )?;
+        st.run_selected_full_s = rf.seconds;
+        st.t_prime_full = stat::<usize>(&rf, "selected") + stat::<usize>(&rf, "rerun_extra");
+        st.tprime_run_full_s = stat(&rf, "run_s");
+        let m_full = matrix(&r, &full, &mats.join(format!("v{k}-full.json")))?;
+
+        // the reference
+        let (rb, rr, m_ref) = reference(&r, s, &refd, &v, a, &mats.join(format!("v{k}-ref.json")))?;
+        st.ref_build_s = rb;
+        st.ref_run_s = rr;
+        st.diff_sel = compare(&m_sel, &m_ref);
+        st.diff_full = compare(&m_full, &m_ref);
+        if !st.diff_sel.is_empty() || !st.diff_full.is_empty() {
+            let (_, _, again) = reference(&r, s, &base.join("ref2"), &v, a, &mats.join(format!("v{k}-ref2.json")))?;
+            st.ref_nondeterminism = Some(compare(&again, &m_ref));
+        }
+        eprintln!(
+            "  {} v{k:<2} m{:<4} T′ {:>3}/{:<3} probes {:>4}/{:<4} run --selected {:.2} s (T′ {:.2} s / full probes {:.2} s) retest-all {:.2} s {}",
+            s.name,
+            m.id,
+            st.t_prime_sel,
+            st.tests,
+            st.probes_selective,
+            st.probes_full,
+            st.run_selected_sel_s,
+            st.tprime_run_sel_s,
+            st.tprime_run_full_s,
+            st.retest_all(),
+            if st.diff_sel.is_empty() && st.diff_full.is_empty() {
+                "matrices equal".to_string()
+            } else {
+                format!("MISMATCH sel {} full {}", st.diff_sel.len(), st.diff_full.len())
+            }
+        );
+        steps.push(st);
+    }
+    Ok(steps)
+}
+
+pub fn run(c: &Common, a: &RecoverArgs) -> Result<()> {
+    let out = c.work.join("recover");
+    let mut all: BTreeMap<String, Vec<Step>> = BTreeMap::new();
+    for s in &c.subjects {
+        let t = std::time::Instant::now();
+        eprintln!("{}: chain of {} versions", s.name, a.steps);
+        let steps = chain_subject(c, s, a)?;
+        eprintln!("{}: took {:.0} s", s.name, t.elapsed().as_secs_f64());
+        write_json(&out.join(&s.name).join("steps.json"), &steps)?;
+        all.insert(s.name.clone(), steps);
+    }
+    let md = render(&all);
+    write_text(&out.join("tables.md"), &md)?;
+    println!("{md}");
+    Ok(())
+}
+
+fn render(all: &BTreeMap<String, Vec<Step>>) -> String {
+    let col = |v: &[Step], g: fn(&Step) -> f64| mean(&v.iter().map(g).collect::<Vec<_>>());
+    let pct = |a: f64, b: f64| format!("{} %", f(100.0 * (1.0 - a / b), 1));
+    let (mut ex, mut t9, mut t10, mut t11) = (vec![], vec![], vec![], vec![]);
+    let mut details = String::new();
+    for (name, v) in all {
+        let eq_sel = v.iter().filter(|s| s.diff_sel.is_empty()).count();
+        let eq_full = v.iter().filter(|s| s.diff_full.is_empty()).count();
+        let same_t = v.iter().filter(|s| s.t_prime_sel == s.t_prime_full).count();
+        ex.push(vec![
+            name.clone(),
+            v.len().to_string(),
+            format!("{eq_sel} / {}", v.len()),
+            format!("{eq_full} / {}", v.len()),
+            f(col(v, |s| s.t_prime_sel as f64), 1),
+            f(col(v, |s| 100.0 * s.t_prime_sel as f64 / s.tests.max(1) as f64), 1),
+            v.iter().map(|s| s.rerun_extra).sum::<usize>().to_string(),
+            v.iter().filter(|s| s.full_probes_fallback).count().to_string(),
+            format!("{same_t} / {}", v.len()),
+        ]);
+        let (pf, ps) = (col(v, |s| s.probes_full as f64), col(v, |s| s.probes_selective as f64));
+        t9.push(vec![name.clone(), f(pf, 1), f(ps, 1), pct(ps, pf)]);
+        let (rf, rs) = (col(v, |s| s.tprime_run_full_s), col(v, |s| s.tprime_run_sel_s));
+        t10.push(vec![name.clone(), f(rf, 3), f(rs, 3), pct(rs, rf)]);
+        let all_t = col(v, Step::retest_all);
+        let share = |x: f64| format!("{} ({} %)", f(x, 2), f(100.0 * x / all_t, 0));
+        t11.push(vec![
+            name.clone(),
+            f(all_t, 2),
+            share(col(v, Step::dejavu)),
+            share(col(v, Step::recover_full)),
+            share(col(v, Step::recover_sel)),
+            f(col(v, |s| s.select_s), 3),
+            f(col(v, |s| s.selective_build_s), 3),
+            f(col(v, |s| s.recompute_s), 3),
+        ]);
+        for s in v.iter().filter(|s| !s.diff_sel.is_empty() || !s.diff_full.is_empty()) {
+            details.push_str(&format!(
+                "\n### MISMATCH: {name} v{} (mutant {}: {})\n\nselective chain vs reference:\n{}\nfull-probe chain vs reference:\n{}\nreference vs a second reference: {}\n",
+                s.k,
+                s.mutant,
+                s.description,
+                s.diff_sel.iter().map(|l| format!("- {l}\n")).collect::<String>(),
+                s.diff_full.iter().map(|l| format!("- {l}\n")).collect::<String>(),
+                match &s.ref_nondeterminism {
+                    Some(d) if d.is_empty() => "identical (the reference is deterministic)".to_string(),
+                    Some(d) => format!("DIFFERENT: {}", d.join("; ")),
+                    None => "not checked".into(),
+                }
+            ));
+        }
+    }
+    let mut s = String::from("### RECOVER: exactness over the chain\n\n");
+    s.push_str(&table(
+        &[
+            "subject",
+            "versions",
+            "matrix = full rerun (selective probes)",
+            "matrix = full rerun (full probes)",
+            "mean |T′|",
+            "mean % T′",
+            "extra reruns (must_rerun)",
+            "full-probe fallbacks",
+            "same T′ in both chains",
+        ],
+        &ex,
+    ));
+    if details.is_empty() {
+        s.push_str("\nEvery recomputed matrix equals the full rerun's.\n");
+    } else {
+        s.push_str(&details);
+    }
+    s.push_str("\n### Probes (cf. 004 Table 9), mean over the chain\n\n");
+    s.push_str(&table(&["subject", "full instrumentation", "selective instrumentation", "savings"], &t9));
+    s.push_str("\n### Time to run T′ (cf. 004 Table 10), seconds, mean over the chain\n\n");
+    s.push_str(&table(&["subject", "full probes", "selective probes", "savings"], &t10));
+    s.push_str("\n### Regression-testing time per version (cf. 004 Table 11), seconds, mean over the chain\n\n");
+    s.push_str(&table(
+        &[
+            "subject",
+            "retest-all",
+            "select only (DejaVu)",
+            "select + RECOVER, full probes",
+            "select + RECOVER, selective probes",
+            "of which select",
+            "selective build",
+            "recompute",
+        ],
+        &t11,
+    ));
+    s
+}
