@@ -11,8 +11,9 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use clap::Args;
+use retest_cover::plan::{RecordOptions, recording};
 use retest_lang_c::instrument::full_plan;
-use retest_lang_c::wrap::{Prepared, WrapOptions, runtime_object};
+use retest_lang_c::wrap::{Plan, Prepared, WrapOptions, runtime_object};
 
 use crate::context;
 use crate::fail::{Fail, OrFail};
@@ -34,16 +35,39 @@ fn real_compiler(cplusplus: bool) -> String {
     std::env::var(var).ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| default.to_string())
 }
 
-fn wrap(cplusplus: bool, args: Vec<String>) -> Result<ExitCode, Fail> {
+/// The wrapper's own options, before the compiler's arguments:
+/// `retest cc [--mcdc] [--paths] COMPILER-ARGS...`. `$RETEST_RECORD`
+/// (`mcdc,paths`, as `retest build --mcdc --paths` sets it) adds to them.
+fn wrapper_options(args: &mut Vec<String>) -> Result<RecordOptions, Fail> {
+    let mut o = match std::env::var("RETEST_RECORD") {
+        Ok(v) => RecordOptions::from_env(&v)
+            .map_err(|e| Fail::new(format!("$RETEST_RECORD: {e}")).hint("use mcdc, paths or both, comma-separated"))?,
+        Err(_) => RecordOptions::default(),
+    };
+    let n = args.iter().take_while(|a| matches!(a.as_str(), "--mcdc" | "--paths")).count();
+    for a in args.drain(..n) {
+        match a.as_str() {
+            "--mcdc" => o.mcdc = true,
+            _ => o.paths = true,
+        }
+    }
+    Ok(o)
+}
+
+fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
+    let record = wrapper_options(&mut args)?;
     let compiler = real_compiler(cplusplus);
     let cwd = std::env::current_dir().or_fail()?;
     let (mut store, root) = context::open(None)?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     // a selective plan recorded by `retest run --selected`, for exactly this content
     let selective = load_plans(&store);
-    let plan_for = |key: &str, hash: &[u8; 16], unit: &retest_graph::Unit| match selective.get(key) {
-        Some((h, plan)) if h == hash && plan.len() == unit.procedures.len() => plan.clone(),
-        _ => full_plan(unit),
+    let plan_for = |key: &str, hash: &[u8; 16], unit: &retest_graph::Unit| Plan {
+        probes: match selective.get(key) {
+            Some((h, plan)) if h == hash && plan.len() == unit.procedures.len() => plan.clone(),
+            _ => full_plan(unit),
+        },
+        recording: recording(unit, record),
     };
     let opts = WrapOptions {
         compiler: compiler.clone(),
@@ -80,7 +104,28 @@ fn wrap(cplusplus: bool, args: Vec<String>) -> Result<ExitCode, Fail> {
         };
         for u in &prepared.units {
             let unit = store.put_unit(&u.src_hash, &u.tu.unit).or_fail()?;
-            let build = store.put_build(&u.build_hash, unit, u.instrumented.cells, &u.plan).or_fail()?;
+            let build = store
+                .put_build_with(&u.build_hash, unit, u.instrumented.cells, &u.plan, &u.instrumented.recording)
+                .or_fail()?;
+            if !u.instrumented.dropped.is_empty() {
+                let what: Vec<String> = u
+                    .instrumented
+                    .dropped
+                    .iter()
+                    .map(|d| {
+                        let f = &u.tu.unit.procedures[d.procedure].name;
+                        match d.decision {
+                            Some(j) => format!("{f}() decision {j}: {}", d.why),
+                            None => format!("{f}() paths: {}", d.why),
+                        }
+                    })
+                    .collect();
+                eprintln!(
+                    "retest cc: note: {}: recorded by edges only (reports and selection use edge coverage there): {}",
+                    u.rel_source,
+                    what.join("; ")
+                );
+            }
             store.record_unit(snapshot, &u.key, &u.rel_source, unit, Some(build), &u.flags).or_fail()?;
             for p in &u.tu.unit.procedures {
                 if let Some(why) = &p.unanalysable {
@@ -146,6 +191,13 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 
 #[derive(Args)]
 pub struct BuildArgs {
+    /// Also record every decision evaluation's condition vector (for MC/DC
+    /// per evaluation: unique-cause and masking).
+    #[arg(long)]
+    mcdc: bool,
+    /// Also record Ball–Larus acyclic paths (for `retest select --algorithm path`).
+    #[arg(long)]
+    paths: bool,
     /// The build command, e.g. `make -j4`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
@@ -157,14 +209,21 @@ pub struct BuildArgs {
 pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
     let (mut store, _root) = context::open(store_opt)?;
     let cwd = std::env::current_dir().or_fail()?;
-    let record = serde_json::json!({ "argv": a.command, "cwd": cwd }).to_string();
+    let options = RecordOptions { mcdc: a.mcdc, paths: a.paths };
+    let record = serde_json::json!({ "argv": a.command, "cwd": cwd, "record": options }).to_string();
     store.set_meta("build_command", &record).or_fail()?;
-    run_build(&mut store, &a.command, &cwd)
+    run_build(&mut store, &a.command, &cwd, options)
 }
 
-/// Runs `command` in `cwd` through the wrapper into the store's open snapshot.
-/// (`retest build` also records the command, for `retest run --selected`.)
-pub fn run_build(store: &mut retest_store::Store, command: &[String], cwd: &Path) -> Result<ExitCode, Fail> {
+/// Runs `command` in `cwd` through the wrapper into the store's open snapshot,
+/// recording what `options` ask beyond edges. (`retest build` also records the
+/// command, for `retest run --selected`.)
+pub fn run_build(
+    store: &mut retest_store::Store,
+    command: &[String],
+    cwd: &Path,
+    options: RecordOptions,
+) -> Result<ExitCode, Fail> {
     let exe = std::env::current_exe().or_fail()?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let snapshot = store.open_snapshot().or_fail()?;
@@ -188,6 +247,7 @@ pub fn run_build(store: &mut retest_store::Store, command: &[String], cwd: &Path
         .env("RETEST_STORE", &store_dir)
         .env("RETEST_SNAPSHOT", snapshot.0.to_string())
         .env("RETEST_BUILD_LOG", &log)
+        .env("RETEST_RECORD", options.to_env())
         .status()
         .map_err(|e| Fail::new(format!("cannot run `{}`: {e}", command[0])))?;
     let compiled = std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);

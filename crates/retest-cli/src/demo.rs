@@ -91,7 +91,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     let make = vec!["make".to_string(), "-s".to_string(), "-j2".to_string()];
 
     println!("\n1. build with the instrumenting compiler wrapper: retest build -- make");
-    crate::cc::run_build(&mut store, &make, dir)?;
+    crate::cc::run_build(&mut store, &make, dir, Default::default())?;
     let source = TestSource { tests: Some(dir.join("retest.toml")), ..Default::default() };
     let tests = discover_tests(&source, dir)?;
     let snap1 =
@@ -116,7 +116,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
         .unwrap_or("");
     println!("\n3. edit: change `{}` ({}): {summary_line}", a.change, changed.join(", "));
     println!("   rebuild: retest build -- make");
-    crate::cc::run_build(&mut store, &make, dir)?;
+    crate::cc::run_build(&mut store, &make, dir, Default::default())?;
 
     println!("\n4. select the tests the change can affect: retest select");
     let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: source.clone() };

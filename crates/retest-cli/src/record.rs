@@ -13,9 +13,10 @@ use std::rc::Rc;
 use fixedbitset::FixedBitSet;
 use retest_graph::Unit;
 use retest_graph::coverage::edge_coverage;
+use retest_graph::recording::{SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_lang_c::instrument::UnitCells;
 use retest_run::trace::{self, KIND_EDGES};
-use retest_store::{Hash, Store, UnitId};
+use retest_store::{Hash, Recorded, Store, UnitId, UnitRecording};
 use roaring::RoaringBitmap;
 
 /// What the recorder knows about the builds of one snapshot.
@@ -30,6 +31,14 @@ pub struct BuildView {
     pub unit: Rc<Unit>,
     pub plan: Vec<Vec<retest_graph::coverage::Probe>>,
     pub cells: UnitCells,
+    pub recording: UnitRecording,
+}
+
+/// What a test recorded: per unit, the covered condition-level edges (unit-wide
+/// numbers) and what was recorded beyond edges.
+pub struct TestCoverage {
+    pub edges: Vec<(UnitId, RoaringBitmap)>,
+    pub recorded: Vec<(UnitId, Recorded)>,
 }
 
 impl Builds {
@@ -46,19 +55,14 @@ impl Builds {
         };
         let unit = store.unit(b.unit).map_err(|e| e.to_string())?;
         let cells = UnitCells::new(&unit, &b.plan);
-        let v = Rc::new(BuildView { unit_id: b.unit, unit, plan: b.plan, cells });
+        let v = Rc::new(BuildView { unit_id: b.unit, unit, plan: b.plan, cells, recording: b.recording });
         self.cache.insert(*hash, v.clone());
         Ok(Some(v))
     }
 
     /// The covered condition-level edges (unit-wide numbers) per unit, or why the
     /// coverage is unknown.
-    pub fn coverage(
-        &mut self,
-        store: &Store,
-        dir: &Path,
-        lingering: bool,
-    ) -> Result<Vec<(UnitId, RoaringBitmap)>, String> {
+    pub fn coverage(&mut self, store: &Store, dir: &Path, lingering: bool) -> Result<TestCoverage, String> {
         if lingering {
             return Err("processes of the test were still running when it ended and had to be killed".into());
         }
@@ -81,10 +85,8 @@ impl Builds {
             return Err("a trace is marked incomplete by the runtime".into());
         }
         let mut out: HashMap<UnitId, RoaringBitmap> = HashMap::new();
+        let mut recorded: HashMap<UnitId, Recorded> = HashMap::new();
         for (hash, kind, hits) in cov.iter_cells() {
-            if kind != KIND_EDGES {
-                continue;
-            }
             let known_here = self.snapshot.contains_key(hash);
             let Some(view) = self.view(store, hash)? else {
                 // not this project's code (an instrumented tool from elsewhere)
@@ -95,6 +97,28 @@ impl Builds {
                     "the test ran a build of {} that is not in the snapshot being recorded — rebuild with the wrapper",
                     view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
                 ));
+            }
+            if kind != KIND_EDGES {
+                let r = &view.recording;
+                let (want, into): (Option<u32>, fn(&mut Recorded) -> &mut RoaringBitmap) = match kind {
+                    SECT_MCDC => (r.mcdc_cells, |x| &mut x.mcdc),
+                    SECT_PATHS => (r.path_cells, |x| &mut x.paths),
+                    SECT_FRAMES => (r.path_cells.map(|_| view.unit.procedures.len() as u32), |x| &mut x.frames),
+                    _ => (None, |x| &mut x.mcdc),
+                };
+                match want {
+                    Some(n) if n == hits.len => {
+                        into(recorded.entry(view.unit_id).or_default()).extend(hits.hit.iter().copied());
+                    }
+                    _ => {
+                        return Err(format!(
+                            "a trace reports a section of kind {kind} with {} cells that the build of {} does not have",
+                            hits.len,
+                            view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
+                        ));
+                    }
+                }
+                continue;
             }
             if hits.len != view.cells.total {
                 return Err(format!("a trace reports {} cells for a unit that has {}", hits.len, view.cells.total));
@@ -111,8 +135,20 @@ impl Builds {
                 }
             }
         }
-        let mut v: Vec<(UnitId, RoaringBitmap)> = out.into_iter().filter(|(_, b)| !b.is_empty()).collect();
-        v.sort_by_key(|(u, _)| *u);
-        Ok(v)
+        for (hash, _kind, key, ids) in cov.iter_ids() {
+            let Some(view) = self.view(store, hash)? else { continue };
+            if !self.snapshot.contains_key(hash) {
+                continue; // reported above with the unit's cells
+            }
+            let mine = recorded.entry(view.unit_id).or_default().ids.entry(key).or_default();
+            mine.extend_from_slice(ids);
+            mine.sort_unstable();
+            mine.dedup();
+        }
+        let mut edges: Vec<(UnitId, RoaringBitmap)> = out.into_iter().filter(|(_, b)| !b.is_empty()).collect();
+        edges.sort_by_key(|(u, _)| *u);
+        let mut recorded: Vec<(UnitId, Recorded)> = recorded.into_iter().filter(|(_, r)| !r.is_empty()).collect();
+        recorded.sort_by_key(|(u, _)| *u);
+        Ok(TestCoverage { edges, recorded })
     }
 }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use retest_cover::plan::RecordOptions;
 use retest_cover::recover::{EntityMap, TestInput, must_rerun, recompute, selective_probes};
 use retest_graph::coverage::{Probe, measured_edges};
 use retest_lang_c::instrument::full_plan;
@@ -27,6 +28,17 @@ use crate::cc::{PLAN_KEY, hex, run_build};
 use crate::fail::{Fail, OrFail};
 use crate::run::{RunArgs, discover_tests, execute, print_summary};
 use crate::select::{Algorithm, SelectOptions, compute};
+
+/// The recording options `retest build` was last run with.
+fn recorded_options(store: &Store) -> RecordOptions {
+    store
+        .meta("build_command")
+        .ok()
+        .flatten()
+        .and_then(|rec| serde_json::from_str::<serde_json::Value>(&rec).ok())
+        .and_then(|v| serde_json::from_value(v["record"].clone()).ok())
+        .unwrap_or_default()
+}
 
 /// The build command: `--build CMD` (run with `sh -c`), else the one `retest build` recorded.
 fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(Vec<String>, PathBuf), Fail> {
@@ -140,7 +152,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     for (k, _, _) in &selective {
         remove_output(root, k);
     }
-    let code = run_build(store, &argv, &cwd)?;
+    let code = run_build(store, &argv, &cwd, recorded_options(store))?;
     if code != ExitCode::SUCCESS {
         return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
     }
@@ -182,7 +194,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
                 Err(why) => (CoverageState::Unknown(why.clone()), Vec::new(), run),
                 Ok(ran) => {
                     let ran: HashMap<usize, RoaringBitmap> =
-                        ran.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
+                        ran.edges.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
                     let input = TestInput::Rerun { ran: &ran, old: old_cov.get(&t.name) };
                     (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run)
                 }
@@ -204,7 +216,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter(|(_, b)| !b.is_empty())
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
-        rows.push(MatrixRow { test: id, run: run_id, state, coverage });
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded: Vec::new() });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
     store.advance_baseline(new_snapshot, &rows).or_fail()?;
@@ -215,7 +227,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         for (k, _, _) in &selective {
             remove_output(root, k);
         }
-        let code = run_build(store, &argv, &cwd)?;
+        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
         if code != ExitCode::SUCCESS {
             return Err(
                 Fail::new("rebuilding with full instrumentation failed").hint("rerun the build with `retest build`")

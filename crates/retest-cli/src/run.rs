@@ -138,7 +138,7 @@ pub struct RunSummary {
 pub struct Executed {
     pub outcome: TestOutcome,
     /// The coverage recorded, or why it is unknown.
-    pub coverage: Result<Vec<(retest_store::UnitId, roaring::RoaringBitmap)>, String>,
+    pub coverage: Result<crate::record::TestCoverage, String>,
 }
 
 /// Runs `tests` on `snapshot`'s build, recording each result — into `matrix`'s
@@ -194,7 +194,12 @@ pub fn execute(
                 _ => builds.coverage(store, &o.trace_dir, o.lingering),
             };
             let _ = std::fs::remove_dir_all(&o.trace_dir);
-            let rec = TestRecord { test: id, outcome: outcome_of(&o), coverage: coverage.clone() };
+            let rec = TestRecord {
+                test: id,
+                outcome: outcome_of(&o),
+                coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
+                recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
+            };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);
             results.push(Executed { outcome: o, coverage });

@@ -43,10 +43,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use fixedbitset::FixedBitSet;
-use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId};
+use retest_graph::recording::{Action, Component, MCDC_KEY_BASE, SECT_MCDC, Sink};
+use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Unit};
+use roaring::RoaringBitmap;
 use serde::{Serialize, Serializer};
 
-use crate::cfdg::Decision;
+use crate::cfdg::{Cfdg, Decision};
 use crate::criteria::Run;
 
 /// The largest number of conditions [`decision_structure`] analyses.
@@ -624,6 +626,13 @@ impl DecisionPaths {
         &self.local_vertices
     }
 
+    /// The out-edges of decision vertex `v` with their increments (empty if `v`
+    /// is not a vertex of the decision).
+    pub fn out_edges_of(&self, v: NodeId) -> impl Iterator<Item = (EdgeId, u64)> + '_ {
+        let k = self.local_vertices.iter().position(|&x| x == v);
+        k.into_iter().flat_map(move |k| self.out[k].iter().map(|&(e, _, _, inc)| (e, inc)))
+    }
+
     /// The path with this id, or `None` if `id >= count`.
     pub fn decode(&self, id: u64) -> Option<PathVector> {
         if id >= self.count {
@@ -1020,5 +1029,123 @@ pub fn decision_report(
         conditions,
         results,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
+    }
+}
+
+/// A decision with at most this many paths records its evaluations in cells;
+/// one with more, in the runtime's id set.
+pub const EVALUATION_CELL_LIMIT: u64 = DEFAULT_PATH_LIMIT;
+
+/// One decision of a unit under `retest cc --mcdc`: its path numbering and where
+/// its evaluations are recorded.
+#[derive(Clone, Debug)]
+pub struct DecisionSlot {
+    /// The numbering, or why the decision's evaluations are not recorded.
+    pub paths: Result<DecisionPaths, String>,
+    /// Where evaluations go (`None` when not recorded).
+    pub sink: Option<Sink>,
+}
+
+/// The decisions of one procedure.
+#[derive(Clone, Debug)]
+pub struct ProcDecisions {
+    /// The procedure's CFDG ([`Cfdg::for_procedure`]); `slots[j]` is `cfdg.decisions[j]`.
+    pub cfdg: Cfdg,
+    pub slots: Vec<DecisionSlot>,
+}
+
+/// Where every decision of a unit records its evaluations: cell `base + id` of
+/// the MC/DC section for an evaluation along path `id` of the decision's
+/// [`DecisionPaths`], or id `id` under key [`MCDC_KEY_BASE`] + the decision's
+/// number in the unit for decisions with more than [`EVALUATION_CELL_LIMIT`]
+/// paths. Deterministic in the unit: the instrumenter and every reader compute
+/// the same layout.
+#[derive(Clone, Debug)]
+pub struct McdcLayout {
+    pub procs: Vec<ProcDecisions>,
+    /// Cells of the MC/DC section.
+    pub cells: u32,
+}
+
+impl McdcLayout {
+    pub fn new(unit: &Unit) -> McdcLayout {
+        let mut cells = 0u32;
+        let mut number = 0u32;
+        let mut procs = Vec::with_capacity(unit.procedures.len());
+        for p in &unit.procedures {
+            let cfdg = Cfdg::for_procedure(p);
+            let slots = cfdg
+                .decisions
+                .iter()
+                .map(|d| {
+                    let key = MCDC_KEY_BASE + number;
+                    number += 1;
+                    let paths = if d.well_formed {
+                        DecisionPaths::new(&p.cond, d).map_err(|e| e.to_string())
+                    } else {
+                        Err("the decision is not well formed (it is not a short-circuit expression)".to_string())
+                    };
+                    let sink = match &paths {
+                        Ok(dp) if dp.count() <= EVALUATION_CELL_LIMIT && u64::from(cells) + dp.count() < 1 << 31 => {
+                            let base = cells;
+                            cells += dp.count() as u32;
+                            Some(Sink::Cell { sect: SECT_MCDC, base })
+                        }
+                        Ok(_) => Some(Sink::Id { key }),
+                        Err(_) => None,
+                    };
+                    DecisionSlot { paths, sink }
+                })
+                .collect();
+            procs.push(ProcDecisions { cfdg, slots });
+        }
+        McdcLayout { procs, cells }
+    }
+
+    /// The recording components of procedure `i`'s decisions, with each
+    /// decision's index: the first condition sets the register to its edge's
+    /// increment, later edges add theirs, and every outcome edge records.
+    pub fn components(&self, i: usize) -> Vec<(u32, Component)> {
+        let pd = &self.procs[i];
+        let mut out = Vec::new();
+        for (j, (d, slot)) in pd.cfdg.decisions.iter().zip(&pd.slots).enumerate() {
+            let (Ok(paths), Some(sink)) = (&slot.paths, slot.sink) else { continue };
+            let mut c = Component::default();
+            for v in paths.vertices() {
+                for (e, inc) in paths.out_edges_of(*v) {
+                    let mut acts = Vec::with_capacity(2);
+                    if *v == d.entry {
+                        acts.push(Action::Set(inc));
+                    } else if inc != 0 {
+                        acts.push(Action::Add(inc));
+                    }
+                    if d.outcome_of(e).is_some() {
+                        acts.push(Action::Record { sink, add: 0 });
+                    }
+                    c.push(e, &acts);
+                }
+            }
+            out.push((j as u32, c));
+        }
+        out
+    }
+
+    /// The evaluations of decision `j` of procedure `i` that recorded `cells`
+    /// (the unit's MC/DC cells that were hit) and `ids` (the ids recorded under
+    /// the decision's key), decoded.
+    pub fn evaluations(&self, i: usize, j: usize, cells: &RoaringBitmap, ids: &[u64]) -> Vec<PathVector> {
+        let slot = &self.procs[i].slots[j];
+        let Ok(paths) = &slot.paths else { return Vec::new() };
+        match slot.sink {
+            Some(Sink::Cell { base, .. }) => {
+                let hi = base as u64 + paths.count();
+                cells
+                    .range(base..hi.min(u64::from(u32::MAX)) as u32)
+                    .filter_map(|c| paths.decode(u64::from(c - base)))
+                    .collect()
+            }
+            Some(Sink::Id { .. }) => ids.iter().filter_map(|&id| paths.decode(id)).collect(),
+            None => Vec::new(),
+        }
     }
 }

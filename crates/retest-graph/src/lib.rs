@@ -9,6 +9,8 @@
 //! * [`reach`] — reachability, depth-first back edges, strongly connected components.
 //! * [`pathnum`] — Ball–Larus acyclic path numbering with the back-edge
 //!   decomposition of Ball's §5 (four kinds of paths), encode and decode.
+//! * [`recording`] — run-time recording beyond edge probes (MC/DC evaluations,
+//!   Ball–Larus paths): registers, increments and where values are recorded.
 //! * [`text`] — a compact text rendering.
 //! * [`unit`] — a translation unit: procedures, declarations, call facts.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
@@ -22,6 +24,7 @@ pub mod dom;
 pub mod dot;
 pub mod pathnum;
 pub mod reach;
+pub mod recording;
 pub mod text;
 pub mod unit;
 

@@ -679,6 +679,31 @@ static size_t rt_pid_lower(const struct rt_pid *v, size_t n, unsigned int unit)
     return lo;
 }
 
+/* ORs a section's live cells into its shadow.  Byte cells are hit when
+   nonzero.  A frames section (RETEST_SECT_FRAMES) holds one unsigned int
+   counter per function -- calls in flight -- and its cell is hit when the
+   counter is not zero: a path of that function was cut off (exit, longjmp,
+   a signal, exec) and never recorded.  OR-ing keeps the shadow monotonic, so
+   a count seen once stays reported. */
+static void rt_snapshot_sect(struct rt_sect *sc)
+{
+    unsigned int k;
+    if (sc->kind == RETEST_SECT_FRAMES) {
+        const volatile unsigned int *c = (const volatile unsigned int *) (void *) sc->live;
+        for (k = 0; k < sc->len; k++) {
+            if (c[k] != 0 && sc->shadow[k] == 0) {
+                sc->shadow[k] = 1;
+            }
+        }
+        return;
+    }
+    for (k = 0; k < sc->len; k++) {
+        if (sc->live[k] != 0 && sc->shadow[k] == 0) {
+            sc->shadow[k] = 1;
+        }
+    }
+}
+
 static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t nids)
 {
     unsigned int s, k, nfunc = 0;
@@ -690,11 +715,7 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
     if (!detached) {
         for (s = 0; s < u->nsect; s++) {
             struct rt_sect *sc = &u->sect[s];
-            for (k = 0; k < sc->len; k++) {
-                if (sc->live[k] != 0 && sc->shadow[k] == 0) {
-                    sc->shadow[k] = 1;
-                }
-            }
+            rt_snapshot_sect(sc);
         }
     }
 
@@ -1236,18 +1257,14 @@ RT_EXPORT void __retest_register(struct retest_tu *tu)
 RT_EXPORT void __retest_unregister(struct retest_tu *tu)
 {
     struct rt_unit *u;
-    unsigned int s, k;
+    unsigned int s;
     if (tu->abi != RETEST_ABI || RT_LOAD(&tu->state) != ST_REGISTERED) {
         return;
     }
     u = (struct rt_unit *) (void *) tu->shadow;
     for (s = 0; s < u->nsect; s++) {
         struct rt_sect *sc = &u->sect[s];
-        for (k = 0; k < sc->len; k++) {
-            if (sc->live[k] != 0 && sc->shadow[k] == 0) {
-                sc->shadow[k] = 1;
-            }
-        }
+        rt_snapshot_sect(sc);
     }
     RT_STORE(&u->detached, 1u);
     RT_STORE(&tu->state, ST_DETACHED);

@@ -21,8 +21,9 @@ extern "C" {
 
 #define RETEST_ABI 1
 
-/* Kinds of cell sections (struct retest_sect.kind). */
-enum { RETEST_SECT_EDGES = 1, RETEST_SECT_MCDC = 2, RETEST_SECT_PATHS = 3 };
+/* Kinds of cell sections (struct retest_sect.kind).  A frames section's
+   `data` points at `len` unsigned int counters, not at byte cells. */
+enum { RETEST_SECT_EDGES = 1, RETEST_SECT_MCDC = 2, RETEST_SECT_PATHS = 3, RETEST_SECT_FRAMES = 4 };
 
 /* `unsigned long long` without a -pedantic warning in C89 or C++98
    (`__extension__` silences C only). */
@@ -40,7 +41,7 @@ typedef unsigned long long retest_u64;
 struct retest_sect {
     unsigned int kind;        /* RETEST_SECT_* */
     unsigned int len;         /* number of byte cells */
-    unsigned char *data;      /* cells: 0 = not hit, nonzero = hit */
+    unsigned char *data;      /* cells: 0 = not hit, nonzero = hit (frames: counters) */
 };
 
 struct retest_tu {

@@ -23,8 +23,11 @@
 //!
 //! Nodes whose probe is [`Probe::Derived`] or [`Probe::Off`] get nothing.
 
+use std::collections::BTreeMap;
+
 use retest_graph::coverage::{CellLayout, Probe};
-use retest_graph::{Cfg, EdgeLabel, NodeId, Unit};
+use retest_graph::recording::{Action, Component, SECT_FRAMES, SECT_MCDC, SECT_PATHS, Sink, UnitRecording};
+use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 
 use crate::build::Site;
 use crate::tu::TuAnalysis;
@@ -41,6 +44,21 @@ pub struct Instrumented {
     pub text: String,
     /// Number of edge cells.
     pub cells: u32,
+    /// The recording actually instrumented: the requested one without the
+    /// components that could not be placed.
+    pub recording: UnitRecording,
+    /// Why components were left out: (procedure, what, why).
+    pub dropped: Vec<Dropped>,
+}
+
+/// A recording component the instrumenter could not place.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Dropped {
+    /// Index of the procedure.
+    pub procedure: usize,
+    /// `None`: its path profiling; `Some(j)`: the MC/DC recording of its decision `j`.
+    pub decision: Option<u32>,
+    pub why: String,
 }
 
 /// The probe cells of a unit under a plan: per procedure, its layout and its
@@ -81,76 +99,109 @@ struct Edit {
 }
 
 /// Instruments `raw` (the compiler's preprocessed output that `tu` was built from)
-/// under `plan`, identifying the unit to the runtime by `hash`.
+/// under `plan`, identifying the unit to the runtime by `hash`: edge probes only.
 pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &[u8; 16]) -> Instrumented {
+    instrument_with(raw, tu, plan, &UnitRecording::default(), hash)
+}
+
+/// Instruments `raw` under `plan` plus the recording components of `recording`
+/// (MC/DC evaluations, paths) that can be placed; see [`place`].
+pub fn instrument_with(
+    raw: &str,
+    tu: &TuAnalysis,
+    plan: &[Vec<Probe>],
+    recording: &UnitRecording,
+    hash: &[u8; 16],
+) -> Instrumented {
     let cells = UnitCells::new(&tu.unit, plan);
+    let (extras, placed, dropped) = place_all(tu, recording);
     let mut edits: Vec<Edit> = Vec::new();
     let mut switch_no = 0usize;
     for (pi, p) in tu.unit.procedures.iter().enumerate() {
         let layout = &cells.layouts[pi];
         let base = cells.base[pi];
+        let extra = &extras[pi];
         for n in p.cond.node_ids() {
             let probe = plan[pi][n.index()];
-            if matches!(probe, Probe::Derived | Probe::Off) {
-                continue;
-            }
+            let probed = !matches!(probe, Probe::Derived | Probe::Off);
             let cell = |label: &EdgeLabel| -> Option<u32> {
+                if !probed {
+                    return None;
+                }
                 let e = p.cond.out_edge_labelled(n, label)?;
                 layout.cell_of_edge(&p.cond, &plan[pi], e).map(|c| base + c)
             };
-            let node_cell = base + layout.cell_of_node(n);
+            let arm_extra = |label: &EdgeLabel| -> Option<&str> {
+                let e = p.cond.out_edge_labelled(n, label)?;
+                extra.arm.get(&e).map(String::as_str)
+            };
+            let node_probe = probed.then(|| format!("__retest_e[{}] = 1", base + layout.cell_of_node(n)));
+            let before = extra.before.get(&n).map(String::as_str);
             match tu.sites[pi][n.index()] {
                 Site::None => {}
                 Site::Entry { open, close } => {
+                    // declarations first (C89), then statements
+                    let stmts = join_code(&[node_probe.as_deref(), before]);
+                    let code = match (&extra.decls, stmts.is_empty()) {
+                        (None, true) => continue,
+                        (None, false) => format!("{stmts};"),
+                        (Some(d), true) => d.clone(),
+                        (Some(d), false) => format!("{d} {stmts};"),
+                    };
                     edits.push(Edit {
                         at: open + 1,
                         range: (open, close + 1),
                         open: true,
-                        text: format!(" __retest_e[{node_cell}] = 1; {{"),
+                        text: format!(" {code} {{"),
                     });
                     edits.push(Edit { at: close, range: (open, close + 1), open: false, text: "} ".to_string() });
                 }
                 Site::Stmt { start, end, wrap } => {
+                    let code = join_code(&[node_probe.as_deref(), before]);
+                    if code.is_empty() {
+                        continue;
+                    }
                     let (open, close) = if wrap { ("{ ", " }") } else { ("", "") };
-                    edits.push(Edit {
-                        at: start,
-                        range: (start, end),
-                        open: true,
-                        text: format!("{open}__retest_e[{node_cell}] = 1; "),
-                    });
+                    edits.push(Edit { at: start, range: (start, end), open: true, text: format!("{open}{code}; ") });
                     if wrap {
                         edits.push(Edit { at: end, range: (start, end), open: false, text: close.to_string() });
                     }
                 }
                 Site::Expr { start, end } => {
-                    edits.push(Edit {
-                        at: start,
-                        range: (start, end),
-                        open: true,
-                        text: format!("(__retest_e[{node_cell}] = 1, "),
-                    });
+                    let code = join_code(&[node_probe.as_deref(), before]);
+                    if code.is_empty() {
+                        continue;
+                    }
+                    edits.push(Edit { at: start, range: (start, end), open: true, text: format!("({code}, ") });
                     edits.push(Edit { at: end, range: (start, end), open: false, text: ")".to_string() });
                 }
                 Site::Cond { start, end } => {
-                    let t = cell(&EdgeLabel::True);
-                    let f = cell(&EdgeLabel::False);
-                    let arm = |c: Option<u32>, v: u8| match c {
-                        Some(c) => format!("(__retest_e[{c}] = 1, {v})"),
-                        None => v.to_string(),
+                    let t = cell(&EdgeLabel::True).map(|c| format!("__retest_e[{c}] = 1"));
+                    let f = cell(&EdgeLabel::False).map(|c| format!("__retest_e[{c}] = 1"));
+                    let (xt, xf) = (arm_extra(&EdgeLabel::True), arm_extra(&EdgeLabel::False));
+                    if t.is_none() && f.is_none() && xt.is_none() && xf.is_none() {
+                        continue;
+                    }
+                    let arm = |probe: Option<String>, x: Option<&str>, v: u8| {
+                        let code = join_code(&[x, probe.as_deref()]);
+                        if code.is_empty() { v.to_string() } else { format!("({code}, {v})") }
                     };
                     edits.push(Edit { at: start, range: (start, end), open: true, text: "((".to_string() });
                     edits.push(Edit {
                         at: end,
                         range: (start, end),
                         open: false,
-                        text: format!(") ? {} : {})", arm(t, 1), arm(f, 0)),
+                        text: format!(") ? {} : {})", arm(t, xt, 1), arm(f, xf, 0)),
                     });
                 }
                 Site::Switch { stmt_start, stmt_end, cond_start, cond_end } => {
+                    let dispatch = switch_dispatch(&p.cond, n, |l| cell(l), |l| arm_extra(l));
+                    if dispatch.is_empty() {
+                        continue;
+                    }
                     switch_no += 1;
                     let var = format!("__retest_s{switch_no}");
                     let orig = &raw[cond_start..cond_end];
-                    let dispatch = switch_dispatch(&p.cond, n, |l| cell(l));
                     edits.push(Edit {
                         at: stmt_start,
                         range: (stmt_start, stmt_end),
@@ -191,7 +242,7 @@ pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &[u8; 1
         })
     });
     let mut out = String::with_capacity(raw.len() + edits.len() * 24 + 1024);
-    out.push_str(&header(hash, cells.total));
+    out.push_str(&header(hash, cells.total, &placed, tu.unit.procedures.len()));
     let mut pos = 0;
     for e in &edits {
         out.push_str(&raw[pos..e.at]);
@@ -199,48 +250,330 @@ pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &[u8; 1
         pos = e.at;
     }
     out.push_str(&raw[pos..]);
-    Instrumented { text: out, cells: cells.total }
+    Instrumented { text: out, cells: cells.total, recording: placed, dropped }
 }
 
-/// The body of the recording `switch`: one arm per case label of switch node `n`.
-fn switch_dispatch(cfg: &Cfg, n: NodeId, cell: impl Fn(&EdgeLabel) -> Option<u32>) -> String {
+/// `a, b, c` of the non-empty parts.
+fn join_code(parts: &[Option<&str>]) -> String {
+    parts.iter().flatten().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join(", ")
+}
+
+/// The body of the recording `switch`: one arm per case label of switch node `n`
+/// that has a probe cell or extra code.
+fn switch_dispatch<'a>(
+    cfg: &Cfg,
+    n: NodeId,
+    cell: impl Fn(&EdgeLabel) -> Option<u32>,
+    extra: impl Fn(&EdgeLabel) -> Option<&'a str>,
+) -> String {
     let mut s = String::new();
     for l in cfg.out_labels(n) {
-        let Some(c) = cell(l) else { continue };
+        let probe = cell(l).map(|c| format!("__retest_e[{c}] = 1"));
+        let code = join_code(&[extra(l), probe.as_deref()]);
+        if code.is_empty() {
+            continue;
+        }
         match l {
             // a duplicate label (marked `#k`) would not compile twice; it never occurs in valid C
-            EdgeLabel::Case(text) if !text.contains(" #") => {
-                s.push_str(&format!("case {text}: __retest_e[{c}] = 1; break; "));
-            }
-            EdgeLabel::Default => s.push_str(&format!("default: __retest_e[{c}] = 1; ")),
+            EdgeLabel::Case(text) if !text.contains(" #") => s.push_str(&format!("case {text}: {code}; break; ")),
+            EdgeLabel::Default => s.push_str(&format!("default: {code}; ")),
             _ => {}
         }
     }
     s
 }
 
-fn header(hash: &[u8; 16], cells: u32) -> String {
+fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -> String {
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    let n = cells.max(1);
+    let mut arrays = format!("static unsigned char __retest_e[{}];\n", cells.max(1));
+    let mut sects = vec![format!("{{ {SECT_EDGES}, {cells}, __retest_e }}")];
+    if let Some(m) = rec.mcdc_cells {
+        arrays.push_str(&format!("static unsigned char __retest_m[{}];\n", m.max(1)));
+        sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));
+    }
+    let mut frames = String::new();
+    if let Some(pc) = rec.path_cells {
+        let nf = procedures as u32;
+        arrays.push_str(&format!(
+            "static unsigned char __retest_pa[{}];\nstatic unsigned int __retest_fin[{}];\n",
+            pc.max(1),
+            nf.max(1)
+        ));
+        sects.push(format!("{{ {SECT_PATHS}, {pc}, __retest_pa }}"));
+        sects.push(format!("{{ {SECT_FRAMES}, {nf}, (unsigned char *) __retest_fin }}"));
+        // the frame of a path-profiled call: its path register, and at return
+        // (cleanup) the last path is recorded and the call leaves the in-flight
+        // count (memory order 0 is __ATOMIC_RELAXED: the text is already
+        // preprocessed, so the macro is not available)
+        frames = "struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
+             static void __retest_fexit(struct __retest_fr *f) { if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_fetch_sub(&__retest_fin[f->fn], 1u, 0); }\n"
+            .to_string();
+    }
     format!(
         "/* retest instrumentation, ABI {ABI}, unit {hex} */\n\
+         __extension__ typedef unsigned long long __retest_u64;\n\
          struct __retest_sect1 {{ unsigned int kind; unsigned int len; unsigned char *data; }};\n\
          struct __retest_tu1 {{ unsigned int abi; unsigned int nsect; unsigned char hash[16]; struct __retest_sect1 *sect; struct __retest_tu1 *next; unsigned char *shadow; unsigned int state; }};\n\
          extern void __retest_register(struct __retest_tu1 *);\n\
          extern void __retest_unregister(struct __retest_tu1 *);\n\
-         static unsigned char __retest_e[{n}];\n\
-         static struct __retest_sect1 __retest_s[1] = {{ {{ {SECT_EDGES}, {cells}, __retest_e }} }};\n\
-         static struct __retest_tu1 __retest_tu = {{ {ABI}, 1, {{ {} }}, __retest_s, 0, 0, 0 }};\n\
+         extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n\
+         {arrays}\
+         static struct __retest_sect1 __retest_s[{ns}] = {{ {sects} }};\n\
+         static struct __retest_tu1 __retest_tu = {{ {ABI}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\
          __attribute__((constructor)) static void __retest_ctor(void) {{ __retest_register(&__retest_tu); }}\n\
-         __attribute__((destructor)) static void __retest_dtor(void) {{ __retest_unregister(&__retest_tu); }}\n",
-        bytes.join(", ")
+         __attribute__((destructor)) static void __retest_dtor(void) {{ __retest_unregister(&__retest_tu); }}\n\
+         {frames}",
+        ns = sects.len(),
+        sects = sects.join(", "),
+        bytes = bytes.join(", ")
     )
+}
+
+/// Extra code per site of one procedure, from its placed recording components.
+#[derive(Default)]
+struct Extra {
+    /// Declarations (and the in-flight count) at the start of the body.
+    decls: Option<String>,
+    /// Code on a condition's `T`/`F` arm or a `switch`'s case arm, by edge.
+    arm: BTreeMap<EdgeId, String>,
+    /// Code before a statement or expression, and after the declarations at entry.
+    before: BTreeMap<NodeId, String>,
+}
+
+/// Where a component's actions for one edge run.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Spot {
+    Arm(EdgeId),
+    Before(NodeId),
+}
+
+/// Places every component of `recording` (see [`place`]); returns the extra
+/// code per procedure, the recording as placed, and what was dropped.
+fn place_all(tu: &TuAnalysis, recording: &UnitRecording) -> (Vec<Extra>, UnitRecording, Vec<Dropped>) {
+    let procs = &tu.unit.procedures;
+    let mut extras: Vec<Extra> = procs.iter().map(|_| Extra::default()).collect();
+    let mut placed = UnitRecording { procs: Vec::new(), ..recording.clone() };
+    let mut dropped = Vec::new();
+    if recording.is_empty() {
+        return (extras, placed, dropped);
+    }
+    placed.procs = procs.iter().map(|_| Default::default()).collect();
+    for (pi, (p, want)) in procs.iter().zip(&recording.procs).enumerate() {
+        let sites = &tu.sites[pi];
+        let nested = nested_sites(sites);
+        let extra = &mut extras[pi];
+        let mut decls: Vec<String> = Vec::new();
+        let mut code_at: BTreeMap<Spot, Vec<String>> = BTreeMap::new();
+        let entry_site = matches!(sites[p.cond.entry().index()], Site::Entry { .. });
+        let mut registers = 0u32;
+        for (j, c) in &want.decisions {
+            let reg = format!("__retest_r[{registers}]");
+            match place(p, sites, &nested, c).and_then(|spots| entry_site.then_some(spots).ok_or_else(no_entry)) {
+                Ok(spots) => {
+                    for (spot, acts) in spots {
+                        code_at.entry(spot).or_default().extend(acts.iter().map(|a| action_code(a, &reg)));
+                    }
+                    registers += 1;
+                    placed.procs[pi].decisions.push((*j, c.clone()));
+                }
+                Err(why) => dropped.push(Dropped { procedure: pi, decision: Some(*j), why }),
+            }
+        }
+        if registers > 0 {
+            decls.push(format!("__retest_u64 __retest_r[{registers}];"));
+        }
+        if let Some(pc) = &want.path {
+            match place(p, sites, &nested, &pc.component).and_then(|s| entry_site.then_some(s).ok_or_else(no_entry)) {
+                Ok(spots) => {
+                    for (spot, acts) in spots {
+                        code_at.entry(spot).or_default().extend(acts.iter().map(|a| action_code(a, "__retest_f.r")));
+                    }
+                    let (base, ids) = match pc.at_return {
+                        Sink::Cell { base, .. } => (base, 0),
+                        Sink::Id { .. } => (0, 1),
+                    };
+                    let fn_no = pc.counter;
+                    decls.push(format!(
+                        "struct __retest_fr __retest_f __attribute__((cleanup(__retest_fexit))) = {{ 0, {fn_no}u, {base}u, {ids} }}; \
+                         __atomic_fetch_add(&__retest_fin[{fn_no}], 1u, 0);"
+                    ));
+                    placed.procs[pi].path = Some(pc.clone());
+                }
+                Err(why) => dropped.push(Dropped { procedure: pi, decision: None, why }),
+            }
+        }
+        if !decls.is_empty() {
+            extra.decls = Some(decls.join(" "));
+        }
+        for (spot, codes) in code_at {
+            let code = codes.join(", ");
+            match spot {
+                Spot::Arm(e) => {
+                    extra.arm.insert(e, code);
+                }
+                Spot::Before(n) => {
+                    extra.before.insert(n, code);
+                }
+            }
+        }
+    }
+    (extras, placed, dropped)
+}
+
+fn no_entry() -> String {
+    "the function body has no place for the recording registers".to_string()
+}
+
+/// C code of an action on register `reg`.
+fn action_code(a: &Action, reg: &str) -> String {
+    match *a {
+        Action::Set(v) => format!("{reg} = {v}ULL"),
+        Action::Add(v) => format!("{reg} += {v}ULL"),
+        Action::Record { sink: Sink::Cell { sect, base }, add } => {
+            let arr = if sect == SECT_MCDC { "__retest_m" } else { "__retest_pa" };
+            format!("{arr}[{}ULL + {reg}] = 1", u64::from(base) + add)
+        }
+        Action::Record { sink: Sink::Id { key }, add } => {
+            format!("__retest_path_hit(&__retest_tu, {key}u, {reg} + {add}ULL)")
+        }
+    }
+}
+
+/// For each node: whether its statement or expression site contains another
+/// node's site (parts of it — a statement expression, `&&`, `?:` — run as nodes
+/// of their own, after a probe placed before it).
+fn nested_sites(sites: &[Site]) -> Vec<bool> {
+    let range = |s: &Site| match *s {
+        Site::Stmt { start, end, .. } | Site::Expr { start, end } | Site::Cond { start, end } => Some((start, end)),
+        Site::Switch { stmt_start, stmt_end, .. } => Some((stmt_start, stmt_end)),
+        Site::Entry { .. } | Site::None => None,
+    };
+    let mut starts: Vec<(usize, usize)> =
+        sites.iter().enumerate().filter_map(|(i, s)| range(s).map(|(a, _)| (a, i))).collect();
+    starts.sort();
+    sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match s {
+            Site::Stmt { start, end, .. } | Site::Expr { start, end } => {
+                let lo = starts.partition_point(|&(a, _)| a < *start);
+                starts[lo..].iter().take_while(|&&(a, _)| a < *end).any(|&(_, j)| j != i)
+            }
+            _ => false,
+        })
+        .collect()
+}
+
+/// Where each action of component `c` runs, so that along every execution the
+/// actions run in the order of the edges they belong to:
+///
+/// * on the `T`/`F` arm of a condition, or the case arm of a `switch`;
+/// * at the function's entry;
+/// * before a statement or `for`-header expression with a single out-edge,
+///   when no other node runs inside it;
+/// * otherwise (a node without a site — a declaration with an initialiser, the
+///   value of `a && b` — or one with nodes inside it) the out-edge's actions
+///   move onto every in-edge of the node, after the in-edge's own: whoever enters
+///   the node leaves it by that edge.
+///
+/// Fails for an edge that cannot be reached this way (a computed `goto`, `asm
+/// goto`, an unparsed statement with several successors, a loop of such nodes).
+fn place(p: &Procedure, sites: &[Site], nested: &[bool], c: &Component) -> Result<Vec<(Spot, Vec<Action>)>, String> {
+    let cfg = &p.cond;
+    let mut pending: Vec<Vec<Action>> = vec![Vec::new(); cfg.edge_count()];
+    for (e, acts) in &c.on_edge {
+        pending[e.index()].extend_from_slice(acts);
+    }
+    let movable = |v: NodeId| -> bool {
+        v != cfg.entry()
+            && cfg.out_edges(v).len() == 1
+            && match sites[v.index()] {
+                Site::None => true,
+                Site::Stmt { .. } | Site::Expr { .. } => nested[v.index()],
+                _ => false,
+            }
+    };
+    // move actions backwards over movable nodes until none holds any; a round
+    // moves every pending list one node back, so more rounds than nodes means a
+    // cycle of movable nodes
+    let mut rounds = 0usize;
+    loop {
+        let mut moved = false;
+        for v in cfg.node_ids() {
+            if !movable(v) {
+                continue;
+            }
+            let out = cfg.out_edges(v).next().unwrap();
+            if pending[out.index()].is_empty() {
+                continue;
+            }
+            let acts = std::mem::take(&mut pending[out.index()]);
+            for &d in cfg.in_edges(v) {
+                pending[d.index()].extend_from_slice(&acts);
+            }
+            moved = true;
+        }
+        if !moved {
+            break;
+        }
+        rounds += 1;
+        if rounds > cfg.node_count() {
+            return Err("recording actions cycle through statements that cannot be probed".to_string());
+        }
+    }
+    let mut out = Vec::new();
+    for (i, acts) in pending.into_iter().enumerate() {
+        if acts.is_empty() {
+            continue;
+        }
+        let e = EdgeId(i as u32);
+        let v = cfg.edge(e).src;
+        let spot = match sites[v.index()] {
+            Site::Cond { .. } | Site::Switch { .. } => {
+                if let EdgeLabel::Case(text) = &cfg.edge(e).label
+                    && text.contains(" #")
+                {
+                    return Err(format!("duplicate case label `{text}`"));
+                }
+                Spot::Arm(e)
+            }
+            Site::Entry { .. } => Spot::Before(v),
+            Site::Stmt { .. } | Site::Expr { .. } if cfg.out_edges(v).len() == 1 && !nested[v.index()] => {
+                Spot::Before(v)
+            }
+            _ => {
+                let node = cfg.node(v);
+                let at = node.span.map(|s| format!(" at line {}", s.line)).unwrap_or_default();
+                return Err(format!(
+                    "`{}`{at} has {} successors and no place to record which one is taken",
+                    truncate_text(&node.text, 40),
+                    cfg.out_edges(v).len()
+                ));
+            }
+        };
+        out.push((spot, acts));
+    }
+    Ok(out)
+}
+
+fn truncate_text(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
 }
 
 /// The hash a build of `raw` under `plan` is identified by (what traces report).
 pub fn build_hash(src_hash: &[u8; 16], plan: &[Vec<Probe>]) -> [u8; 16] {
+    build_hash_with(src_hash, plan, &UnitRecording::default())
+}
+
+/// [`build_hash`] of a build that also records `recording` (as requested: the
+/// placement is a function of the same inputs).
+pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &UnitRecording) -> [u8; 16] {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
+    if !recording.is_empty() {
+        h.update(b"recording-v1");
+        h.update(&serde_json::to_vec(recording).unwrap_or_default());
+    }
     h.update(b"retest-build-v1");
     h.update(src_hash);
     h.update(&ABI.to_le_bytes());

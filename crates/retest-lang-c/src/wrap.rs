@@ -12,9 +12,10 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use retest_graph::Unit;
 use retest_graph::coverage::Probe;
+use retest_graph::recording::UnitRecording;
 
 use crate::driver::{CompilerArgs, Mode, parse_args};
-use crate::instrument::{Instrumented, build_hash, instrument, source_hash};
+use crate::instrument::{Instrumented, build_hash_with, instrument_with, source_hash};
 use crate::preprocess::{PreprocessError, Preprocessed, SourceFile, run_preprocessor};
 use crate::tu::{TuAnalysis, analyze};
 
@@ -52,6 +53,8 @@ pub struct PreparedUnit {
     pub src_hash: [u8; 16],
     pub plan: Vec<Vec<Probe>>,
     pub build_hash: [u8; 16],
+    /// The instrumented text, with the recording beyond edges as placed
+    /// ([`Instrumented::recording`]).
     pub instrumented: Instrumented,
     /// Identity compile flags as JSON.
     pub flags: String,
@@ -68,9 +71,16 @@ pub struct Prepared {
     pub links: bool,
 }
 
-/// The probe plan of a unit: given its key, content hash and CFGs, the probes
-/// of each procedure.
-pub type PlanFn<'a> = &'a dyn Fn(&str, &[u8; 16], &Unit) -> Vec<Vec<Probe>>;
+/// What to instrument in a unit: the probes of each procedure, and what to
+/// record beyond edges (MC/DC evaluations, paths).
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub probes: Vec<Vec<Probe>>,
+    pub recording: UnitRecording,
+}
+
+/// The plan of a unit, given its key, content hash and CFGs.
+pub type PlanFn<'a> = &'a dyn Fn(&str, &[u8; 16], &Unit) -> Plan;
 
 /// Options of the wrapper.
 pub struct WrapOptions<'a> {
@@ -177,9 +187,9 @@ impl Prepared {
             normalize_paths(&mut tu.unit, &opts.cwd, &root);
             let src_hash = source_hash(&pre.raw);
             let key = unit_key(&root, &opts.cwd, &rel_source, output.as_deref());
-            let plan = (opts.plan_for)(&key, &src_hash, &tu.unit);
-            let bh = build_hash(&src_hash, &plan);
-            let instrumented = instrument(&pre.raw, &tu, &plan, &bh);
+            let Plan { probes: plan, recording } = (opts.plan_for)(&key, &src_hash, &tu.unit);
+            let bh = build_hash_with(&src_hash, &plan, &recording);
+            let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
             out.units.push(PreparedUnit {
                 source: src.clone(),
                 key,

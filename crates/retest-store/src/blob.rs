@@ -1,11 +1,13 @@
 //! Encodings of the blobs the store keeps: units (JSON, LZ4-compressed), probe
-//! plans, roaring bitmaps (portable format) and edge indexes.
+//! plans, roaring bitmaps (portable format), edge indexes, what a build records
+//! beyond edges, and what a test recorded beyond edges.
 
 use retest_graph::Unit;
 use retest_graph::coverage::Probe;
+use retest_graph::recording::UnitRecording;
 use roaring::RoaringBitmap;
 
-use crate::EdgeIndex;
+use crate::{EdgeIndex, Recorded};
 
 /// Blob format tag, so a future encoding can be told apart.
 const UNIT_V1: u8 = 1;
@@ -83,4 +85,73 @@ pub fn decode_index(b: &[u8]) -> Result<EdgeIndex, String> {
         return Err("trailing bytes after edge index".to_string());
     }
     Ok(idx)
+}
+
+/// Tag of the [`Recorded`] encoding.
+const RECORDED_V1: u8 = 1;
+
+/// `u8 tag`, three length-prefixed bitmaps (MC/DC cells, path cells, frames),
+/// `u32 keys`, per key (ascending) `u32 key`, `u32 n`, `n` × `u64` ids.
+pub fn encode_recorded(r: &Recorded) -> Vec<u8> {
+    let mut out = vec![RECORDED_V1];
+    for bm in [&r.mcdc, &r.paths, &r.frames] {
+        let b = encode_bitmap(bm);
+        out.extend((b.len() as u32).to_le_bytes());
+        out.extend(b);
+    }
+    out.extend((r.ids.len() as u32).to_le_bytes());
+    for (k, ids) in &r.ids {
+        out.extend(k.to_le_bytes());
+        out.extend((ids.len() as u32).to_le_bytes());
+        for id in ids {
+            out.extend(id.to_le_bytes());
+        }
+    }
+    out
+}
+
+pub fn decode_recorded(b: &[u8]) -> Result<Recorded, String> {
+    let (&tag, mut rest) = b.split_first().ok_or("empty recording blob")?;
+    if tag != RECORDED_V1 {
+        return Err(format!("unknown recording encoding {tag}"));
+    }
+    let mut take = |n: usize| -> Result<&[u8], String> {
+        if rest.len() < n {
+            return Err("truncated recording blob".to_string());
+        }
+        let (a, b) = rest.split_at(n);
+        rest = b;
+        Ok(a)
+    };
+    let mut r = Recorded::default();
+    let mut bms = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let n = u32::from_le_bytes(take(4)?.try_into().unwrap()) as usize;
+        bms.push(decode_bitmap(take(n)?)?);
+    }
+    r.frames = bms.pop().unwrap();
+    r.paths = bms.pop().unwrap();
+    r.mcdc = bms.pop().unwrap();
+    let keys = u32::from_le_bytes(take(4)?.try_into().unwrap());
+    for _ in 0..keys {
+        let k = u32::from_le_bytes(take(4)?.try_into().unwrap());
+        let n = u32::from_le_bytes(take(4)?.try_into().unwrap()) as usize;
+        let raw = take(n.checked_mul(8).ok_or("bad id count")?)?;
+        let ids = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        r.ids.insert(k, ids);
+    }
+    if !rest.is_empty() {
+        return Err("trailing bytes in recording blob".to_string());
+    }
+    Ok(r)
+}
+
+pub fn encode_recording(r: &UnitRecording) -> Vec<u8> {
+    let json = serde_json::to_vec(r).expect("a recording always serialises");
+    lz4_flex::compress_prepend_size(&json)
+}
+
+pub fn decode_recording(b: &[u8]) -> Result<UnitRecording, String> {
+    let json = lz4_flex::decompress_size_prepended(b).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&json).map_err(|e| e.to_string())
 }

@@ -25,7 +25,7 @@ mod blob;
 mod schema;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
@@ -35,6 +35,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use retest_graph::Unit;
 pub use retest_graph::coverage::Probe;
+pub use retest_graph::recording::UnitRecording;
 
 /// A 128-bit content hash.
 pub type Hash = [u8; 16];
@@ -127,6 +128,46 @@ pub struct BuildInfo {
     pub cells: u32,
     /// Probe plan: per procedure, per condition-level node.
     pub plan: Vec<Vec<Probe>>,
+    /// What the build records beyond edges (empty: nothing).
+    pub recording: UnitRecording,
+}
+
+/// What one test recorded in one unit beyond edges (`retest cc --mcdc`,
+/// `--paths`): hit cells of each section, and the runtime's id sets. What the
+/// cells and ids mean follows from the unit's layouts
+/// (`retest_cover::mcdc::McdcLayout`, `retest_graph::recording::PathLayout`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recorded {
+    /// Hit cells of the MC/DC section: decision evaluations.
+    pub mcdc: RoaringBitmap,
+    /// Hit cells of the paths section: acyclic paths taken.
+    pub paths: RoaringBitmap,
+    /// Procedures (by index) with a call in flight when some trace was written:
+    /// a path of theirs was cut off and not recorded.
+    pub frames: RoaringBitmap,
+    /// Id sets by key: a procedure's index for its path ids, or
+    /// `MCDC_KEY_BASE` + a decision's number for its evaluations.
+    pub ids: BTreeMap<u32, Vec<u64>>,
+}
+
+impl Recorded {
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.mcdc.is_empty() && self.paths.is_empty() && self.frames.is_empty() && self.ids.is_empty()
+    }
+
+    /// Adds everything `other` recorded.
+    pub fn union_with(&mut self, other: &Recorded) {
+        self.mcdc |= &other.mcdc;
+        self.paths |= &other.paths;
+        self.frames |= &other.frames;
+        for (k, ids) in &other.ids {
+            let mine = self.ids.entry(*k).or_default();
+            mine.extend_from_slice(ids);
+            mine.sort_unstable();
+            mine.dedup();
+        }
+    }
 }
 
 /// A stored test.
@@ -163,6 +204,8 @@ pub struct TestRecord {
     pub test: TestId,
     pub outcome: Outcome,
     pub coverage: Result<Vec<(UnitId, RoaringBitmap)>, String>,
+    /// What the test recorded beyond edges, per unit (ignored when the coverage is unknown).
+    pub recorded: Vec<(UnitId, Recorded)>,
 }
 
 /// A test's row in a coverage matrix.
@@ -182,6 +225,8 @@ pub struct MatrixRow {
     pub run: RunId,
     pub state: CoverageState,
     pub coverage: Vec<(UnitId, RoaringBitmap)>,
+    /// What the test recorded beyond edges, per unit.
+    pub recorded: Vec<(UnitId, Recorded)>,
 }
 
 /// `TestsOnEdge` for one unit: edge number → tests that traversed it.
@@ -352,11 +397,24 @@ impl Store {
 
     /// Stores an instrumented build of `unit` (once per build hash).
     pub fn put_build(&mut self, hash: &Hash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
+        self.put_build_with(hash, unit, cells, plan, &UnitRecording::default())
+    }
+
+    /// Stores an instrumented build of `unit` that also records `recording`.
+    pub fn put_build_with(
+        &mut self,
+        hash: &Hash,
+        unit: UnitId,
+        cells: u32,
+        plan: &[Vec<Probe>],
+        recording: &UnitRecording,
+    ) -> Result<BuildId> {
         let data = blob::encode_plan(plan);
+        let rec = (!recording.is_empty()).then(|| blob::encode_recording(recording));
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO builds(hash, unit, cells, plan) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING",
-                params![&hash[..], unit.0, cells, data],
+                "INSERT INTO builds(hash, unit, cells, plan, recording) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO NOTHING",
+                params![&hash[..], unit.0, cells, data, rec],
             )?;
             tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0)).map(BuildId)
         })
@@ -364,21 +422,26 @@ impl Store {
 
     /// The build a trace reports by its hash, if this store knows it.
     pub fn build_by_hash(&self, hash: &Hash) -> Result<Option<BuildInfo>> {
-        let row: Option<(i64, i64, u32, Vec<u8>)> = self
+        type Row = (i64, i64, u32, Vec<u8>, Option<Vec<u8>>);
+        let row: Option<Row> = self
             .conn
-            .query_row("SELECT id, unit, cells, plan FROM builds WHERE hash = ?1", [&hash[..]], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            .query_row("SELECT id, unit, cells, plan, recording FROM builds WHERE hash = ?1", [&hash[..]], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })
             .optional()
             .map_err(|e| self.sql(e))?;
         match row {
             None => Ok(None),
-            Some((id, unit, cells, plan)) => Ok(Some(BuildInfo {
+            Some((id, unit, cells, plan, rec)) => Ok(Some(BuildInfo {
                 id: BuildId(id),
                 hash: *hash,
                 unit: UnitId(unit),
                 cells,
                 plan: blob::decode_plan(&plan).map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
+                recording: match rec {
+                    Some(b) => blob::decode_recording(&b).map_err(|e| self.corrupt(format!("build {id}: {e}")))?,
+                    None => UnitRecording::default(),
+                },
             })),
         }
     }
@@ -591,6 +654,15 @@ impl Store {
             Ok(units) => units.iter().map(|(u, bm)| (u.0, blob::encode_bitmap(bm))).collect(),
             Err(_) => Vec::new(),
         };
+        let recorded: Vec<(i64, Vec<u8>)> = match &rec.coverage {
+            Ok(_) => rec
+                .recorded
+                .iter()
+                .filter(|(_, r)| !r.is_empty())
+                .map(|(u, r)| (u.0, blob::encode_recorded(r)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note)
@@ -618,8 +690,13 @@ impl Store {
                 };
                 touched.extend(blobs.iter().map(|(u, _)| *u));
                 tx.execute("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", params![m.0, rec.test.0])?;
+                tx.execute("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2", params![m.0, rec.test.0])?;
                 let mut ins = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
                 for (u, b) in &blobs {
+                    ins.execute(params![m.0, rec.test.0, u, b])?;
+                }
+                let mut ins = tx.prepare("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
+                for (u, b) in &recorded {
                     ins.execute(params![m.0, rec.test.0, u, b])?;
                 }
                 tx.execute(
@@ -730,6 +807,43 @@ impl Store {
             .collect()
     }
 
+    /// What each test recorded beyond edges in one unit of a matrix (tests that
+    /// recorded nothing there are absent).
+    pub fn unit_recorded(&self, snapshot: SnapshotId, unit: UnitId) -> Result<Vec<(TestId, Recorded)>> {
+        self.recorded_rows(
+            "SELECT test, data FROM recordings WHERE snapshot = ?1 AND unit = ?2 ORDER BY test",
+            snapshot,
+            unit.0,
+        )
+        .map(|v| v.into_iter().map(|(t, r)| (TestId(t), r)).collect())
+    }
+
+    /// What one test recorded beyond edges in a matrix, per unit.
+    pub fn test_recorded(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, Recorded)>> {
+        self.recorded_rows(
+            "SELECT unit, data FROM recordings WHERE snapshot = ?1 AND test = ?2 ORDER BY unit",
+            snapshot,
+            test.0,
+        )
+        .map(|v| v.into_iter().map(|(u, r)| (UnitId(u), r)).collect())
+    }
+
+    fn recorded_rows(&self, sql: &str, snapshot: SnapshotId, key: i64) -> Result<Vec<(i64, Recorded)>> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, Vec<u8>)> = st
+            .query_map(params![snapshot.0, key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.sql(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql(e))?;
+        rows.into_iter()
+            .map(|(k, b)| {
+                blob::decode_recorded(&b)
+                    .map(|r| (k, r))
+                    .map_err(|e| self.corrupt(format!("recording {k} of snapshot {}: {e}", snapshot.0)))
+            })
+            .collect()
+    }
+
     /// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
     /// from the per-test coverage (and stored) when missing.
     pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
@@ -779,10 +893,15 @@ impl Store {
     pub fn copy_matrix(&mut self, from: SnapshotId, to: SnapshotId) -> Result<()> {
         self.write(|tx| {
             tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [to.0])?;
+            tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [to.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [to.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [to.0])?;
             tx.execute(
                 "INSERT INTO coverage(snapshot, test, unit, edges) SELECT ?1, test, unit, edges FROM coverage WHERE snapshot = ?2",
+                params![to.0, from.0],
+            )?;
+            tx.execute(
+                "INSERT INTO recordings(snapshot, test, unit, data) SELECT ?1, test, unit, data FROM recordings WHERE snapshot = ?2",
                 params![to.0, from.0],
             )?;
             tx.execute(
@@ -806,7 +925,7 @@ impl Store {
     }
 
     fn write_matrix_and(&mut self, snapshot: SnapshotId, tests: &[MatrixRow], advance: bool) -> Result<()> {
-        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>);
+        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>, Vec<(i64, Vec<u8>)>);
         let rows: Vec<Encoded> = tests
             .iter()
             .map(|row| {
@@ -815,20 +934,31 @@ impl Store {
                     CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
                 };
                 let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
-                (row.test.0, row.run.0, state, reason, cov)
+                let rec = row
+                    .recorded
+                    .iter()
+                    .filter(|(_, r)| !r.is_empty())
+                    .map(|(u, r)| (u.0, blob::encode_recorded(r)))
+                    .collect();
+                (row.test.0, row.run.0, state, reason, cov, rec)
             })
             .collect();
         self.write(|tx| {
             tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
+            tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
             let mut mt = tx
                 .prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
-            for (t, r, state, reason, cov) in &rows {
+            let mut rc = tx.prepare("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
+            for (t, r, state, reason, cov, rec) in &rows {
                 mt.execute(params![snapshot.0, t, r, state, reason])?;
                 for (u, b) in cov {
                     cv.execute(params![snapshot.0, t, u, b])?;
+                }
+                for (u, b) in rec {
+                    rc.execute(params![snapshot.0, t, u, b])?;
                 }
             }
             if advance {

@@ -7,9 +7,9 @@ use rusqlite::Connection;
 use crate::StoreError;
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
-const V1: &str = "
+pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE units(
     id INTEGER PRIMARY KEY,
@@ -83,12 +83,41 @@ CREATE TABLE edge_index(
 ) WITHOUT ROWID;
 ";
 
-/// Creates the schema in an empty database.
+/// Version 2: what builds record beyond edges (`retest cc --mcdc`, `--paths`)
+/// and, per test and unit, what they recorded.
+const V2: &str = "
+ALTER TABLE builds ADD COLUMN recording BLOB;
+CREATE TABLE recordings(
+    snapshot INTEGER NOT NULL,
+    test INTEGER NOT NULL,
+    unit INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (snapshot, test, unit)
+) WITHOUT ROWID;
+CREATE INDEX recordings_by_unit ON recordings(snapshot, unit, test);
+";
+
+/// The steps from version `i + 1` to `i + 2`.
+const STEPS: &[&str] = &[V2];
+
+/// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     let tx = conn.unchecked_transaction()?;
     tx.execute_batch(V1)?;
-    tx.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?1)", [VERSION.to_string()])?;
-    tx.commit()
+    tx.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", [])?;
+    tx.commit()?;
+    upgrade(conn, 1)
+}
+
+/// Brings a store at version `from` to [`VERSION`], one transaction per step.
+fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<()> {
+    for (i, step) in STEPS.iter().enumerate().skip((from - 1).max(0) as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(step)?;
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [(i as i64 + 2).to_string()])?;
+        tx.commit()?;
+    }
+    Ok(())
 }
 
 /// Checks the version and brings an older schema up to date.
@@ -108,7 +137,8 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     if found > VERSION {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, known: VERSION });
     }
-    // Versions below VERSION would be upgraded here, one step per version, each in
-    // its own transaction. There is only version 1 so far.
+    if found < VERSION {
+        upgrade(conn, found).map_err(sql)?;
+    }
     Ok(())
 }

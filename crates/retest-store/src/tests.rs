@@ -71,7 +71,7 @@ fn a_newer_schema_is_refused() {
     s.set_meta("schema_version", "99").unwrap();
     drop(s);
     match Store::open(&dir) {
-        Err(StoreError::TooNew { found: 99, known: 1, .. }) => {}
+        Err(StoreError::TooNew { found: 99, known: schema::VERSION, .. }) => {}
         Err(e) => panic!("wrong error: {e}"),
         Ok(_) => panic!("a newer store must be refused"),
     }
@@ -118,19 +118,19 @@ fn results_coverage_and_tests_on_edge() {
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0, 1]))]) },
+        &TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0, 1]))]), recorded: vec![] },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[1], outcome: outcome("fail"), coverage: Ok(vec![(u, bm(&[0]))]) },
+        &TestRecord { test: ids[1], outcome: outcome("fail"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[2], outcome: outcome("timeout"), coverage: Err("timed out".into()) },
+        &TestRecord { test: ids[2], outcome: outcome("timeout"), coverage: Err("timed out".into()), recorded: vec![] },
     )
     .unwrap();
     s.finish_run(run).unwrap();
@@ -155,7 +155,7 @@ fn results_coverage_and_tests_on_edge() {
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[1], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[1]))]) },
+        &TestRecord { test: ids[1], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[1]))]), recorded: vec![] },
     )
     .unwrap();
     let idx = s.edge_index(snap, u).unwrap();
@@ -174,11 +174,13 @@ fn a_failed_write_leaves_nothing_half_written() {
     // a coverage row for a unit that does not exist violates nothing in SQL terms,
     // so provoke a failure inside the transaction instead: a result for an
     // unknown test id breaks the foreign key after the results row was inserted
-    let bad = TestRecord { test: TestId(999), outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]) };
+    let bad =
+        TestRecord { test: TestId(999), outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] };
     assert!(s.record_result(run, Some(snap), &bad).is_err());
     assert!(s.run_results(run).unwrap().is_empty());
     assert!(s.matrix_tests(snap).unwrap().is_empty());
-    let good = TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]) };
+    let good =
+        TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] };
     s.record_result(run, Some(snap), &good).unwrap();
     assert_eq!(s.matrix_tests(snap).unwrap().len(), 1);
 }
@@ -231,4 +233,120 @@ fn unit_blobs_round_trip_and_reject_garbage() {
     assert!(blob::decode_unit(&[]).is_err());
     assert!(blob::decode_unit(&[9, 1, 2]).is_err());
     assert!(blob::decode_unit(&[1, 1, 2, 3]).is_err());
+}
+
+/// A store written at schema version 1 opens and is upgraded in place: its data
+/// stays, the version-2 tables work.
+#[test]
+fn a_version_1_store_is_upgraded() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch(schema::V1).unwrap();
+        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", []).unwrap();
+        conn.execute("INSERT INTO tests(name, cmd) VALUES ('old', 'true')", []).unwrap();
+    }
+    let mut s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    assert_eq!(s.tests().unwrap()[0].name, "old");
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let rec = UnitRecording { procs: vec![Default::default()], mcdc_cells: Some(3), path_cells: None };
+    s.put_build_with(&[2; 16], u, 2, &[vec![Probe::Node, Probe::Node, Probe::Derived]], &rec).unwrap();
+    assert_eq!(s.build_by_hash(&[2; 16]).unwrap().unwrap().recording, rec);
+    drop(s);
+    Store::open(&dir).unwrap();
+}
+
+fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
+    Recorded {
+        mcdc: bm(mcdc),
+        paths: bm(&[1, 4096, 70000]),
+        frames: bm(frames),
+        ids: ids.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+    }
+}
+
+/// Recordings beyond edges follow the matrix: recorded with a result, replaced
+/// by a rerun, copied, rewritten and dropped with it.
+#[test]
+fn recordings_follow_the_matrix() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let ids = s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into())]).unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let r1 = recorded(&[0, 2], &[], &[(0x8000_0001, &[5, 1 << 40])]);
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![(u, r1.clone())],
+        },
+    )
+    .unwrap();
+    // unknown coverage: nothing beyond edges is kept either
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: ids[1],
+            outcome: outcome("timeout"),
+            coverage: Err("timed out".into()),
+            recorded: vec![(u, recorded(&[1], &[0], &[]))],
+        },
+    )
+    .unwrap();
+    assert_eq!(s.unit_recorded(snap, u).unwrap(), vec![(ids[0], r1.clone())]);
+    assert_eq!(s.test_recorded(snap, ids[0]).unwrap(), vec![(u, r1.clone())]);
+    assert!(s.test_recorded(snap, ids[1]).unwrap().is_empty());
+    // a rerun replaces the test's recordings
+    let r2 = recorded(&[3], &[0], &[]);
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[1]))]),
+            recorded: vec![(u, r2.clone())],
+        },
+    )
+    .unwrap();
+    assert_eq!(s.test_recorded(snap, ids[0]).unwrap(), vec![(u, r2.clone())]);
+    s.seal(snap).unwrap();
+    let next = s.open_snapshot().unwrap();
+    s.copy_matrix(snap, next).unwrap();
+    assert_eq!(s.unit_recorded(next, u).unwrap(), vec![(ids[0], r2.clone())]);
+    let rows = vec![MatrixRow {
+        test: ids[1],
+        run,
+        state: CoverageState::Known,
+        coverage: vec![(u, bm(&[0]))],
+        recorded: vec![(u, r1.clone())],
+    }];
+    s.advance_baseline(next, &rows).unwrap();
+    assert_eq!(s.unit_recorded(next, u).unwrap(), vec![(ids[1], r1)]);
+    assert_eq!(s.unit_recorded(snap, u).unwrap(), vec![(ids[0], r2)], "the old matrix is untouched");
+}
+
+proptest! {
+    #[test]
+    fn recorded_blobs_round_trip(
+        mcdc in proptest::collection::vec(any::<u32>(), 0..50),
+        frames in proptest::collection::vec(0u32..100, 0..5),
+        ids in proptest::collection::btree_map(any::<u32>(), proptest::collection::vec(any::<u64>(), 0..20), 0..4),
+    ) {
+        let r = Recorded { mcdc: mcdc.iter().copied().collect(), paths: bm(&[]), frames: frames.iter().copied().collect(), ids };
+        let b = blob::encode_recorded(&r);
+        prop_assert_eq!(blob::decode_recorded(&b).unwrap(), r);
+        for cut in 0..b.len() {
+            prop_assert!(blob::decode_recorded(&b[..cut]).is_err());
+        }
+    }
 }

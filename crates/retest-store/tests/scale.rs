@@ -83,7 +83,13 @@ fn tests_on_edge_for_10k_tests_and_50k_edges() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let rows: Vec<MatrixRow> = ids
         .iter()
-        .map(|&test| MatrixRow { test, run, state: CoverageState::Known, coverage: vec![(u, coverage(&mut rng))] })
+        .map(|&test| MatrixRow {
+            test,
+            run,
+            state: CoverageState::Known,
+            coverage: vec![(u, coverage(&mut rng))],
+            recorded: vec![],
+        })
         .collect();
     let covered: u64 = rows.iter().map(|r| r.coverage[0].1.len()).sum();
     let t = Instant::now();

@@ -1,0 +1,302 @@
+//! `retest build --mcdc --paths`: what instrumented programs record beyond
+//! edges, read back from the store and checked against what the C code does.
+//!
+//! * MC/DC: random short-circuit decisions over up to 9 conditions, compiled by
+//!   the real compiler, evaluated on random inputs: every recorded evaluation
+//!   (conditions evaluated, their values, the outcome) is exactly the one the C
+//!   semantics give, and nothing else is recorded.
+//! * Paths: loops and early returns; the recorded acyclic paths decode into
+//!   walks that explain exactly the test's edge coverage, and functions left by
+//!   `exit` are flagged as having a path cut off.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+
+use common::{retest, stderr};
+use retest_cover::mcdc::{CondVector, McdcLayout};
+use retest_graph::recording::{PathLayout, ProcPaths};
+use retest_store::{CoverageState, Recorded, Store};
+
+/// A boolean expression over conditions `v[0]`, `v[1]`, … (each used once, in
+/// order, so leaf `i` is condition `i` of the decision).
+#[derive(Clone, Debug)]
+enum E {
+    C(usize),
+    Not(Box<E>),
+    And(Box<E>, Box<E>),
+    Or(Box<E>, Box<E>),
+}
+
+impl E {
+    fn c(&self) -> String {
+        match self {
+            E::C(i) => format!("v[{i}]"),
+            E::Not(e) => format!("!({})", e.c()),
+            E::And(a, b) => format!("({} && {})", a.c(), b.c()),
+            E::Or(a, b) => format!("({} || {})", a.c(), b.c()),
+        }
+    }
+
+    /// Short-circuit evaluation, recording each evaluated condition's value.
+    fn eval(&self, v: &[bool], seen: &mut Vec<(usize, bool)>) -> bool {
+        match self {
+            E::C(i) => {
+                seen.push((*i, v[*i]));
+                v[*i]
+            }
+            E::Not(e) => !e.eval(v, seen),
+            E::And(a, b) => a.eval(v, seen) && b.eval(v, seen),
+            E::Or(a, b) => a.eval(v, seen) || b.eval(v, seen),
+        }
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random expression with leaves `next..next + n`.
+fn random_expr(rng: &mut Rng, n: usize, next: &mut usize) -> E {
+    let e = if n == 1 {
+        *next += 1;
+        E::C(*next - 1)
+    } else {
+        let k = 1 + rng.below(n as u64 - 1) as usize;
+        let a = random_expr(rng, k, next);
+        let b = random_expr(rng, n - k, next);
+        if rng.below(2) == 0 { E::And(Box::new(a), Box::new(b)) } else { E::Or(Box::new(a), Box::new(b)) }
+    };
+    if rng.below(4) == 0 { E::Not(Box::new(e)) } else { e }
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn store_of(dir: &Path) -> Store {
+    Store::open(&Store::dir_for(dir)).unwrap()
+}
+
+/// The baseline's recordings of every test, by test name and procedure name.
+fn recorded_by_test(store: &Store) -> (retest_graph::Unit, BTreeMap<String, Recorded>) {
+    let base = store.baseline().unwrap().expect("a baseline");
+    let su = store.snapshot_units(base).unwrap();
+    assert_eq!(su.len(), 1);
+    let unit = (*store.unit(su[0].unit).unwrap()).clone();
+    let names: BTreeMap<_, _> = store.tests().unwrap().into_iter().map(|t| (t.id, t.name)).collect();
+    for m in store.matrix_tests(base).unwrap() {
+        assert_eq!(m.state, CoverageState::Known, "{}", m.name);
+    }
+    let rec = store.unit_recorded(base, su[0].unit).unwrap().into_iter().map(|(t, r)| (names[&t].clone(), r)).collect();
+    (unit, rec)
+}
+
+#[test]
+fn mcdc_records_every_evaluation_exactly() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut exprs = Vec::new();
+    let mut c = String::from("#include <stdlib.h>\n\n");
+    for k in 0..24 {
+        let n = 1 + (k % 9);
+        let mut next = 0;
+        let e = random_expr(&mut rng, n, &mut next);
+        // the decision is an `if`; half of them also in a loop, evaluated several times
+        if k % 2 == 0 {
+            c.push_str(&format!("int e{k}(const int *v) {{\n    if ({}) return 1;\n    return 0;\n}}\n\n", e.c()));
+        } else {
+            c.push_str(&format!(
+                "int e{k}(const int *v) {{\n    int r = 0;\n    for (int i = 0; i < 2; i++) {{\n        if ({})\n            r++;\n    }}\n    return r;\n}}\n\n",
+                e.c()
+            ));
+        }
+        exprs.push((n, e));
+    }
+    c.push_str("int main(int argc, char **argv) {\n    int v[16] = {0};\n    int k = atoi(argv[1]);\n");
+    c.push_str("    for (int i = 2; i < argc && i < 18; i++) v[i - 2] = atoi(argv[i]);\n    switch (k) {\n");
+    for k in 0..exprs.len() {
+        c.push_str(&format!("    case {k}: return e{k}(v);\n"));
+    }
+    c.push_str("    }\n    return 99;\n}\n");
+    write(dir, "dec.c", &c);
+    write(dir, "Makefile", "dec: dec.c\n\t$(CC) -O1 -o dec dec.c\n");
+    // tests: per expression, 6 random inputs (each a separate process)
+    let mut universe = String::new();
+    let mut expected: BTreeMap<String, (usize, HashSet<CondVector>)> = BTreeMap::new();
+    for (k, (n, e)) in exprs.iter().enumerate() {
+        for _ in 0..6 {
+            let v: Vec<bool> = (0..*n).map(|_| rng.below(2) == 1).collect();
+            let args: Vec<String> = v.iter().map(|b| (*b as u8).to_string()).collect();
+            universe.push_str(&format!("./dec {k} {}\n", args.join(" ")));
+            let name = format!("t{}", universe.lines().count());
+            let mut seen = Vec::new();
+            let outcome = e.eval(&v, &mut seen);
+            let mut cv = CondVector::new(*n, outcome);
+            for (i, x) in seen {
+                cv.set(i, x);
+            }
+            expected.insert(name, (k, HashSet::from([cv])));
+        }
+    }
+    write(dir, "universe.txt", &universe);
+    retest(dir, &["init"], 0);
+    let b = retest(dir, &["build", "--mcdc", "--", "make", "-s"], 0);
+    assert!(!stderr(&b).contains("recorded by edges only"), "{}", stderr(&b));
+    // exit codes are the expressions' values: tests fail on purpose, coverage is known
+    retest(dir, &["run", "--universe", "universe.txt", "-j2"], 1);
+
+    let store = store_of(dir);
+    let (unit, rec) = recorded_by_test(&store);
+    let layout = McdcLayout::new(&unit);
+    assert_eq!(rec.len(), expected.len(), "every test recorded evaluations");
+    for (name, (k, want)) in &expected {
+        let r = &rec[name];
+        let pi = unit.procedures.iter().position(|p| p.name == format!("e{k}")).unwrap();
+        let cond = &unit.procedures[pi].cond;
+        let decisions = &layout.procs[pi].cfdg.decisions;
+        // the decision over v[…] (a loop adds `i < 2`)
+        let on_v: Vec<usize> = (0..decisions.len())
+            .filter(|&j| decisions[j].conditions.iter().all(|&c| cond.node(c).text.contains("v [")))
+            .collect();
+        assert_eq!(on_v.len(), 1, "e{k}: one decision over v");
+        let j = on_v[0];
+        assert_eq!(decisions[j].conditions.len(), exprs[*k].0, "e{k}: every condition");
+        assert!(layout.procs[pi].slots[j].sink.is_some(), "e{k}: recorded");
+        let got: HashSet<CondVector> =
+            layout.evaluations(pi, j, &r.mcdc, &[]).into_iter().map(|pv| pv.vector.normalized()).collect();
+        let want: HashSet<CondVector> = want.iter().map(CondVector::normalized).collect();
+        assert_eq!(got, want, "{name}: e{k}({})", exprs[*k].1.c());
+        // no other expression function evaluated anything
+        for (pj, p) in unit.procedures.iter().enumerate() {
+            if pj != pi && p.name.starts_with('e') {
+                for j in 0..layout.procs[pj].slots.len() {
+                    assert!(layout.evaluations(pj, j, &r.mcdc, &[]).is_empty(), "{name}: {}", p.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn paths_decode_into_the_covered_edges_and_cut_off_paths_are_flagged() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(
+        dir,
+        "p.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+
+static int classify(int x) {
+    if (x < 0)
+        return -1;
+    if (x == 0)
+        return 0;
+    return 1;
+}
+
+static int sum(int n) {
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        if (i % 3 == 0)
+            continue;
+        s += classify(i - 2);
+    }
+    return s;
+}
+
+static void die(int code) {
+    if (code > 0) {
+        printf("dying\n");
+        exit(code);
+    }
+}
+
+static int walk(int n) {
+    int steps = 0;
+    while (n != 1) {
+        n = n % 2 ? 3 * n + 1 : n / 2;
+        steps++;
+        die(steps > 5 ? 7 : 0);
+    }
+    return steps;
+}
+
+int main(int argc, char **argv) {
+    int n = atoi(argv[2]);
+    if (argv[1][0] == 's')
+        printf("%d\n", sum(n));
+    else
+        printf("%d\n", walk(n));
+    return 0;
+}
+"#,
+    );
+    write(dir, "Makefile", "p: p.c\n\t$(CC) -O0 -o p p.c\n");
+    write(dir, "universe.txt", "./p s 0\n./p s 1\n./p s 7\n./p w 1\n./p w 4\n./p w 7\n");
+    retest(dir, &["init"], 0);
+    let b = retest(dir, &["build", "--paths", "--", "make", "-s"], 0);
+    assert!(!stderr(&b).contains("recorded by edges only"), "{}", stderr(&b));
+    // `./p w 7` dies through exit(7): a failing test, with known coverage
+    retest(dir, &["run", "--universe", "universe.txt", "-j2"], 1);
+
+    let store = store_of(dir);
+    let base = store.baseline().unwrap().unwrap();
+    let (unit, rec) = recorded_by_test(&store);
+    let layout = PathLayout::new(&unit);
+    let unit_id = store.snapshot_units(base).unwrap()[0].unit;
+    let names: BTreeMap<_, _> = store.tests().unwrap().into_iter().map(|t| (t.name, t.id)).collect();
+    let bases = unit.edge_bases();
+    let proc_index = |n: &str| unit.procedures.iter().position(|p| p.name == n).unwrap();
+    for (name, r) in &rec {
+        let cov = store.test_coverage(base, names[name]).unwrap();
+        let edges = cov.iter().find(|(u, _)| *u == unit_id).map(|(_, b)| b.clone()).unwrap_or_default();
+        for (i, p) in unit.procedures.iter().enumerate() {
+            let ProcPaths::Cells { base: cell0, numbering } = &layout.procs[i] else {
+                panic!("{}: paths are recorded in cells here", p.name)
+            };
+            // statement-level edges the test covered in this procedure
+            let mut covered = BTreeSet::new();
+            for (fine, coarse) in p.map.edge.iter().enumerate() {
+                if let Some(c) = coarse
+                    && edges.contains(bases[i] + fine as u32)
+                {
+                    covered.insert(*c);
+                }
+            }
+            let mut walked = BTreeSet::new();
+            for cell in r.paths.range(*cell0..*cell0 + numbering.path_count() as u32) {
+                let path = numbering.decode(&p.stmt, u64::from(cell - cell0)).expect("a recorded id decodes");
+                walked.extend(path.edges);
+            }
+            if r.frames.contains(i as u32) {
+                // a path cut off by exit(): what was recorded is part of what ran
+                assert!(walked.is_subset(&covered), "{name}: {}", p.name);
+            } else {
+                assert_eq!(walked, covered, "{name}: {}: the recorded paths explain the covered edges", p.name);
+            }
+        }
+    }
+    // `./p w 7` is t6: walk, die and main were left by exit(); `./p w 4` returns normally
+    let cut: BTreeSet<usize> = rec["t6"].frames.iter().map(|f| f as usize).collect();
+    assert_eq!(cut, BTreeSet::from([proc_index("die"), proc_index("walk"), proc_index("main")]));
+    assert!(rec["t5"].frames.is_empty());
+    // `./p s 7` loops: several distinct paths in sum, including ones through `continue`
+    let si = proc_index("sum");
+    let ProcPaths::Cells { base: s0, numbering } = &layout.procs[si] else { unreachable!() };
+    let sum_paths = rec["t3"].paths.range(*s0..*s0 + numbering.path_count() as u32).count();
+    assert!(sum_paths >= 4, "sum(7) took {sum_paths} distinct acyclic paths");
+}

@@ -1,0 +1,99 @@
+//! What a build records beyond edges: the recording components of a unit for
+//! `retest cc --mcdc` (MC/DC evaluations, [`crate::mcdc::McdcLayout`]) and
+//! `retest cc --paths` (Ball–Larus paths, [`retest_graph::recording::PathLayout`]).
+
+use retest_graph::Unit;
+use retest_graph::recording::{PathLayout, ProcRecording, UnitRecording};
+use serde::{Deserialize, Serialize};
+
+use crate::mcdc::McdcLayout;
+
+/// Which recordings a build makes beyond edge coverage.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+pub struct RecordOptions {
+    /// Every decision evaluation's condition vector (`--mcdc`).
+    #[serde(default)]
+    pub mcdc: bool,
+    /// Ball–Larus acyclic paths of every procedure (`--paths`).
+    #[serde(default)]
+    pub paths: bool,
+}
+
+impl RecordOptions {
+    /// Whether nothing beyond edges is recorded.
+    pub fn is_empty(&self) -> bool {
+        !self.mcdc && !self.paths
+    }
+
+    /// `mcdc,paths` (empty when nothing is recorded), as `RETEST_RECORD` takes it.
+    pub fn to_env(&self) -> String {
+        let mut v = Vec::new();
+        if self.mcdc {
+            v.push("mcdc");
+        }
+        if self.paths {
+            v.push("paths");
+        }
+        v.join(",")
+    }
+
+    /// Parses [`RecordOptions::to_env`]'s form; unknown words are errors.
+    pub fn from_env(s: &str) -> Result<RecordOptions, String> {
+        let mut o = RecordOptions::default();
+        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match w {
+                "mcdc" => o.mcdc = true,
+                "paths" => o.paths = true,
+                other => return Err(format!("unknown recording `{other}` (known: mcdc, paths)")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// The recording `options` ask of `unit`, before placement (the instrumenter
+/// may drop components it cannot place, and says why).
+pub fn recording(unit: &Unit, options: RecordOptions) -> UnitRecording {
+    if options.is_empty() {
+        return UnitRecording::default();
+    }
+    let mut r = UnitRecording {
+        procs: vec![ProcRecording::default(); unit.procedures.len()],
+        mcdc_cells: None,
+        path_cells: None,
+    };
+    if options.mcdc {
+        let layout = McdcLayout::new(unit);
+        r.mcdc_cells = Some(layout.cells);
+        for (i, p) in r.procs.iter_mut().enumerate() {
+            p.decisions = layout.components(i);
+        }
+    }
+    if options.paths {
+        let layout = PathLayout::new(unit);
+        r.path_cells = Some(layout.cells);
+        for (i, p) in r.procs.iter_mut().enumerate() {
+            p.path = layout.component(unit, i);
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_round_trip_through_the_environment() {
+        for o in [
+            RecordOptions::default(),
+            RecordOptions { mcdc: true, paths: false },
+            RecordOptions { mcdc: false, paths: true },
+            RecordOptions { mcdc: true, paths: true },
+        ] {
+            assert_eq!(RecordOptions::from_env(&o.to_env()).unwrap(), o);
+        }
+        assert_eq!(RecordOptions::from_env(" paths , mcdc ").unwrap(), RecordOptions { mcdc: true, paths: true });
+        assert!(RecordOptions::from_env("mcdc,branches").unwrap_err().contains("branches"));
+    }
+}
