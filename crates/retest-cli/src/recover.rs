@@ -18,10 +18,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use retest_cover::plan::RecordOptions;
-use retest_cover::recover::{EntityMap, TestInput, must_rerun, recompute, selective_probes};
+use retest_cover::recover::{EntityMap, RecordedTransfer, TestInput, must_rerun, recompute, selective_probes};
 use retest_graph::coverage::{Probe, measured_edges};
 use retest_lang_c::instrument::full_plan;
-use retest_store::{CoverageState, MatrixRow, RunId, Store, UnitId};
+use retest_store::{CoverageState, MatrixRow, Recorded, RunId, Store, UnitId};
 use roaring::RoaringBitmap;
 
 use crate::cc::{PLAN_KEY, hex, run_build};
@@ -103,6 +103,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let old_id_to_index: HashMap<UnitId, usize> =
         sel.old_units.iter().enumerate().filter_map(|(i, u)| u.unit_id.map(|id| (id, i))).collect();
     let mut old_cov: HashMap<String, HashMap<usize, RoaringBitmap>> = HashMap::new();
+    let mut old_recorded: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
     for m in &matrix {
         if m.state == CoverageState::Known {
             let cov = store.test_coverage(sel.baseline, m.test).or_fail()?;
@@ -110,13 +111,42 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
                 m.name.clone(),
                 cov.into_iter().filter_map(|(u, b)| old_id_to_index.get(&u).map(|i| (*i, b))).collect(),
             );
+            let rec = store.test_recorded(sel.baseline, m.test).or_fail()?;
+            old_recorded.insert(
+                m.name.clone(),
+                rec.into_iter().filter_map(|(u, r)| old_id_to_index.get(&u).map(|i| (*i, r))).collect(),
+            );
         }
     }
+    // what builds record beyond edges (MC/DC evaluations, paths): carried over exactly, or rerun
+    let transfer = RecordedTransfer::new(
+        &old,
+        &new,
+        &map,
+        sel.old_units.iter().map(|u| &u.recording).collect(),
+        sel.new_units.iter().map(|u| &u.recording).collect(),
+    );
+    let mut transferred: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
     // T′: the selected tests, plus those whose coverage cannot be carried over exactly
     let mut rerun: BTreeSet<String> = sel.selected.keys().cloned().collect();
     let mut extra = 0;
     for t in &tests {
-        if !rerun.contains(&t.name) && old_cov.get(&t.name).is_some_and(|c| must_rerun(&old, &map, c)) {
+        let Some(c) = old_cov.get(&t.name) else { continue };
+        if rerun.contains(&t.name) {
+            continue;
+        }
+        let mut carried = !must_rerun(&old, &map, c);
+        if carried && !transfer.is_empty() {
+            let edges: HashMap<usize, RoaringBitmap> = (0..new.units.len()).map(|u| (u, map.transfer(u, c))).collect();
+            let empty = HashMap::new();
+            match transfer.transfer(old_recorded.get(&t.name).unwrap_or(&empty), &edges) {
+                Ok(r) => {
+                    transferred.insert(t.name.clone(), r);
+                }
+                Err(_) => carried = false,
+            }
+        }
+        if !carried {
             rerun.insert(t.name.clone());
             extra += 1;
         }
@@ -189,10 +219,13 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let mut rows = Vec::new();
     for t in &tests {
         let Some(&id) = test_ids.get(&t.name) else { continue };
+        let mut recorded: Vec<(UnitId, Recorded)> = Vec::new();
         let (state, cov, run_id) = if let Some(r) = by_name.get(t.name.as_str()) {
             match &r.coverage {
                 Err(why) => (CoverageState::Unknown(why.clone()), Vec::new(), run),
                 Ok(ran) => {
+                    // the selective build records everything beyond edges in full
+                    recorded = ran.recorded.clone();
                     let ran: HashMap<usize, RoaringBitmap> =
                         ran.edges.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
                     let input = TestInput::Rerun { ran: &ran, old: old_cov.get(&t.name) };
@@ -202,6 +235,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         } else {
             match old_cov.get(&t.name) {
                 Some(old_c) => {
+                    if let Some(r) = transferred.get(&t.name) {
+                        recorded = r
+                            .iter()
+                            .filter(|(_, r)| !r.is_empty())
+                            .filter_map(|(i, r)| sel.new_units[*i].unit_id.map(|u| (u, r.clone())))
+                            .collect();
+                        recorded.sort_by_key(|(u, _)| *u);
+                    }
                     let input = TestInput::Kept { old: old_c };
                     let run_id = old_runs.get(t.name.as_str()).copied().unwrap_or(run);
                     (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run_id)
@@ -216,7 +257,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter(|(_, b)| !b.is_empty())
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
-        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded: Vec::new() });
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
     store.advance_baseline(new_snapshot, &rows).or_fail()?;

@@ -92,6 +92,8 @@ pub struct Loaded {
     pub unit_id: Option<UnitId>,
     pub src_hash: [u8; 16],
     pub broken: Option<String>,
+    /// What the unit's build records beyond edges (nothing when not built).
+    pub recording: retest_store::UnitRecording,
 }
 
 /// The outcome of a selection, with tests resolved.
@@ -140,6 +142,10 @@ pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Fail>
         .map(|su| {
             Ok(Loaded {
                 unit: store.unit(su.unit).or_fail()?,
+                recording: match su.build {
+                    Some(b) => store.build(b).or_fail()?.recording,
+                    None => Default::default(),
+                },
                 key: su.key,
                 flags: su.flags,
                 unit_id: Some(su.unit),
@@ -195,6 +201,7 @@ pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Fail
             unit_id: None,
             src_hash,
             broken,
+            recording: Default::default(),
         })
         .collect();
     Ok(loaded)

@@ -262,3 +262,38 @@ fn an_interrupted_run_selected_leaves_the_baseline_usable() {
     retest(d.path(), &["run", "--selected"], 0);
     assert_eq!(raw_matrix(d.path()), rerun_all(V1));
 }
+
+/// Per test name and unit key: what the baseline's matrix recorded beyond edges.
+fn recordings(dir: &Path) -> BTreeMap<(String, String), retest_store::Recorded> {
+    let store = retest_store::Store::open(&retest_store::Store::dir_for(dir)).unwrap();
+    let base = store.baseline().unwrap().unwrap();
+    let keys: BTreeMap<_, _> = store.snapshot_units(base).unwrap().into_iter().map(|u| (u.unit, u.key)).collect();
+    let mut out = BTreeMap::new();
+    for t in store.tests().unwrap() {
+        for (u, r) in store.test_recorded(base, t.id).unwrap() {
+            out.insert((t.name.clone(), keys[&u].clone()), r);
+        }
+    }
+    out
+}
+
+#[test]
+fn mcdc_evaluations_and_paths_recover_exactly() {
+    for change in ["brake-check", "gear-table"] {
+        let (a, b) = (example_copy(), example_copy());
+        for d in [a.path(), b.path()] {
+            retest(d, &["init"], 0);
+            retest(d, &["build", "--mcdc", "--paths", "--", "make", "-s", "-j2"], 0);
+            retest(d, &["run", "-j2"], 0);
+        }
+        let before = recordings(a.path());
+        assert!(before.values().any(|r| !r.mcdc.is_empty()) && before.values().any(|r| !r.paths.is_empty()));
+        apply_change_with(a.path(), change, &["--mcdc", "--paths"]);
+        apply_change_with(b.path(), change, &["--mcdc", "--paths"]);
+        let out = stdout(&retest(a.path(), &["run", "--selected", "-j2"], 1));
+        assert!(!out.contains(&format!("ran {n} of {n}", n = before.len())), "{out}");
+        retest(b.path(), &["run", "-j2"], 1);
+        assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "{change}: edges");
+        assert_eq!(recordings(a.path()), recordings(b.path()), "{change}: evaluations and paths");
+    }
+}

@@ -633,6 +633,43 @@ impl DecisionPaths {
         k.into_iter().flat_map(move |k| self.out[k].iter().map(|&(e, _, _, inc)| (e, inc)))
     }
 
+    /// The edges of the path with this id, from the decision's entry to its
+    /// outcome edge, or `None` if `id >= count`.
+    pub fn decode_edges(&self, id: u64) -> Option<Vec<EdgeId>> {
+        if id >= self.count {
+            return None;
+        }
+        let mut rem = id;
+        let mut at = self.entry;
+        let mut edges = Vec::new();
+        for _ in 0..=self.local_vertices.len() {
+            let (e, _, step, inc) = *self.out[at].iter().rev().find(|x| x.3 <= rem)?;
+            rem -= inc;
+            edges.push(e);
+            match step {
+                Step::Exit(_) => return (rem == 0).then_some(edges),
+                Step::Vertex(k) => at = k,
+            }
+        }
+        None
+    }
+
+    /// The id of the path along `edges` (from the decision's entry to an
+    /// outcome edge), or `None` if they are not such a path.
+    pub fn encode_edges(&self, edges: &[EdgeId]) -> Option<u64> {
+        let mut at = self.entry;
+        let mut id = 0u64;
+        for (i, &e) in edges.iter().enumerate() {
+            let &(_, _, step, inc) = self.out[at].iter().find(|x| x.0 == e)?;
+            id += inc;
+            match step {
+                Step::Exit(_) => return (i + 1 == edges.len()).then_some(id),
+                Step::Vertex(k) => at = k,
+            }
+        }
+        None
+    }
+
     /// The path with this id, or `None` if `id >= count`.
     pub fn decode(&self, id: u64) -> Option<PathVector> {
         if id >= self.count {

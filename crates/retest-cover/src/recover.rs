@@ -12,6 +12,8 @@
 //!   pair up in order and their out-edges by label — except the dangerous edges.
 //! * [`selective_probes`] — `SelectiveInstrument` (Fig. 6): nodes to probe.
 //! * [`recompute`] — `RecomputeMatrix` (Fig. 5).
+//! * [`RecordedTransfer`] — the same for what builds record beyond edges
+//!   (MC/DC evaluations, paths): transferred exactly, or the test reruns.
 //!
 //! Two refinements over Fig. 5/6, both needed for the new matrix to equal a full
 //! rerun bit for bit:
@@ -33,9 +35,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::Probe;
+use retest_graph::pathnum::AcyclicPath;
+use retest_graph::recording::{PathLayout, ProcPaths, Recorded, Sink, UnitRecording};
 use retest_graph::{EdgeId, NodeId, NodeKind, Procedure};
 use retest_select::{Outcome, ProcRef, Program};
 use roaring::RoaringBitmap;
+
+use crate::mcdc::McdcLayout;
 
 /// New unit-wide condition-level edge → the old (unit, unit-wide edge) entities it corresponds to.
 #[derive(Clone, Debug, Default)]
@@ -322,4 +328,291 @@ pub fn must_rerun(old: &Program<'_>, map: &EntityMap, old_cov: &HashMap<usize, R
             .iter()
             .any(|f| p.cond.out_edges(*f).any(|e| old_cov.get(&r.unit).is_some_and(|b| b.contains(base + e.0))))
     })
+}
+
+/// Carries what tests recorded beyond edges (MC/DC evaluations, Ball–Larus
+/// paths, cut-off frames) from the old version to the new one for tests that
+/// are not rerun — exactly, or not at all.
+///
+/// A test not in T′ takes no dangerous edge, so its run of the new version
+/// takes the matched counterpart of every edge it took before, in the same
+/// order: each old evaluation of a decision (a path through its conditions) is
+/// an evaluation along the mapped edges of the new decision, and each old
+/// acyclic path is the mapped path of the new procedure. [`RecordedTransfer::transfer`]
+/// maps them and re-numbers them in the new layouts; where any edge has no
+/// single counterpart, or a new decision or procedure the test reaches records
+/// but its old counterpart did not, it fails, and the caller reruns the test.
+pub struct RecordedTransfer<'p> {
+    old: &'p Program<'p>,
+    new: &'p Program<'p>,
+    /// Old (unit, unit-wide edge) → its new counterparts (unit, unit-wide edge).
+    image: HashMap<(usize, u32), Vec<(usize, u32)>>,
+    old_mcdc: Vec<Option<McdcLayout>>,
+    new_mcdc: Vec<Option<McdcLayout>>,
+    old_paths: Vec<Option<PathLayout>>,
+    new_paths: Vec<Option<PathLayout>>,
+    new_rec: Vec<&'p UnitRecording>,
+    old_bases: Vec<Vec<u32>>,
+    new_bases: Vec<Vec<u32>>,
+}
+
+/// The (procedure, local edge) of a unit-wide edge number.
+fn locate(bases: &[u32], e: u32) -> Option<(usize, EdgeId)> {
+    let i = bases.partition_point(|&b| b <= e).checked_sub(1)?;
+    (i + 1 < bases.len()).then(|| (i, EdgeId(e - bases[i])))
+}
+
+impl<'p> RecordedTransfer<'p> {
+    /// `old_rec[u]` / `new_rec[u]`: what the builds of each unit record (as placed).
+    pub fn new(
+        old: &'p Program<'p>,
+        new: &'p Program<'p>,
+        map: &EntityMap,
+        old_rec: Vec<&'p UnitRecording>,
+        new_rec: Vec<&'p UnitRecording>,
+    ) -> RecordedTransfer<'p> {
+        let mut image: HashMap<(usize, u32), Vec<(usize, u32)>> = HashMap::new();
+        for (nu, edges) in &map.units {
+            for (ne, olds) in edges {
+                for o in olds {
+                    image.entry(*o).or_default().push((*nu, *ne));
+                }
+            }
+        }
+        let mcdc = |p: &Program<'_>, r: &[&UnitRecording]| -> Vec<Option<McdcLayout>> {
+            p.units.iter().zip(r).map(|(u, r)| r.mcdc_cells.map(|_| McdcLayout::new(u.unit))).collect()
+        };
+        let paths = |p: &Program<'_>, r: &[&UnitRecording]| -> Vec<Option<PathLayout>> {
+            p.units.iter().zip(r).map(|(u, r)| r.path_cells.map(|_| PathLayout::new(u.unit))).collect()
+        };
+        RecordedTransfer {
+            image,
+            old_mcdc: mcdc(old, &old_rec),
+            new_mcdc: mcdc(new, &new_rec),
+            old_paths: paths(old, &old_rec),
+            new_paths: paths(new, &new_rec),
+            old_bases: old.units.iter().map(|u| u.unit.edge_bases()).collect(),
+            new_bases: new.units.iter().map(|u| u.unit.edge_bases()).collect(),
+            old,
+            new,
+            new_rec,
+        }
+    }
+
+    /// Whether anything beyond edges is recorded in the new version.
+    pub fn is_empty(&self) -> bool {
+        self.new_rec.iter().all(|r| r.is_empty())
+    }
+
+    /// The single new counterpart of old edge `e` of procedure `(u, i)`: (new unit, procedure, edge).
+    fn image_of(&self, u: usize, i: usize, e: EdgeId) -> Result<(usize, usize, EdgeId), String> {
+        let what = || format!("{}()", self.old.units[u].unit.procedures[i].name);
+        match self.image.get(&(u, self.old_bases[u][i] + e.0)).map(Vec::as_slice) {
+            Some(&[(nu, ne)]) => {
+                let (ni, le) = locate(&self.new_bases[nu], ne).ok_or_else(|| format!("{}: bad edge", what()))?;
+                Ok((nu, ni, le))
+            }
+            Some([]) | None => Err(format!("an edge of {} has no counterpart in the new version", what())),
+            Some(_) => Err(format!("an edge of {} has several counterparts in the new version", what())),
+        }
+    }
+
+    /// A test's recordings in the new version (new unit index → recorded),
+    /// given its old recordings (old unit index → recorded) and its new edge
+    /// coverage as transferred (new unit index → unit-wide edges).
+    pub fn transfer(
+        &self,
+        old_recorded: &HashMap<usize, Recorded>,
+        new_edges: &HashMap<usize, RoaringBitmap>,
+    ) -> Result<HashMap<usize, Recorded>, String> {
+        let mut out: HashMap<usize, Recorded> = HashMap::new();
+        // per new (unit, procedure, decision) and (unit, procedure): data arrived
+        let mut evaluated: HashSet<(usize, usize, usize)> = HashSet::new();
+        let mut profiled: HashSet<(usize, usize)> = HashSet::new();
+        for (&u, rec) in old_recorded {
+            let unit = self.old.units[u].unit;
+            if let Some(layout) = &self.old_mcdc[u] {
+                for (i, pd) in layout.procs.iter().enumerate() {
+                    for j in 0..pd.slots.len() {
+                        let key = decision_key(layout, i, j);
+                        let ids = key.and_then(|k| rec.ids.get(&k)).map(Vec::as_slice).unwrap_or(&[]);
+                        let Ok(paths) = &pd.slots[j].paths else { continue };
+                        for pv in layout.evaluations(i, j, &rec.mcdc, ids) {
+                            let edges = paths.decode_edges(pv.id).ok_or("a recorded evaluation does not decode")?;
+                            let (nu, ni, j2, id2) = self.map_evaluation(u, i, &edges)?;
+                            evaluated.insert((nu, ni, j2));
+                            record_evaluation(out.entry(nu).or_default(), self.new_mcdc[nu].as_ref(), ni, j2, id2);
+                        }
+                    }
+                }
+            }
+            if let Some(layout) = &self.old_paths[u] {
+                for (i, pp) in layout.procs.iter().enumerate() {
+                    let Some(numbering) = pp.numbering() else { continue };
+                    let p = &unit.procedures[i];
+                    let ids: Vec<u64> = match pp {
+                        ProcPaths::Cells { base, numbering } => rec
+                            .paths
+                            .range(*base..(*base as u64 + numbering.path_count()).min(u32::MAX as u64) as u32)
+                            .map(|c| u64::from(c - base))
+                            .collect(),
+                        ProcPaths::Ids { .. } => rec.ids.get(&(i as u32)).cloned().unwrap_or_default(),
+                        ProcPaths::Off(_) => Vec::new(),
+                    };
+                    for id in ids {
+                        let path = numbering.decode(&p.stmt, id).ok_or("a recorded path does not decode")?;
+                        let (nu, ni, id2) = self.map_path(u, i, &path)?;
+                        profiled.insert((nu, ni));
+                        record_path(out.entry(nu).or_default(), self.new_paths[nu].as_ref(), ni, id2)?;
+                    }
+                    if rec.frames.contains(i as u32) {
+                        let (nu, ni) = self.proc_image(u, i)?;
+                        profiled.insert((nu, ni));
+                        out.entry(nu).or_default().frames.insert(ni as u32);
+                    }
+                }
+            }
+        }
+        // whatever the new build records and the test reaches must have arrived
+        for (nu, u) in self.new.units.iter().enumerate() {
+            let cov = new_edges.get(&nu);
+            let covered = |i: usize, e: EdgeId| cov.is_some_and(|b| b.contains(self.new_bases[nu][i] + e.0));
+            let rec = self.new_rec[nu];
+            for (i, p) in u.unit.procedures.iter().enumerate() {
+                if let Some(layout) = &self.new_mcdc[nu] {
+                    for (j, d) in layout.procs[i].cfdg.decisions.iter().enumerate() {
+                        if rec.records_decision(i, j)
+                            && !evaluated.contains(&(nu, i, j))
+                            && p.cond.out_edges(d.entry).any(|e| covered(i, e))
+                        {
+                            return Err(format!("evaluations of a decision in {}() were not recorded before", p.name));
+                        }
+                    }
+                }
+                if rec.records_paths(i) && !profiled.contains(&(nu, i)) && p.cond.edges().any(|(e, _)| covered(i, e)) {
+                    return Err(format!("paths of {}() were not recorded before", p.name));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The new procedure of old procedure `(u, i)`, through its edges' counterparts.
+    fn proc_image(&self, u: usize, i: usize) -> Result<(usize, usize), String> {
+        let p = &self.old.units[u].unit.procedures[i];
+        let mut seen = BTreeSet::new();
+        for (e, _) in p.cond.edges() {
+            if let Ok((nu, ni, _)) = self.image_of(u, i, e) {
+                seen.insert((nu, ni));
+            }
+        }
+        match seen.len() {
+            1 => Ok(seen.into_iter().next().unwrap()),
+            _ => Err(format!("{}() has no single counterpart in the new version", p.name)),
+        }
+    }
+
+    /// An old evaluation (condition-level edges of decision in `(u, i)`) as an
+    /// evaluation of a new decision: (new unit, procedure, decision, path id).
+    fn map_evaluation(&self, u: usize, i: usize, edges: &[EdgeId]) -> Result<(usize, usize, usize, u64), String> {
+        let mapped: Vec<(usize, usize, EdgeId)> =
+            edges.iter().map(|&e| self.image_of(u, i, e)).collect::<Result<_, _>>()?;
+        let (nu, ni, first) = mapped[0];
+        if mapped.iter().any(|&(a, b, _)| (a, b) != (nu, ni)) {
+            return Err("an evaluation maps into several procedures".into());
+        }
+        let layout = self.new_mcdc[nu].as_ref().ok_or("the new build does not record MC/DC")?;
+        let np = &self.new.units[nu].unit.procedures[ni];
+        let src = np.cond.edge(first).src;
+        let pd = &layout.procs[ni];
+        let j =
+            pd.cfdg.decision_of.get(src.index()).copied().flatten().ok_or("an evaluation maps outside a decision")?;
+        let paths = pd.slots[j.index()].paths.as_ref().map_err(|e| e.clone())?;
+        let new_edges: Vec<EdgeId> = mapped.iter().map(|m| m.2).collect();
+        let id = paths.encode_edges(&new_edges).ok_or("an evaluation is not a path of the new decision")?;
+        if !self.new_rec[nu].records_decision(ni, j.index()) {
+            return Err(format!("a decision of {}() is not recorded in the new build", np.name));
+        }
+        Ok((nu, ni, j.index(), id))
+    }
+
+    /// An old acyclic path of procedure `(u, i)` as a path of the new procedure:
+    /// (new unit, procedure, path id).
+    fn map_path(&self, u: usize, i: usize, path: &AcyclicPath) -> Result<(usize, usize, u64), String> {
+        let op = &self.old.units[u].unit.procedures[i];
+        let mut target: Option<(usize, usize)> = None;
+        let mut edges = Vec::with_capacity(path.edges.len());
+        for &se in &path.edges {
+            // the statement-level edge's counterpart, through its condition-level preimage
+            let mut images = BTreeSet::new();
+            for fine in op.map.preimage(se) {
+                let (nu, ni, ne) = self.image_of(u, i, fine)?;
+                if *target.get_or_insert((nu, ni)) != (nu, ni) {
+                    return Err("a path maps into several procedures".into());
+                }
+                let np = &self.new.units[nu].unit.procedures[ni];
+                images.insert(np.map.edge[ne.index()].ok_or("a path edge maps inside a statement")?);
+            }
+            match images.len() {
+                1 => edges.push(images.into_iter().next().unwrap()),
+                _ => return Err(format!("a path edge of {}() has no single counterpart", op.name)),
+            }
+        }
+        let (nu, ni) = match target {
+            Some(t) => t,
+            None => self.proc_image(u, i)?,
+        };
+        let np = &self.new.units[nu].unit.procedures[ni];
+        let layout = self.new_paths[nu].as_ref().ok_or("the new build does not record paths")?;
+        let numbering = layout.procs[ni].numbering().ok_or_else(|| format!("{}() records no paths", np.name))?;
+        let start = if path.start == op.stmt.entry() {
+            np.stmt.entry()
+        } else {
+            np.stmt.edge(*edges.first().ok_or("an empty path")?).src
+        };
+        let id = numbering.number(&np.stmt, start, &edges).ok_or("a path is not a path of the new procedure")?;
+        if !self.new_rec[nu].records_paths(ni) {
+            return Err(format!("paths of {}() are not recorded in the new build", np.name));
+        }
+        Ok((nu, ni, id))
+    }
+}
+
+/// The id-set key of decision `j` of procedure `i`, if it records ids.
+fn decision_key(layout: &McdcLayout, i: usize, j: usize) -> Option<u32> {
+    match layout.procs[i].slots[j].sink {
+        Some(Sink::Id { key }) => Some(key),
+        _ => None,
+    }
+}
+
+fn record_evaluation(r: &mut Recorded, layout: Option<&McdcLayout>, i: usize, j: usize, id: u64) {
+    match layout.and_then(|l| l.procs[i].slots[j].sink) {
+        Some(Sink::Cell { base, .. }) => {
+            r.mcdc.insert(base + id as u32);
+        }
+        Some(Sink::Id { key }) => insert_id(r, key, id),
+        None => {}
+    }
+}
+
+fn record_path(r: &mut Recorded, layout: Option<&PathLayout>, i: usize, id: u64) -> Result<(), String> {
+    match layout.map(|l| &l.procs[i]) {
+        Some(ProcPaths::Cells { base, .. }) => {
+            r.paths.insert(base + id as u32);
+            Ok(())
+        }
+        Some(ProcPaths::Ids { .. }) => {
+            insert_id(r, i as u32, id);
+            Ok(())
+        }
+        _ => Err("the new build does not record this procedure's paths".into()),
+    }
+}
+
+fn insert_id(r: &mut Recorded, key: u32, id: u64) {
+    let v = r.ids.entry(key).or_default();
+    if let Err(k) = v.binary_search(&id) {
+        v.insert(k, id);
+    }
 }

@@ -22,6 +22,9 @@
 //! `exec` in the middle of a path that was never recorded: its recorded paths
 //! are then incomplete, and selection must fall back to edge coverage for it.
 
+use std::collections::BTreeMap;
+
+use roaring::RoaringBitmap;
 use serde::{Deserialize, Serialize};
 
 use crate::cfg::EdgeId;
@@ -156,6 +159,44 @@ impl UnitRecording {
     /// Whether procedure `i` records its paths.
     pub fn records_paths(&self, i: usize) -> bool {
         self.procs.get(i).is_some_and(|p| p.path.is_some())
+    }
+}
+
+/// What one test recorded in one unit beyond edges (`retest cc --mcdc`,
+/// `--paths`): hit cells of each section, and the runtime's id sets. What the
+/// cells and ids mean follows from the unit's layouts
+/// (`retest_cover::mcdc::McdcLayout`, [`PathLayout`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recorded {
+    /// Hit cells of the MC/DC section: decision evaluations.
+    pub mcdc: RoaringBitmap,
+    /// Hit cells of the paths section: acyclic paths taken.
+    pub paths: RoaringBitmap,
+    /// Procedures (by index) with a call in flight when some trace was written:
+    /// a path of theirs was cut off and not recorded.
+    pub frames: RoaringBitmap,
+    /// Id sets by key: a procedure's index for its path ids, or
+    /// `MCDC_KEY_BASE` + a decision's number for its evaluations.
+    pub ids: BTreeMap<u32, Vec<u64>>,
+}
+
+impl Recorded {
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.mcdc.is_empty() && self.paths.is_empty() && self.frames.is_empty() && self.ids.is_empty()
+    }
+
+    /// Adds everything `other` recorded.
+    pub fn union_with(&mut self, other: &Recorded) {
+        self.mcdc |= &other.mcdc;
+        self.paths |= &other.paths;
+        self.frames |= &other.frames;
+        for (k, ids) in &other.ids {
+            let mine = self.ids.entry(*k).or_default();
+            mine.extend_from_slice(ids);
+            mine.sort_unstable();
+            mine.dedup();
+        }
     }
 }
 

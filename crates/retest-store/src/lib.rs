@@ -25,7 +25,7 @@ mod blob;
 mod schema;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
@@ -35,7 +35,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use retest_graph::Unit;
 pub use retest_graph::coverage::Probe;
-pub use retest_graph::recording::UnitRecording;
+pub use retest_graph::recording::{Recorded, UnitRecording};
 
 /// A 128-bit content hash.
 pub type Hash = [u8; 16];
@@ -130,44 +130,6 @@ pub struct BuildInfo {
     pub plan: Vec<Vec<Probe>>,
     /// What the build records beyond edges (empty: nothing).
     pub recording: UnitRecording,
-}
-
-/// What one test recorded in one unit beyond edges (`retest cc --mcdc`,
-/// `--paths`): hit cells of each section, and the runtime's id sets. What the
-/// cells and ids mean follows from the unit's layouts
-/// (`retest_cover::mcdc::McdcLayout`, `retest_graph::recording::PathLayout`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Recorded {
-    /// Hit cells of the MC/DC section: decision evaluations.
-    pub mcdc: RoaringBitmap,
-    /// Hit cells of the paths section: acyclic paths taken.
-    pub paths: RoaringBitmap,
-    /// Procedures (by index) with a call in flight when some trace was written:
-    /// a path of theirs was cut off and not recorded.
-    pub frames: RoaringBitmap,
-    /// Id sets by key: a procedure's index for its path ids, or
-    /// `MCDC_KEY_BASE` + a decision's number for its evaluations.
-    pub ids: BTreeMap<u32, Vec<u64>>,
-}
-
-impl Recorded {
-    /// Whether nothing was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.mcdc.is_empty() && self.paths.is_empty() && self.frames.is_empty() && self.ids.is_empty()
-    }
-
-    /// Adds everything `other` recorded.
-    pub fn union_with(&mut self, other: &Recorded) {
-        self.mcdc |= &other.mcdc;
-        self.paths |= &other.paths;
-        self.frames |= &other.frames;
-        for (k, ids) in &other.ids {
-            let mine = self.ids.entry(*k).or_default();
-            mine.extend_from_slice(ids);
-            mine.sort_unstable();
-            mine.dedup();
-        }
-    }
 }
 
 /// A stored test.
@@ -418,6 +380,18 @@ impl Store {
             )?;
             tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0)).map(BuildId)
         })
+    }
+
+    /// A build by id.
+    pub fn build(&self, id: BuildId) -> Result<BuildInfo> {
+        let hash: Vec<u8> = self
+            .conn
+            .query_row("SELECT hash FROM builds WHERE id = ?1", [id.0], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "build", id: id.0 })?;
+        let hash: Hash = hash.try_into().map_err(|_| self.corrupt(format!("build {}: bad hash", id.0)))?;
+        self.build_by_hash(&hash)?.ok_or(StoreError::Missing { what: "build", id: id.0 })
     }
 
     /// The build a trace reports by its hash, if this store knows it.

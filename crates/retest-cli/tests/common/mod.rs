@@ -77,6 +77,11 @@ pub fn baseline(dir: &Path) {
 
 /// Applies one of the example's bundled changes and rebuilds with the wrapper.
 pub fn apply_change(dir: &Path, change: &str) {
+    apply_change_with(dir, change, &[]);
+}
+
+/// [`apply_change`], building with `retest build OPTIONS -- make`.
+pub fn apply_change_with(dir: &Path, change: &str, options: &[&str]) {
     let ch = dir.join("changes").join(change);
     for e in std::fs::read_dir(&ch).unwrap() {
         let e = e.unwrap();
@@ -95,7 +100,10 @@ pub fn apply_change(dir: &Path, change: &str) {
             f.set_modified(std::time::SystemTime::now()).unwrap();
         }
     }
-    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let mut args = vec!["build"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["--", "make", "-s", "-j2"]);
+    retest(dir, &args, 0);
 }
 
 pub fn json(o: &Output) -> serde_json::Value {
