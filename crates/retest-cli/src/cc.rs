@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use clap::Args;
-use retest_cover::plan::{RecordOptions, recording};
+use retest_cover::plan::{RecordOptions, not_recorded, recording};
 use retest_lang_c::instrument::full_plan;
 use retest_lang_c::wrap::{Plan, Prepared, WrapOptions, runtime_object};
 
@@ -107,16 +107,16 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
             let build = store
                 .put_build_with(&u.build_hash, unit, u.instrumented.cells, &u.plan, &u.instrumented.recording)
                 .or_fail()?;
-            if !u.instrumented.dropped.is_empty() {
-                let what: Vec<String> = u
-                    .instrumented
-                    .dropped
+            let mut off: Vec<(usize, Option<u32>, String)> = not_recorded(&u.tu.unit, record);
+            off.extend(u.instrumented.dropped.iter().map(|d| (d.procedure, d.decision, d.why.clone())));
+            if !off.is_empty() {
+                let what: Vec<String> = off
                     .iter()
-                    .map(|d| {
-                        let f = &u.tu.unit.procedures[d.procedure].name;
-                        match d.decision {
-                            Some(j) => format!("{f}() decision {j}: {}", d.why),
-                            None => format!("{f}() paths: {}", d.why),
+                    .map(|(p, decision, why)| {
+                        let f = &u.tu.unit.procedures[*p].name;
+                        match decision {
+                            Some(j) => format!("{f}() decision {j}: {why}"),
+                            None => format!("{f}() paths: {why}"),
                         }
                     })
                     .collect();

@@ -300,3 +300,64 @@ int main(int argc, char **argv) {
     let sum_paths = rec["t3"].paths.range(*s0..*s0 + numbering.path_count() as u32).count();
     assert!(sum_paths >= 4, "sum(7) took {sum_paths} distinct acyclic paths");
 }
+
+/// What cannot be recorded is said at build time, and recorded by edges only:
+/// paths of a function calling `setjmp` (its locals are indeterminate after a
+/// `longjmp`), and a decision of a function with a computed `goto`.
+#[test]
+fn what_cannot_be_recorded_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(
+        dir,
+        "j.c",
+        r#"#include <setjmp.h>
+#include <stdlib.h>
+static jmp_buf env;
+static void fail(int x) { if (x > 2) longjmp(env, 1); }
+static int guarded(int x) {
+    if (setjmp(env) != 0)
+        return -1;
+    fail(x);
+    return x;
+}
+static int dispatch(int k) {
+    static void *labels[] = { &&zero, &&one };
+    goto *labels[k & 1];
+zero:
+    return k > 4 && k < 9;
+one:
+    return 7;
+}
+int main(int argc, char **argv) {
+    int x = atoi(argv[1]);
+    return guarded(x) + dispatch(x) < 0;
+}
+"#,
+    );
+    write(dir, "Makefile", "j: j.c\n\t$(CC) -O0 -o j j.c\n");
+    write(dir, "universe.txt", "./j 1\n./j 3\n./j 6\n");
+    retest(dir, &["init"], 0);
+    let b = stderr(&retest(dir, &["build", "--mcdc", "--paths", "--", "make", "-s"], 0));
+    // glibc's setjmp is a macro for _setjmp
+    assert!(
+        b.contains("guarded() paths: it calls `_setjmp`") || b.contains("guarded() paths: it calls `setjmp`"),
+        "{b}"
+    );
+    assert!(b.contains("dispatch() paths:"), "{b}");
+    assert!(!b.contains("dispatch() decision"), "the decision in dispatch() is recorded: {b}");
+    retest(dir, &["run", "--universe", "universe.txt"], 0);
+    let store = store_of(dir);
+    let (unit, rec) = recorded_by_test(&store);
+    let layout = McdcLayout::new(&unit);
+    let di = unit.procedures.iter().position(|p| p.name == "dispatch").unwrap();
+    // ./j 6 evaluates `k > 4 && k < 9` once: both conditions true
+    let got: Vec<String> = layout.procs[di]
+        .slots
+        .iter()
+        .enumerate()
+        .flat_map(|(j, _)| layout.evaluations(di, j, &rec["t3"].mcdc, &[]))
+        .map(|pv| pv.vector.to_string())
+        .collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+}

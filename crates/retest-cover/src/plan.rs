@@ -3,7 +3,7 @@
 //! `retest cc --paths` (Ball–Larus paths, [`retest_graph::recording::PathLayout`]).
 
 use retest_graph::Unit;
-use retest_graph::recording::{PathLayout, ProcRecording, UnitRecording};
+use retest_graph::recording::{PathLayout, ProcPaths, ProcRecording, UnitRecording};
 use serde::{Deserialize, Serialize};
 
 use crate::mcdc::McdcLayout;
@@ -77,6 +77,37 @@ pub fn recording(unit: &Unit, options: RecordOptions) -> UnitRecording {
         }
     }
     r
+}
+
+/// What `options` ask that `unit` cannot record, before placement, and why:
+/// (procedure, `Some(decision)` or `None` for its paths, reason). Unanalysable
+/// procedures are left out (they are reported as such already).
+pub fn not_recorded(unit: &Unit, options: RecordOptions) -> Vec<(usize, Option<u32>, String)> {
+    let mut out = Vec::new();
+    if options.mcdc {
+        let layout = McdcLayout::new(unit);
+        for (i, pd) in layout.procs.iter().enumerate() {
+            if unit.procedures[i].unanalysable.is_some() {
+                continue;
+            }
+            for (j, slot) in pd.slots.iter().enumerate() {
+                if let Err(why) = &slot.paths {
+                    out.push((i, Some(j as u32), why.clone()));
+                }
+            }
+        }
+    }
+    if options.paths {
+        let layout = PathLayout::new(unit);
+        for (i, pp) in layout.procs.iter().enumerate() {
+            if let ProcPaths::Off(why) = pp
+                && unit.procedures[i].unanalysable.is_none()
+            {
+                out.push((i, None, why.clone()));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
