@@ -265,8 +265,10 @@ int main(int argc, char **argv) {
         let cov = store.test_coverage(base, names[name]).unwrap();
         let edges = cov.iter().find(|(u, _)| *u == unit_id).map(|(_, b)| b.clone()).unwrap_or_default();
         for (i, p) in unit.procedures.iter().enumerate() {
-            let ProcPaths::Cells { base: cell0, numbering } = &layout.procs[i] else {
-                panic!("{}: paths are recorded in cells here", p.name)
+            let (cell0, numbering) = match &layout.procs[i] {
+                ProcPaths::Cells { base, numbering } => (base, numbering),
+                ProcPaths::Single => continue,
+                _ => panic!("{}: paths are recorded in cells here", p.name),
             };
             // statement-level edges the test covered in this procedure
             let mut covered = BTreeSet::new();

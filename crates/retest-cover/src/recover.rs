@@ -457,7 +457,7 @@ impl<'p> RecordedTransfer<'p> {
                             .map(|c| u64::from(c - base))
                             .collect(),
                         ProcPaths::Ids { .. } => rec.ids.get(&(i as u32)).cloned().unwrap_or_default(),
-                        ProcPaths::Off(_) => Vec::new(),
+                        ProcPaths::Off(_) | ProcPaths::Single => Vec::new(),
                     };
                     for id in ids {
                         let path = numbering.decode(&p.stmt, id).ok_or("a recorded path does not decode")?;

@@ -207,6 +207,9 @@ pub enum ProcPaths {
     Cells { base: u32, numbering: PathNumbering },
     /// In the id set, under the procedure's index as key.
     Ids { numbering: PathNumbering },
+    /// Not recorded: the procedure has a single acyclic path, so its edge
+    /// coverage says all that its path coverage would (and selection uses it).
+    Single,
     /// Not recorded, and why (selection uses edge coverage for it).
     Off(String),
 }
@@ -216,7 +219,7 @@ impl ProcPaths {
     pub fn numbering(&self) -> Option<&PathNumbering> {
         match self {
             ProcPaths::Cells { numbering, .. } | ProcPaths::Ids { numbering } => Some(numbering),
-            ProcPaths::Off(_) => None,
+            ProcPaths::Off(_) | ProcPaths::Single => None,
         }
     }
 }
@@ -243,6 +246,7 @@ impl PathLayout {
         for p in &unit.procedures {
             procs.push(match Self::numbering_of(p) {
                 Err(why) => ProcPaths::Off(why),
+                Ok(numbering) if numbering.path_count() <= 1 => ProcPaths::Single,
                 Ok(numbering) => {
                     let n = numbering.path_count();
                     if n <= PATH_CELL_LIMIT && u64::from(cells) + n <= u64::from(u32::MAX / 2) {
@@ -277,7 +281,7 @@ impl PathLayout {
         let (numbering, at_return) = match &self.procs[i] {
             ProcPaths::Cells { base, numbering } => (numbering, Sink::Cell { sect: SECT_PATHS, base: *base }),
             ProcPaths::Ids { numbering } => (numbering, Sink::Id { key: i as u32 }),
-            ProcPaths::Off(_) => return None,
+            ProcPaths::Off(_) | ProcPaths::Single => return None,
         };
         let mut component = Component::default();
         for (fine, coarse) in p.map.edge.iter().enumerate() {
@@ -310,6 +314,41 @@ mod tests {
         assert_eq!(c.on_edge.iter().map(|(e, _)| e.0).collect::<Vec<_>>(), [2, 5]);
         assert_eq!(c.actions(EdgeId(5)), &[Action::Add(1), Action::Record { sink: Sink::Id { key: 3 }, add: 0 }]);
         assert!(c.actions(EdgeId(7)).is_empty());
+    }
+
+    /// A procedure with one acyclic path records none: its edges say it all.
+    #[test]
+    fn a_single_path_is_not_profiled() {
+        let mut b = CfgBuilder::new("g");
+        let en = b.add_node(Node::new(NodeKind::Entry, ""));
+        let s = b.add_node(Node::new(NodeKind::Statement, "s;"));
+        let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(en);
+        b.set_exit(ex);
+        b.add_edge(en, s, EdgeLabel::Eps);
+        b.add_edge(s, ex, EdgeLabel::Eps);
+        let cfg = b.build().unwrap();
+        let map = crate::cfg::Contraction {
+            node: cfg.node_ids().collect(),
+            edge: cfg.edges().map(|(e, _)| Some(e)).collect(),
+        };
+        let p = Procedure {
+            name: "g".into(),
+            is_static: false,
+            span: None,
+            cond: cfg.clone(),
+            stmt: cfg.clone(),
+            map,
+            probes: vec![crate::coverage::Probe::Node; cfg.node_count()],
+            locals: vec![],
+            unanalysable: None,
+            digest: 0,
+        };
+        let unit = Unit { procedures: vec![p], ..Unit::default() };
+        let layout = PathLayout::new(&unit);
+        assert!(matches!(layout.procs[0], ProcPaths::Single));
+        assert_eq!(layout.cells, 0);
+        assert!(layout.component(&unit, 0).is_none());
     }
 
     /// `while (c) s;`: the back edge records `r + end` and restarts; the loop's
