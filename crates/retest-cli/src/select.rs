@@ -132,6 +132,8 @@ pub struct Selection {
     pub eliminated: BTreeMap<String, Vec<Elimination>>,
     /// Procedure pairs whose intersection graph was built (Ball's algorithms).
     pub pairs_analysed: Option<usize>,
+    /// The part of `elapsed` Ball's algorithm took after DejaVu.
+    pub refine_elapsed: Option<Duration>,
     pub outcome: Outcome,
     /// The dangerous edges of the chosen algorithm (DejaVu's — also for Ball's
     /// algorithms, which decide which of their tests need to run — or coarsened).
@@ -292,7 +294,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         |ui: usize, edge: u32| indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_default();
     let by_test = tests_for(&old, &dangerous, &mut tests_on_edge);
     // Ball's algorithms re-decide DejaVu's tests (they select subsets of them)
+    let refine_started = Instant::now();
     let refinement = opts.algorithm.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge));
+    let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
 
     // the suite: discovered tests if a source is available, else the matrix's
     let matrix = store.matrix_tests(baseline).or_fail()?;
@@ -327,15 +331,23 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                 let id = m.test.0 as u32;
                 if let Some(ds) = by_test.get(&id) {
                     let whys: Vec<Why> = match refinement.as_ref().and_then(|r| r.verdicts.get(&id)) {
-                        None => ds
-                            .iter()
-                            .map(|&i| Why {
-                                procedure: dangerous[i].procedure,
-                                edge: dangerous[i].edge,
-                                via: None,
-                                reason: dangerous[i].reason.clone(),
-                            })
-                            .collect(),
+                        // one reason per procedure and change (coarse algorithms give every
+                        // edge of a function the same one; formatting each would dominate)
+                        None => {
+                            let mut w: Vec<Why> = Vec::new();
+                            for &i in ds {
+                                let d = &dangerous[i];
+                                if !w.last().is_some_and(|l| l.procedure == d.procedure && l.reason == d.reason) {
+                                    w.push(Why {
+                                        procedure: d.procedure,
+                                        edge: d.edge,
+                                        via: None,
+                                        reason: d.reason.clone(),
+                                    });
+                                }
+                            }
+                            w
+                        }
                         Some(Verdict::Selected(w)) => w.clone(),
                         Some(Verdict::Eliminated(e)) => {
                             gone = Some(e);
@@ -369,6 +381,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         reasons,
         eliminated,
         pairs_analysed: refinement.map(|r| r.pairs_analysed),
+        refine_elapsed,
         outcome,
         dangerous,
         elapsed,

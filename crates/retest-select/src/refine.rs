@@ -30,15 +30,17 @@
 //!   full-reachability does. No edge-coverage algorithm can do better on unions:
 //!   a test that ran once along the second path has the same coverage.
 //!
-//! Which pairs are analysed. Every algorithm selects a subset of RH's tests in a
-//! pair, and RH's `D` is contained in DejaVu's dangerous edges of the pair where
-//! DejaVu walked it. So only DejaVu's selected tests are re-decided, each only in
-//! the pairs where it covers one of DejaVu's dangerous edges. The
-//! interprocedural walk (002 §3.2) does not walk past a call to a *selectsall*
-//! procedure; a test that reaches code only reachable past such a call completed
-//! that call, which selected it there (by induction on the order in which
-//! procedures became *selectsall*), so skipping the pairs DejaVu found no
-//! dangerous edge in loses nothing.
+//! Which pairs are analysed. Only DejaVu's selected tests are re-decided, each
+//! only in the pairs where it covers one of DejaVu's dangerous edges. That loses
+//! no departure: the departing invocation's route in G'' crosses a transition to
+//! `reject` in the part of G'' DejaVu walked, which is one of DejaVu's dangerous
+//! edges of the pair. (The interprocedural walk, 002 §3.2, does not walk past a
+//! call to a *selectsall* procedure; a route past such a call completed that
+//! call, and every completed call of a *selectsall* procedure departs inside it
+//! or inside a deeper *selectsall* call — by induction on the order in which
+//! procedures became *selectsall* — so the first departure is never past one.)
+//! There every algorithm, safe for one invocation and monotone in the covered
+//! edges, selects the test. So each algorithm selects a subset of DejaVu's tests.
 //!
 //! Path coverage (000 §5, [`crate::paths`]) fits the same frame: the decision in
 //! [`decide`] would read per-test path-id sets per procedure instead of edges.
@@ -223,7 +225,7 @@ impl fmt::Display for Elimination {
 /// The decision for one test DejaVu selects.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Verdict {
-    /// Still selected, with the reasons (sorted, without duplicates).
+    /// Still selected, with the reasons (by procedure and edge, no two with the same text).
     Selected(Vec<Why>),
     /// Eliminated: why, per procedure in which DejaVu selects it.
     Eliminated(Vec<Elimination>),
@@ -305,7 +307,8 @@ pub fn refine(
         let v = match whys.remove(&t) {
             Some(mut w) if !w.is_empty() => {
                 w.sort_by_key(|x| (x.procedure, x.edge, x.to_string()));
-                w.dedup_by(|a, b| a.to_string() == b.to_string());
+                let mut seen = BTreeSet::new();
+                w.retain(|x| seen.insert(x.to_string()));
                 Verdict::Selected(w)
             }
             _ => Verdict::Eliminated(eliminations.remove(&t).unwrap_or_default()),
