@@ -1,7 +1,9 @@
 //! `retest compare-algorithms`: every selection algorithm on the same change —
 //! how many tests each selects, how long its analysis takes, and, when
 //! `retest audit` has run on the new build, how many tests whose behaviour
-//! changed each would have missed.
+//! changed each would have missed — and the change's multiply-visited nodes
+//! (without them RH is optimal and Ball's algorithms select what DejaVu selects,
+//! 000 §4.1; how often they occur is 000 §7's open question).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -13,6 +15,9 @@ use serde::Serialize;
 use crate::audit::changed_in_audit;
 use crate::context;
 use crate::fail::{Fail, OrFail};
+use retest_select::Keys;
+use retest_select::equiv::at;
+
 use crate::select::{Algorithm, SelectOptions, compute};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -39,7 +44,18 @@ struct Report {
     /// Tests whose behaviour changed, from the newest audit of the new build
     /// (absent when no audit ran).
     changed: Option<Vec<String>>,
+    /// Old nodes paired with more than one new node during DejaVu's walk.
+    multiply_visited_nodes: usize,
+    multiply_visited: Vec<Located>,
     algorithms: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct Located {
+    procedure: String,
+    file: String,
+    line: u32,
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -50,13 +66,23 @@ struct Row {
     /// Changed tests the algorithm did not select (absent when no audit ran).
     missed: Option<Vec<String>>,
     selected_tests: Vec<String>,
+    /// Procedure pairs whose intersection graph was built (Ball's algorithms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pairs_analysed: Option<usize>,
+    /// The part of `analysis_seconds` spent after DejaVu (Ball's algorithms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refine_seconds: Option<f64>,
 }
 
 pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
     let (mut store, root) = context::open(store_opt)?;
     let mut rows = Vec::new();
     let mut head: Option<(i64, Option<i64>, usize)> = None;
+    let mut multiply_visited: Vec<Located> = Vec::new();
     let mut changed: Option<BTreeMap<String, String>> = None;
+    // untimed: the first selection builds and stores the edge index (TestsOnEdge)
+    // and warms the page cache, which would count against the first algorithm
+    compute(&mut store, &root, &SelectOptions { algorithm: Algorithm::Dejavu, ..a.opts.clone() })?;
     for alg in Algorithm::value_variants() {
         let opts = SelectOptions { algorithm: *alg, ..a.opts.clone() };
         let sel = compute(&mut store, &root, &opts)?;
@@ -64,6 +90,14 @@ pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
             head = Some((sel.baseline.0, sel.new_snapshot.map(|s| s.0), sel.suite.len()));
             if let Some(n) = sel.new_snapshot {
                 changed = changed_in_audit(&store, sel.baseline, n)?;
+            }
+            let (old, new) = sel.programs();
+            let keys = Keys::new(&old, &new);
+            for (r, nodes) in &sel.outcome.multiply_visited {
+                for n in nodes {
+                    let a = at(&old, &keys, *r, *n);
+                    multiply_visited.push(Located { procedure: a.procedure, file: a.file, line: a.line, text: a.text });
+                }
             }
         }
         let missed =
@@ -74,6 +108,8 @@ pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
             analysis_seconds: sel.elapsed.as_secs_f64(),
             missed,
             selected_tests: sel.selected.keys().cloned().collect(),
+            pairs_analysed: sel.pairs_analysed,
+            refine_seconds: sel.refine_elapsed.map(|d| d.as_secs_f64()),
         });
     }
     let (baseline_snapshot, new_snapshot, tests) = head.unwrap_or((0, None, 0));
@@ -83,6 +119,8 @@ pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
         new_snapshot,
         tests,
         changed: changed.map(|c| c.into_keys().collect()),
+        multiply_visited_nodes: multiply_visited.len(),
+        multiply_visited,
         algorithms: rows,
     };
     let stdout = io::stdout();
@@ -103,6 +141,13 @@ fn write_human(r: &Report, w: &mut dyn Write) -> io::Result<()> {
     match &r.changed {
         Some(c) => writeln!(w, "audit: {} tests changed behaviour", c.len())?,
         None => writeln!(w, "audit: none recorded for this build (run `retest audit` to count misses)")?,
+    }
+    writeln!(w, "multiply-visited nodes: {}", r.multiply_visited_nodes)?;
+    for m in r.multiply_visited.iter().take(5) {
+        writeln!(w, "  {}:{} in {} `{}`", m.file, m.line, m.procedure, m.text)?;
+    }
+    if r.multiply_visited.len() > 5 {
+        writeln!(w, "  … and {} more", r.multiply_visited.len() - 5)?;
     }
     writeln!(w, "{:<10} {:>16} {:>12} {:>8}", "algorithm", "selected", "analysis", "missed")?;
     for row in &r.algorithms {

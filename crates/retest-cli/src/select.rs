@@ -11,20 +11,31 @@ use rayon::prelude::*;
 use retest_graph::Unit;
 use retest_lang_c::TuJob;
 use retest_lang_c::project::read_compile_commands;
+use retest_select::ball;
 use retest_select::coarse::{Granularity, coarsen};
-use retest_select::{Dangerous, Mode, Outcome, Program, Reason, UnitRef, select, tests_for};
+use retest_select::refine::{Elimination, Verdict, Why, refine};
+use retest_select::{Dangerous, Mode, Outcome, Program, UnitRef, select, tests_for};
 use retest_store::{CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
-use roaring::RoaringBitmap;
 use serde::Serialize;
 
 use crate::context;
 use crate::fail::{Fail, OrFail};
 use crate::run::{TestSource, discover_tests};
 
+/// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
+/// (`retest_select::refine`); the coarse ones widen DejaVu's dangerous edges to
+/// whole functions or units. An algorithm on per-test path ids (000 §5) would be
+/// one more variant with its own `ball()`-like hook.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
 pub enum Algorithm {
     /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
     Dejavu,
+    /// Ball's partial-reachability: tests through a transition leaving V''_accept.
+    Partial,
+    /// Ball's full-reachability: tests whose covered edges reach `reject` from the entry in G''.
+    Full,
+    /// Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions).
+    Valid,
     /// Tests that executed any changed function (testmon / RustyRTS granularity).
     Function,
     /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
@@ -35,8 +46,21 @@ impl Algorithm {
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Dejavu => "dejavu",
+            Algorithm::Partial => "partial",
+            Algorithm::Full => "full",
+            Algorithm::Valid => "valid",
             Algorithm::Function => "function",
             Algorithm::File => "file",
+        }
+    }
+
+    /// Ball's algorithm (000 §4) that re-decides DejaVu's tests, for those that are one.
+    pub fn ball(self) -> Option<ball::Algorithm> {
+        match self {
+            Algorithm::Partial => Some(ball::Algorithm::Partial),
+            Algorithm::Full => Some(ball::Algorithm::Full),
+            Algorithm::Valid => Some(ball::Algorithm::Valid),
+            Algorithm::Dejavu | Algorithm::Function | Algorithm::File => None,
         }
     }
 }
@@ -98,15 +122,23 @@ pub struct Loaded {
 
 /// The outcome of a selection, with tests resolved.
 pub struct Selection {
+    pub algorithm: Algorithm,
     pub baseline: SnapshotId,
     pub new_snapshot: Option<SnapshotId>,
     pub suite: Vec<String>,
     /// Selected test name → reasons (one line each).
     pub selected: BTreeMap<String, Vec<String>>,
     /// Selected test name → structured reasons, for JSON.
-    pub reasons: BTreeMap<String, Vec<Reason>>,
+    pub reasons: BTreeMap<String, Vec<Why>>,
+    /// Tests DejaVu selects that Ball's algorithm eliminates, with why.
+    pub eliminated: BTreeMap<String, Vec<Elimination>>,
+    /// Procedure pairs whose intersection graph was built (Ball's algorithms).
+    pub pairs_analysed: Option<usize>,
+    /// The part of `elapsed` Ball's algorithm took after DejaVu.
+    pub refine_elapsed: Option<Duration>,
     pub outcome: Outcome,
-    /// The dangerous edges of the chosen algorithm (DejaVu's, or coarsened).
+    /// The dangerous edges of the chosen algorithm (DejaVu's — also for Ball's
+    /// algorithms, which decide which of their tests need to run — or coarsened).
     pub dangerous: Vec<Dangerous>,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
@@ -251,7 +283,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
     let outcome = select(&old, &new, mode);
     let dangerous = match opts.algorithm {
-        Algorithm::Dejavu => outcome.dangerous.clone(),
+        Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid => outcome.dangerous.clone(),
         Algorithm::Function => coarsen(&old, &new, &outcome, Granularity::Function),
         Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
     };
@@ -265,9 +297,13 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             e.insert(store.edge_index(baseline, id).or_fail()?);
         }
     }
-    let by_test = tests_for(&old, &dangerous, &mut |ui, edge| {
-        indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_else(RoaringBitmap::new)
-    });
+    let mut tests_on_edge =
+        |ui: usize, edge: u32| indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_default();
+    let by_test = tests_for(&old, &dangerous, &mut tests_on_edge);
+    // Ball's algorithms re-decide DejaVu's tests (they select subsets of them)
+    let refine_started = Instant::now();
+    let refinement = opts.algorithm.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge));
+    let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
 
     // the suite: discovered tests if a source is available, else the matrix's
     let matrix = store.matrix_tests(baseline).or_fail()?;
@@ -277,7 +313,8 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     };
     let by_name: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.name.as_str(), m)).collect();
     let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut reasons: BTreeMap<String, Vec<Reason>> = BTreeMap::new();
+    let mut reasons: BTreeMap<String, Vec<Why>> = BTreeMap::new();
+    let mut eliminated: BTreeMap<String, Vec<Elimination>> = BTreeMap::new();
     // a unit with a syntax error outside its functions that changed: code may be hidden
     let old_hash: HashMap<&str, [u8; 16]> = old_units.iter().map(|u| (u.key.as_str(), u.src_hash)).collect();
     let hidden: Vec<String> = new_units
@@ -291,17 +328,42 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         .collect();
     for name in &suite {
         let mut why: Vec<String> = Vec::new();
+        let mut gone: Option<&Vec<Elimination>> = None;
         match by_name.get(name.as_str()) {
             None => why.push("no coverage recorded for this test".to_string()),
             Some(m) => {
                 if let CoverageState::Unknown(r) = &m.state {
                     why.push(format!("coverage unknown: {r}"));
                 }
-                if let Some(ds) = by_test.get(&(m.test.0 as u32)) {
-                    for &i in ds {
-                        let r = &dangerous[i].reason;
-                        why.push(r.to_string());
-                        reasons.entry(name.clone()).or_default().push(r.clone());
+                let id = m.test.0 as u32;
+                if let Some(ds) = by_test.get(&id) {
+                    let whys: Vec<Why> = match refinement.as_ref().and_then(|r| r.verdicts.get(&id)) {
+                        // one reason per procedure and change (coarse algorithms give every
+                        // edge of a function the same one; formatting each would dominate)
+                        None => {
+                            let mut w: Vec<Why> = Vec::new();
+                            for &i in ds {
+                                let d = &dangerous[i];
+                                if !w.last().is_some_and(|l| l.procedure == d.procedure && l.reason == d.reason) {
+                                    w.push(Why {
+                                        procedure: d.procedure,
+                                        edge: d.edge,
+                                        via: None,
+                                        reason: d.reason.clone(),
+                                    });
+                                }
+                            }
+                            w
+                        }
+                        Some(Verdict::Selected(w)) => w.clone(),
+                        Some(Verdict::Eliminated(e)) => {
+                            gone = Some(e);
+                            Vec::new()
+                        }
+                    };
+                    why.extend(whys.iter().map(Why::to_string));
+                    if !whys.is_empty() {
+                        reasons.insert(name.clone(), whys);
                     }
                 }
             }
@@ -310,17 +372,23 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         if !why.is_empty() {
             why.dedup();
             selected.insert(name.clone(), why);
+        } else if let Some(e) = gone {
+            eliminated.insert(name.clone(), e.clone());
         }
     }
     let elapsed = started.elapsed();
     drop(old);
     drop(new);
     Ok(Selection {
+        algorithm: opts.algorithm,
         baseline,
         new_snapshot,
         suite,
         selected,
         reasons,
+        eliminated,
+        pairs_analysed: refinement.map(|r| r.pairs_analysed),
+        refine_elapsed,
         outcome,
         dangerous,
         elapsed,
@@ -342,7 +410,7 @@ pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
         Format::Human => write_human(&sel, &mut out),
         Format::Names => sel.selected.keys().try_for_each(|n| writeln!(out, "{n}")),
         Format::Ctest => writeln!(out, "{}", ctest_regex(sel.selected.keys())),
-        Format::Json => write_json(&sel, a.opts.algorithm, &mut out),
+        Format::Json => write_json(&sel, &mut out),
     }
     .and_then(|_| out.flush())
     .or_fail()
@@ -357,9 +425,10 @@ pub fn ctest_regex<'a>(names: impl Iterator<Item = &'a String>) -> String {
 }
 
 fn write_human(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
+    let by = if sel.algorithm == Algorithm::Dejavu { String::new() } else { format!("{}, ", sel.algorithm.name()) };
     writeln!(
         w,
-        "{} of {} tests selected (baseline snapshot {}, analysis {:.3} s)",
+        "{} of {} tests selected ({by}baseline snapshot {}, analysis {:.3} s)",
         sel.selected.len(),
         sel.suite.len(),
         sel.baseline.0,
@@ -369,6 +438,15 @@ fn write_human(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
     for (name, why) in &sel.selected {
         let extra = if why.len() > 1 { format!(" (+{} more)", why.len() - 1) } else { String::new() };
         writeln!(w, "  {name:<width$}  {}{extra}", why[0])?;
+    }
+    if !sel.eliminated.is_empty() {
+        writeln!(
+            w,
+            "{} tests DejaVu selects are eliminated by {} (`retest explain TEST --algorithm {}` says why)",
+            sel.eliminated.len(),
+            sel.algorithm.name(),
+            sel.algorithm.name()
+        )?;
     }
     Ok(())
 }
@@ -383,8 +461,12 @@ struct JsonSelection<'a> {
     tests_selected: usize,
     analysis_seconds: f64,
     selected: Vec<JsonTest<'a>>,
+    /// Tests DejaVu selects that this algorithm eliminates, with why.
+    eliminated: Vec<JsonEliminated<'a>>,
     dangerous_edges: usize,
     multiply_visited_nodes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pairs_analysed: Option<usize>,
     warnings: &'a [String],
 }
 
@@ -395,11 +477,20 @@ struct JsonTest<'a> {
 }
 
 #[derive(Serialize)]
+struct JsonEliminated<'a> {
+    name: &'a str,
+    why: Vec<String>,
+}
+
+#[derive(Serialize)]
 struct JsonReason {
     text: String,
     kind: String,
     old: Option<JsonAt>,
     new: Option<JsonAt>,
+    /// The transition partial-reachability holds responsible when it is not the change itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<JsonBranch>,
 }
 
 #[derive(Serialize)]
@@ -408,6 +499,13 @@ struct JsonAt {
     file: String,
     line: u32,
     text: String,
+}
+
+#[derive(Serialize)]
+struct JsonBranch {
+    #[serde(flatten)]
+    at: JsonAt,
+    label: String,
 }
 
 fn json_at(a: &Option<retest_select::At>) -> Option<JsonAt> {
@@ -436,7 +534,7 @@ fn kind_name(k: &retest_select::ReasonKind) -> &'static str {
     }
 }
 
-fn write_json(sel: &Selection, alg: Algorithm, w: &mut dyn Write) -> io::Result<()> {
+fn write_json(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
     let selected = sel
         .selected
         .iter()
@@ -447,9 +545,13 @@ fn write_json(sel: &Selection, alg: Algorithm, w: &mut dyn Write) -> io::Result<
                     rs.iter()
                         .map(|r| JsonReason {
                             text: r.to_string(),
-                            kind: kind_name(&r.kind).to_string(),
-                            old: json_at(&r.old),
-                            new: json_at(&r.new),
+                            kind: kind_name(&r.reason.kind).to_string(),
+                            old: json_at(&r.reason.old),
+                            new: json_at(&r.reason.new),
+                            via: r.via.as_ref().map(|b| JsonBranch {
+                                at: json_at(&Some(b.at.clone())).expect("present"),
+                                label: b.label.clone(),
+                            }),
                         })
                         .collect()
                 })
@@ -457,23 +559,36 @@ fn write_json(sel: &Selection, alg: Algorithm, w: &mut dyn Write) -> io::Result<
             // reasons that are not dangerous edges (coverage unknown, hidden code)
             for t in why {
                 if !reasons.iter().any(|r| &r.text == t) {
-                    reasons.push(JsonReason { text: t.clone(), kind: "coverage".to_string(), old: None, new: None });
+                    reasons.push(JsonReason {
+                        text: t.clone(),
+                        kind: "coverage".to_string(),
+                        old: None,
+                        new: None,
+                        via: None,
+                    });
                 }
             }
             JsonTest { name, reasons }
         })
         .collect();
+    let eliminated = sel
+        .eliminated
+        .iter()
+        .map(|(name, e)| JsonEliminated { name, why: e.iter().map(|x| x.to_string()).collect() })
+        .collect();
     let doc = JsonSelection {
         schema: "retest.selection/1",
-        algorithm: alg.name().to_string(),
+        algorithm: sel.algorithm.name().to_string(),
         baseline_snapshot: sel.baseline.0,
         new_snapshot: sel.new_snapshot.map(|s| s.0),
         tests_total: sel.suite.len(),
         tests_selected: sel.selected.len(),
         analysis_seconds: sel.elapsed.as_secs_f64(),
         selected,
+        eliminated,
         dangerous_edges: sel.dangerous.len(),
         multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
+        pairs_analysed: sel.pairs_analysed,
         warnings: &sel.warnings,
     };
     serde_json::to_writer_pretty(&mut *w, &doc).map_err(io::Error::other)?;
@@ -491,6 +606,17 @@ pub fn explain(store_opt: Option<&Path>, a: ExplainArgs) -> Result<(), Fail> {
             println!("{} is selected:", a.test);
             for r in why {
                 println!("  - {r}");
+            }
+        }
+        None if sel.eliminated.contains_key(&a.test) => {
+            println!(
+                "{} is not selected by {}, though DejaVu selects it (baseline snapshot {}):",
+                a.test,
+                sel.algorithm.name(),
+                sel.baseline.0
+            );
+            for e in &sel.eliminated[&a.test] {
+                println!("  - {e}");
             }
         }
         None => {

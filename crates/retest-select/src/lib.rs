@@ -9,6 +9,8 @@
 //! * [`equiv`] — node equivalence between versions, shared by all algorithms.
 //! * [`affected`] — names affected by declaration changes.
 //! * [`program`] — procedures across versions and call resolution.
+//! * [`refine`] — Ball's algorithms applied per procedure pair to the tests DejaVu
+//!   selects, with reasons and, for eliminated tests, why.
 //! * [`coarse`] — function- and file-level selection (testmon / Ekstazi
 //!   granularity), for comparison.
 //! * [`tests_for`] — from dangerous edges to tests through `TestsOnEdge`.
@@ -24,6 +26,7 @@ pub mod equiv;
 pub mod paths;
 pub mod program;
 pub mod reason;
+pub mod refine;
 
 use std::collections::BTreeMap;
 

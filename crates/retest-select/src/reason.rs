@@ -80,7 +80,8 @@ pub fn diff_excerpt(old: &str, new: &str) -> (String, String) {
     (show(&a), show(&b))
 }
 
-fn q(s: &str) -> String {
+/// `text` in backquotes, cut at 60 characters.
+pub(crate) fn quote(s: &str) -> String {
     let s =
         if s.chars().count() > 60 { format!("{}…", s.chars().take(60).collect::<String>()) } else { s.to_string() };
     format!("`{s}`")
@@ -95,11 +96,11 @@ impl fmt::Display for Reason {
             ReasonKind::Modified => match (&self.old, &self.new) {
                 (Some(o), Some(n)) if !o.text.is_empty() && !n.text.is_empty() => {
                     let (a, b) = diff_excerpt(&o.text, &n.text);
-                    write!(f, "{} changed: {} → {} ({})", o, q(&a), q(&b), n)
+                    write!(f, "{} changed: {} → {} ({})", o, quote(&a), quote(&b), n)
                 }
-                (Some(o), Some(n)) if n.text.is_empty() => write!(f, "code removed at {o}: {}", q(&o.text)),
-                (Some(o), Some(n)) => write!(f, "code added at {n}: {} (before {o})", q(&n.text)),
-                (Some(o), None) => write!(f, "{o} changed: {}", q(&o.text)),
+                (Some(o), Some(n)) if n.text.is_empty() => write!(f, "code removed at {o}: {}", quote(&o.text)),
+                (Some(o), Some(n)) => write!(f, "code added at {n}: {} (before {o})", quote(&n.text)),
+                (Some(o), None) => write!(f, "{o} changed: {}", quote(&o.text)),
                 _ => write!(f, "code changed"),
             },
             ReasonKind::Affected { name, detail } => {
@@ -130,8 +131,8 @@ impl fmt::Display for Reason {
                     f,
                     "the signature of {} changed: {} → {} ({new_at})",
                     self.old.as_ref().map(|a| a.procedure.as_str()).unwrap_or("?"),
-                    q(&a),
-                    q(&b)
+                    quote(&a),
+                    quote(&b)
                 )
             }
             ReasonKind::Flags { old, new } => write!(
