@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use retest_graph::Unit;
+use retest_graph::recording::{PathLayout, ProcPaths};
 use retest_lang_c::TuJob;
 use retest_lang_c::project::read_compile_commands;
 use retest_select::ball;
 use retest_select::coarse::{Granularity, coarsen};
-use retest_select::refine::{Elimination, Verdict, Why, refine};
+use retest_select::refine::{Elimination, PathData, Verdict, Why, refine, refine_with_paths};
 use retest_select::{Dangerous, Mode, Outcome, Program, UnitRef, select, tests_for};
 use retest_store::{CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
 use serde::Serialize;
@@ -23,9 +24,9 @@ use crate::fail::{Fail, OrFail};
 use crate::run::{TestSource, discover_tests};
 
 /// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
-/// (`retest_select::refine`); the coarse ones widen DejaVu's dangerous edges to
-/// whole functions or units. An algorithm on per-test path ids (000 §5) would be
-/// one more variant with its own `ball()`-like hook.
+/// (`retest_select::refine`), `path` with the paths `retest build --paths`
+/// recorded; the coarse ones widen DejaVu's dangerous edges to whole functions
+/// or units.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
 pub enum Algorithm {
     /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
@@ -36,6 +37,9 @@ pub enum Algorithm {
     Full,
     /// Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions).
     Valid,
+    /// Ball's path-based selection on the acyclic paths `retest build --paths`
+    /// recorded, refined by valid-reachability; edge coverage where no paths were recorded.
+    Path,
     /// Tests that executed any changed function (testmon / RustyRTS granularity).
     Function,
     /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
@@ -49,6 +53,7 @@ impl Algorithm {
             Algorithm::Partial => "partial",
             Algorithm::Full => "full",
             Algorithm::Valid => "valid",
+            Algorithm::Path => "path",
             Algorithm::Function => "function",
             Algorithm::File => "file",
         }
@@ -59,7 +64,7 @@ impl Algorithm {
         match self {
             Algorithm::Partial => Some(ball::Algorithm::Partial),
             Algorithm::Full => Some(ball::Algorithm::Full),
-            Algorithm::Valid => Some(ball::Algorithm::Valid),
+            Algorithm::Valid | Algorithm::Path => Some(ball::Algorithm::Valid),
             Algorithm::Dejavu | Algorithm::Function | Algorithm::File => None,
         }
     }
@@ -243,6 +248,75 @@ fn default_object(src: &Path) -> String {
     format!("{}.o", src.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default())
 }
 
+/// The paths the baseline's tests took through the procedures that have
+/// dangerous edges (`retest build --paths`).
+struct RecordedPaths {
+    /// Per old unit index: its path layout and what each test recorded in it.
+    units: HashMap<usize, (PathLayout, retest_store::UnitRecording, HashMap<u32, retest_store::Recorded>)>,
+}
+
+impl RecordedPaths {
+    fn load(
+        store: &Store,
+        baseline: SnapshotId,
+        old_units: &[Loaded],
+        dangerous: &[retest_select::Dangerous],
+        warnings: &mut Vec<String>,
+    ) -> Result<RecordedPaths, Fail> {
+        let mut units = HashMap::new();
+        for d in dangerous {
+            let ui = d.procedure.unit;
+            if units.contains_key(&ui) {
+                continue;
+            }
+            let u = &old_units[ui];
+            let rec: HashMap<u32, retest_store::Recorded> = match u.unit_id {
+                Some(id) => {
+                    store.unit_recorded(baseline, id).or_fail()?.into_iter().map(|(t, r)| (t.0 as u32, r)).collect()
+                }
+                None => HashMap::new(),
+            };
+            units.insert(ui, (PathLayout::new(&u.unit), u.recording.clone(), rec));
+        }
+        if !units.is_empty() && units.values().all(|(_, r, _)| r.path_cells.is_none()) {
+            warnings.push(
+                "no paths were recorded for the baseline (build it with `retest build --paths`): path selection decides on edge coverage"
+                    .to_string(),
+            );
+        }
+        Ok(RecordedPaths { units })
+    }
+
+    /// Test `t`'s paths through old procedure `o`.
+    fn of(&self, o: retest_select::ProcRef, t: u32) -> PathData {
+        let Some((layout, built, rec)) = self.units.get(&o.unit) else {
+            return PathData::Unavailable("no paths recorded".into());
+        };
+        if !built.records_paths(o.proc) {
+            return PathData::Unavailable("the baseline build records no paths here".into());
+        }
+        let Some(r) = rec.get(&t) else {
+            return PathData::Unavailable("no path was recorded although the test ran the function".into());
+        };
+        if r.frames.contains(o.proc as u32) {
+            return PathData::Unavailable("a path was cut off (exit, longjmp, a signal or exec)".into());
+        }
+        let ids: Vec<u64> = match &layout.procs[o.proc] {
+            ProcPaths::Cells { base, numbering } => r
+                .paths
+                .range(*base..(*base as u64 + numbering.path_count()).min(u32::MAX as u64) as u32)
+                .map(|c| u64::from(c - base))
+                .collect(),
+            ProcPaths::Ids { .. } => r.ids.get(&(o.proc as u32)).cloned().unwrap_or_default(),
+            ProcPaths::Single | ProcPaths::Off(_) => return PathData::Unavailable("no paths recorded".into()),
+        };
+        if ids.is_empty() {
+            return PathData::Unavailable("no path was recorded although the test ran the function".into());
+        }
+        PathData::Recorded(ids)
+    }
+}
+
 /// Runs the selection for the store's baseline against the new version.
 pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Fail> {
     let baseline = store
@@ -283,7 +357,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
     let outcome = select(&old, &new, mode);
     let dangerous = match opts.algorithm {
-        Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid => outcome.dangerous.clone(),
+        Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid | Algorithm::Path => {
+            outcome.dangerous.clone()
+        }
         Algorithm::Function => coarsen(&old, &new, &outcome, Granularity::Function),
         Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
     };
@@ -302,7 +378,13 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let by_test = tests_for(&old, &dangerous, &mut tests_on_edge);
     // Ball's algorithms re-decide DejaVu's tests (they select subsets of them)
     let refine_started = Instant::now();
-    let refinement = opts.algorithm.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge));
+    let refinement = match opts.algorithm {
+        Algorithm::Path => {
+            let paths = RecordedPaths::load(store, baseline, &old_units, &dangerous, &mut warnings)?;
+            Some(refine_with_paths(&old, &new, &outcome, &by_test, &mut tests_on_edge, &mut |o, t| paths.of(o, t)))
+        }
+        a => a.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge)),
+    };
     let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
 
     // the suite: discovered tests if a source is available, else the matrix's

@@ -127,6 +127,11 @@ const ALGORITHMS: [&str; 6] = ["dejavu", "partial", "full", "valid", "function",
 /// A project: main.c, fig.c (`blocks` then `fig`), a Makefile and the tests
 /// (name, arguments of `./prog`); built with the wrapper and run: the baseline.
 fn project(main: &str, blocks: &str, fig: &str, tests: &[(&str, &str)]) -> tempfile::TempDir {
+    project_with(main, blocks, fig, tests, &[])
+}
+
+/// [`project`], built with `retest build OPTIONS -- make`.
+fn project_with(main: &str, blocks: &str, fig: &str, tests: &[(&str, &str)], options: &[&str]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("main.c"), main).unwrap();
     std::fs::write(d.path().join("fig.c"), format!("{blocks}{fig}")).unwrap();
@@ -139,17 +144,28 @@ fn project(main: &str, blocks: &str, fig: &str, tests: &[(&str, &str)]) -> tempf
         tests.iter().map(|(n, args)| format!("[[test]]\nname = \"{n}\"\ncmd = \"./prog {args}\"\n\n")).collect();
     std::fs::write(d.path().join("retest.toml"), toml).unwrap();
     retest(d.path(), &["init"], 0);
-    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    let mut build = vec!["build"];
+    build.extend_from_slice(options);
+    build.extend_from_slice(&["--", "make", "-s"]);
+    retest(d.path(), &build, 0);
     retest(d.path(), &["run"], 0);
     d
 }
 
 /// The new version of fig.c, rebuilt with the wrapper.
 fn change(dir: &Path, blocks: &str, fig: &str) {
+    change_with(dir, blocks, fig, &[]);
+}
+
+/// [`change`], built with `retest build OPTIONS -- make`.
+fn change_with(dir: &Path, blocks: &str, fig: &str, options: &[&str]) {
     // make decides by mtime
     std::thread::sleep(std::time::Duration::from_millis(1100));
     std::fs::write(dir.join("fig.c"), format!("{blocks}{fig}")).unwrap();
-    retest(dir, &["build", "--", "make", "-s"], 0);
+    let mut build = vec!["build"];
+    build.extend_from_slice(options);
+    build.extend_from_slice(&["--", "make", "-s"]);
+    retest(dir, &build, 0);
 }
 
 fn set(names: &[&str]) -> BTreeSet<String> {
@@ -356,18 +372,27 @@ fn figure5_a_test_calling_the_changed_function_twice_is_selected_by_every_algori
 
 // -------------------------------------------------------- the bundled example
 
-/// On every bundled change of examples/cruise, in both walks: valid ⊆ full ⊆
-/// partial ⊆ dejavu ⊆ function ⊆ file. (`workflow.rs` checks that none of them
+/// On every bundled change of examples/cruise (built with `--paths`), in both
+/// walks: path ⊆ valid ⊆ full ⊆ partial ⊆ dejavu ⊆ function ⊆ file, and none
+/// misses a test the audit saw change. (`workflow.rs` checks that none of them
 /// misses a test the audit sees change.)
 #[test]
 fn bundled_changes_nest() {
     for change_name in ["brake-check", "throttle-gain", "gear-table"] {
         let d = example_copy();
-        baseline(d.path());
-        apply_change(d.path(), change_name);
+        retest(d.path(), &["init"], 0);
+        retest(d.path(), &["build", "--paths", "--", "make", "-s", "-j2"], 0);
+        retest(d.path(), &["run", "-j2"], 0);
+        apply_change_with(d.path(), change_name, &["--paths"]);
+        // the audit's changed tests: no algorithm may miss one (path included)
+        retest(d.path(), &["audit", "-j2"], 0);
         for walk in [&[][..], &["--naive"][..]] {
             let (c, rows) = compare(d.path(), walk);
-            let chain = ["valid", "full", "partial", "dejavu", "function", "file"];
+            assert!(
+                c["algorithms"].as_array().unwrap().iter().all(|r| r["missed"].as_array().unwrap().is_empty()),
+                "{change_name}: {c}"
+            );
+            let chain = ["path", "valid", "full", "partial", "dejavu", "function", "file"];
             for w in chain.windows(2) {
                 assert!(rows[w[0]].is_subset(&rows[w[1]]), "{change_name} {walk:?}: {} ⊆ {}: {c}", w[0], w[1]);
             }
@@ -380,4 +405,86 @@ fn bundled_changes_nest() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- Figure 6
+
+/// G' of Figure 6: U ε A1; A1 t A2; A1 f V; A2 t A3; A2 f V; A3 t A3; A3 f Z;
+/// Z ε V — one iteration of the old loop is fine, two or more now run Z.
+const FIG6_NEW: &str = "void g(void)
+{
+    u();                     /* U */
+    if (more()) {            /* A1 */
+        if (more()) {        /* A2 */
+            while (more())   /* A3 */
+                ;
+            z();             /* Z */
+        }
+    }
+    v();                     /* V */
+}
+";
+
+/// Figure 6 nested once more: two iterations are fine, three or more run Z.
+const FIG6_NESTED: &str = "void g(void)
+{
+    u();                         /* U */
+    if (more()) {                /* A1 */
+        if (more()) {            /* A2 */
+            if (more()) {        /* A3 */
+                while (more())   /* A4 */
+                    ;
+                z();             /* Z */
+            }
+        }
+    }
+    v();                         /* V */
+}
+";
+
+/// 000 §5: p = [U, A t, A f, V] (one iteration, in I(G, G')) and q = [U, A t,
+/// A t, A f, V] (two, in D(G, G')) cover the same edges, so every edge
+/// algorithm must select both; the recorded Ball–Larus paths tell them apart
+/// (p = p2 p4, q = p2 p3 p4) and `--algorithm path` selects q alone.
+#[test]
+fn figure6_path_coverage_decides_what_edge_coverage_cannot() {
+    let tests = [("once", "1"), ("twice", "2"), ("never", "0")];
+    let d = project_with(MAIN_G, BLOCKS_G, FIG5_OLD, &tests, &["--paths"]);
+    change_with(d.path(), BLOCKS_G, FIG6_NEW, &["--paths"]);
+    assert_eq!(audit(d.path()), set(&["twice"]));
+    let (c, rows) = compare(d.path(), &[]);
+    // every test covers (A, f), a transition to reject from (A, A3): RH selects all;
+    // D_reject = {(A, t)} from (A, A2), which `never` did not take
+    assert_eq!(rows["dejavu"], set(&["never", "once", "twice"]));
+    for alg in ["partial", "full", "valid"] {
+        assert_eq!(rows[alg], set(&["once", "twice"]), "{alg}: E_p = E_q");
+    }
+    assert_eq!(rows["path"], set(&["twice"]), "{c}");
+    assert!(c["algorithms"].as_array().unwrap().iter().all(|r| r["missed"].as_array().unwrap().is_empty()), "{c}");
+    let e = stdout(&retest(d.path(), &["explain", "once", "--algorithm", "path"], 0));
+    assert!(e.contains("path coverage, in `g`: none of the 2 acyclic path(s)"), "{e}");
+
+    // without recorded paths, path selection decides on edges (and says so)
+    let plain = project(MAIN_G, BLOCKS_G, FIG5_OLD, &tests);
+    change(plain.path(), BLOCKS_G, FIG6_NEW);
+    let v = json(&retest(plain.path(), &["select", "--algorithm", "path", "--format", "json"], 0));
+    let sel: BTreeSet<String> =
+        v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(sel, set(&["once", "twice"]));
+    assert!(v["warnings"].to_string().contains("no paths were recorded"), "{v}");
+}
+
+/// 000 §5, last example: nesting one more `if` makes q (two iterations) a path
+/// of I(G, G') and r (three) one of D(G, G'), with the same recorded paths
+/// {p2, p3, p4}: bounded paths cannot tell them apart, so q is selected — and p
+/// (one iteration) is still eliminated.
+#[test]
+fn figure6_nested_defeats_bounded_paths() {
+    let tests = [("once", "1"), ("twice", "2"), ("thrice", "3")];
+    let d = project_with(MAIN_G, BLOCKS_G, FIG5_OLD, &tests, &["--paths"]);
+    change_with(d.path(), BLOCKS_G, FIG6_NESTED, &["--paths"]);
+    assert_eq!(audit(d.path()), set(&["thrice"]));
+    let (_, rows) = compare(d.path(), &[]);
+    assert_eq!(rows["path"], set(&["twice", "thrice"]));
+    assert_eq!(rows["valid"], set(&["once", "twice", "thrice"]));
 }

@@ -42,8 +42,12 @@
 //! There every algorithm, safe for one invocation and monotone in the covered
 //! edges, selects the test. So each algorithm selects a subset of DejaVu's tests.
 //!
-//! Path coverage (000 §5, [`crate::paths`]) fits the same frame: the decision in
-//! [`decide`] would read per-test path-id sets per procedure instead of edges.
+//! Path coverage (000 §5, [`crate::paths`]) fits the same frame
+//! ([`refine_with_paths`]): where a test's acyclic paths through a procedure
+//! were recorded, and none was cut off, they are exactly its executions there
+//! split at back edges; it is eliminated when none of them, started from every
+//! G'' vertex it may start in, reaches `reject`. Unlike edge coverage this is
+//! not blind to unions: each path is one stretch of one execution.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
@@ -52,9 +56,12 @@ use retest_graph::{EdgeId, EdgeLabel, NodeId};
 use roaring::RoaringBitmap;
 
 use crate::affected::Affected;
+use retest_graph::pathnum::PathNumbering;
+
 use crate::ball::{Algorithm, Decision, Order, PairAnalysis, Step, Target, Transition};
 use crate::dejavu::Outcome;
 use crate::equiv::{Ctx, at};
+use crate::paths::decide_paths;
 use crate::program::{ProcRef, Program};
 use crate::reason::{At, Reason, ReasonKind, quote};
 
@@ -132,6 +139,10 @@ pub struct Elimination {
 /// The facts behind an [`Elimination`].
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Detail {
+    /// Path coverage (000 §5): none of the test's recorded acyclic paths of the
+    /// procedure, run through G'' from every vertex it may start in, reaches
+    /// `reject`.
+    NoPathReaches { paths: usize },
     /// Partial-reachability: every path to `reject` leaves `V''_accept` through
     /// one of `exits` (`D_reject`), and the test covered none of them; the
     /// dangerous edges it covers lead to `reject` only from states outside
@@ -181,8 +192,17 @@ fn list<T: fmt::Display>(items: &[T]) -> String {
 
 impl fmt::Display for Elimination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Detail::NoPathReaches { paths } = &self.detail {
+            return write!(
+                f,
+                "path coverage, in `{}`: none of the {paths} acyclic path(s) the test took, run from every state in \
+                 which it may start, reaches the change",
+                self.procedure
+            );
+        }
         write!(f, "{}, in `{}`: ", algorithm_name(self.algorithm), self.procedure)?;
         match &self.detail {
+            Detail::NoPathReaches { .. } => Ok(()),
             Detail::NotLeaving { dangerous, exits } => write!(
                 f,
                 "every path to the change first leaves the states from which the new version can still finish as \
@@ -240,6 +260,17 @@ pub struct Refinement {
     pub pairs_analysed: usize,
 }
 
+/// What is known of a test's paths through an old procedure, for path-based
+/// selection ([`refine_with_paths`]).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum PathData {
+    /// Every acyclic path (Ball–Larus number in the old procedure's
+    /// statement-level numbering) its executions of the procedure took.
+    Recorded(Vec<u64>),
+    /// No usable path record, and why: selection uses edge coverage there.
+    Unavailable(String),
+}
+
 /// Re-decides every test DejaVu selects with one of Ball's algorithms.
 ///
 /// `by_test` is [`crate::tests_for`] of `outcome.dangerous` (test → indexes of
@@ -253,6 +284,35 @@ pub fn refine(
     by_test: &BTreeMap<u32, Vec<usize>>,
     algorithm: Algorithm,
     tests_on_edge: &mut dyn FnMut(usize, u32) -> RoaringBitmap,
+) -> Refinement {
+    refine_impl(old, new, outcome, by_test, algorithm, tests_on_edge, None)
+}
+
+/// Path-based selection (000 §5, [`crate::paths::decide_paths`]): like
+/// [`refine`] with valid-reachability, but where `paths(procedure, test)` has
+/// the test's recorded paths through an old procedure, the test is eliminated
+/// there unless one of them reaches `reject` — and valid-reachability on their
+/// edges must select it too. Where paths are unavailable (not recorded, or cut
+/// off by `exit`, `longjmp`, a signal), the procedure is decided on edges.
+pub fn refine_with_paths(
+    old: &Program<'_>,
+    new: &Program<'_>,
+    outcome: &Outcome,
+    by_test: &BTreeMap<u32, Vec<usize>>,
+    tests_on_edge: &mut dyn FnMut(usize, u32) -> RoaringBitmap,
+    paths: &mut dyn FnMut(ProcRef, u32) -> PathData,
+) -> Refinement {
+    refine_impl(old, new, outcome, by_test, Algorithm::Valid, tests_on_edge, Some(paths))
+}
+
+fn refine_impl(
+    old: &Program<'_>,
+    new: &Program<'_>,
+    outcome: &Outcome,
+    by_test: &BTreeMap<u32, Vec<usize>>,
+    algorithm: Algorithm,
+    tests_on_edge: &mut dyn FnMut(usize, u32) -> RoaringBitmap,
+    mut paths: Option<&mut dyn FnMut(ProcRef, u32) -> PathData>,
 ) -> Refinement {
     let ctx = Ctx::new(old, new);
     let analysable: HashMap<ProcRef, ProcRef> =
@@ -287,9 +347,24 @@ pub fn refine(
         let ids: RoaringBitmap = tests.keys().copied().collect();
         let base = bases.entry(o.unit).or_insert_with(|| old.units[o.unit].unit.edge_bases())[o.proc];
         let covered = covered_edges(old, o, base, &ids, tests_on_edge);
+        let numbering = paths.as_ref().and_then(|_| PathNumbering::new(&po.stmt).ok());
         for (t, dangerous) in tests {
             let cov = covered.get(&t).map(Vec::as_slice).unwrap_or(&[]);
-            match decide(&analysis, algorithm, cov) {
+            let recorded = match (&mut paths, &numbering) {
+                (Some(f), Some(n)) => match f(o, t) {
+                    // the paths must explain every covered edge, else they are not all of the test's
+                    PathData::Recorded(ids) if explains(n, &po.stmt, &ids, cov) => Some(ids),
+                    PathData::Recorded(_) | PathData::Unavailable(_) => None,
+                },
+                _ => None,
+            };
+            let decision = match (&recorded, &numbering) {
+                (Some(ids), Some(n)) => {
+                    decide_paths(&analysis, n, ids, ORDER).unwrap_or_else(|_| decide(&analysis, algorithm, cov))
+                }
+                _ => decide(&analysis, algorithm, cov),
+            };
+            match decision {
                 Decision::Selected { because } => {
                     let w = whys.entry(t).or_default();
                     for tr in &because {
@@ -297,7 +372,15 @@ pub fn refine(
                     }
                 }
                 Decision::Eliminated => {
-                    eliminations.entry(t).or_default().push(pair.elimination(&analysis, algorithm, cov, &dangerous))
+                    let e = match &recorded {
+                        Some(ids) => Elimination {
+                            algorithm,
+                            procedure: pair.ctx.keys.key(old, o),
+                            detail: Detail::NoPathReaches { paths: ids.len() },
+                        },
+                        None => pair.elimination(&analysis, algorithm, cov, &dangerous),
+                    };
+                    eliminations.entry(t).or_default().push(e)
                 }
             }
         }
@@ -316,6 +399,19 @@ pub fn refine(
         verdicts.insert(t, v);
     }
     Refinement { verdicts, pairs_analysed }
+}
+
+/// Whether the acyclic paths `ids` decode (in numbering `n` of `g`) and their
+/// edges include every edge of `covered`.
+fn explains(n: &PathNumbering, g: &retest_graph::Cfg, ids: &[u64], covered: &[EdgeId]) -> bool {
+    let mut walked = BTreeSet::new();
+    for &id in ids {
+        match n.decode(g, id) {
+            Some(p) => walked.extend(p.edges),
+            None => return false,
+        }
+    }
+    covered.iter().all(|e| walked.contains(e))
 }
 
 /// One test in one procedure pair: `covered` are the old statement-level edges
