@@ -9,6 +9,7 @@
 //! * [`foreign`] — GCC and LLVM CFG dumps (DOT) annotated with their decisions (001 §VII).
 //! * [`mcdc`] — MC/DC per decision evaluation (unique-cause, masking), path numbering.
 //! * [`recover`] — keeping the coverage matrix exact across versions (RECOVER).
+//! * [`report`] — the criteria and MC/DC of a whole test suite over its units.
 //!
 //! Architecture invariant: no I/O beyond the `std::io::Write` a writer is handed;
 //! nothing about C.
@@ -22,3 +23,4 @@ pub mod lcov;
 pub mod lines;
 pub mod mcdc;
 pub mod recover;
+pub mod report;
