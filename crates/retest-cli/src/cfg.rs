@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
+use retest_cover::cfdg::Cfdg;
+use retest_cover::mcdc;
 use retest_graph::Cfg;
 use retest_graph::Unit as TuAnalysis;
 use retest_graph::dot::{DotOptions, write_cfg};
@@ -31,6 +33,11 @@ pub struct CfgArgs {
     /// level (one node per condition of && / || / !, as compilers and MC/DC use).
     #[arg(long, value_enum, default_value_t = Level::Statement)]
     level: Level,
+    /// Control-flow decision graphs (Kauffman et al. §V): the condition-level CFG
+    /// with its decisions — DOT clusters `Decision N`, a line per decision in
+    /// text, `decisions` in JSON. Implies --level condition.
+    #[arg(long)]
+    cfdg: bool,
     /// Output format. With -p and no --function, `text` prints a summary.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -56,6 +63,10 @@ enum Format {
 }
 
 pub fn run(a: CfgArgs) -> Result<(), Fail> {
+    let mut a = a;
+    if a.cfdg {
+        a.level = Level::Condition;
+    }
     let units: Vec<(PathBuf, TuAnalysis)> = match (&a.file, &a.project) {
         (Some(file), None) => {
             if !file.exists() {
@@ -110,15 +121,20 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
                     writeln!(out, "# {} is unanalysable: {r}", f.name)?;
                 }
                 let name = |i: u32| tu.files[i as usize].path.clone();
-                write_text(pick(f, a.level), Some(&name), &mut out)
+                write_text(pick(f, a.level), Some(&name), &mut out)?;
+                if a.cfdg {
+                    write_decisions(f, &mut out)?;
+                }
+                Ok(())
             }),
             Format::Dot => selected.iter().try_for_each(|(_, tu, f)| {
                 let name = |i: u32| tu.files[i as usize].path.clone();
-                let opts = DotOptions { file_name: Some(&name), ..Default::default() };
+                let clusters = if a.cfdg { Cfdg::for_procedure(f).clusters() } else { Vec::new() };
+                let opts = DotOptions { file_name: Some(&name), clusters, ..Default::default() };
                 write_cfg(pick(f, a.level), &opts, &mut out)
             }),
             Format::Json => {
-                let doc = json_doc(&units, a.function.as_deref(), a.level);
+                let doc = json_doc(&units, a.function.as_deref(), a.level, a.cfdg);
                 serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::other).and_then(|_| writeln!(out))
             }
         }
@@ -133,6 +149,28 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
                 .unwrap_or_else(|| path.display().to_string());
             eprintln!("warning: {at}: {}", p.message);
         }
+    }
+    Ok(())
+}
+
+/// One line per decision of `f`'s CFDG: its conditions, expression and successors.
+fn write_decisions(f: &retest_graph::Procedure, out: &mut dyn Write) -> io::Result<()> {
+    let cfdg = Cfdg::for_procedure(f);
+    writeln!(out, "cfdg {} ({} decisions)", f.name, cfdg.decisions.len())?;
+    for (i, d) in cfdg.decisions.iter().enumerate() {
+        let ids = |v: &[retest_graph::NodeId]| v.iter().map(|n| format!("n{}", n.0)).collect::<Vec<_>>().join(" ");
+        let texts: Vec<String> = d.conditions.iter().map(|&c| f.cond.node(c).text.clone()).collect();
+        let expr =
+            mcdc::decision_structure(&f.cond, d).map(|e| e.render(&texts)).unwrap_or_else(|e| format!("? ({e})"));
+        let line = f.cond.node(d.entry).span.map(|s| s.line).unwrap_or(0);
+        writeln!(
+            out,
+            "  Decision {i} line {line}: {} `{expr}` true -> {} false -> {}{}",
+            ids(&d.conditions),
+            ids(&d.targets(true)),
+            ids(&d.targets(false)),
+            if d.well_formed { "" } else { " (not well formed)" }
+        )?;
     }
     Ok(())
 }
@@ -232,6 +270,50 @@ struct JsonFn<'a> {
     exit: u32,
     nodes: Vec<JsonNode<'a>>,
     edges: Vec<JsonEdge>,
+    /// With --cfdg: the decisions (Kauffman et al. §V).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decisions: Option<Vec<JsonDecision>>,
+}
+
+#[derive(Serialize)]
+struct JsonDecision {
+    id: usize,
+    line: Option<u32>,
+    entry: u32,
+    /// condition nodes in evaluation order
+    conditions: Vec<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    interstitial: Vec<u32>,
+    #[serde(rename = "true")]
+    when_true: Vec<u32>,
+    #[serde(rename = "false")]
+    when_false: Vec<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expression: Option<String>,
+    well_formed: bool,
+}
+
+fn json_decisions(f: &retest_graph::Procedure) -> Vec<JsonDecision> {
+    let cfdg = Cfdg::for_procedure(f);
+    let ids = |v: &[retest_graph::NodeId]| v.iter().map(|n| n.0).collect::<Vec<_>>();
+    cfdg.decisions
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let texts: Vec<String> = d.conditions.iter().map(|&c| f.cond.node(c).text.clone()).collect();
+            JsonDecision {
+                id: i,
+                line: f.cond.node(d.entry).span.map(|s| s.line),
+                entry: d.entry.0,
+                conditions: ids(&d.conditions),
+                interstitial: ids(&d.interstitial),
+                when_true: ids(&d.targets(true)),
+                when_false: ids(&d.targets(false)),
+                expression: mcdc::decision_structure(&f.cond, d).ok().map(|e| e.render(&texts)),
+                well_formed: d.well_formed,
+            }
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -260,7 +342,7 @@ struct JsonProblem {
     message: String,
 }
 
-fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, level: Level) -> JsonDoc<'a> {
+fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, level: Level, cfdg: bool) -> JsonDoc<'a> {
     let translation_units = units
         .iter()
         .map(|(path, tu)| {
@@ -299,6 +381,7 @@ fn json_doc<'a>(units: &'a [(PathBuf, TuAnalysis)], function: Option<&str>, leve
                                 label: e.label.to_string(),
                             })
                             .collect(),
+                        decisions: cfdg.then(|| json_decisions(f)),
                     }
                 })
                 .collect();

@@ -1,12 +1,19 @@
-//! `retest coverage`: coverage reports from the stored coverage matrix.
+//! `retest coverage`: coverage reports from the stored coverage matrix: lines,
+//! branches and functions, and with `--criteria` the criteria of 001 §VI and
+//! MC/DC per evaluation ([`retest_cover::report`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use retest_cover::criteria::Reading;
 use retest_cover::lines::{Accumulator, FileCoverage, Ratio};
+use retest_cover::mcdc::{DecisionMcdc, Variant};
+use retest_cover::report::{self, Measure, SuiteReport, UnitRuns};
 use retest_store::{CoverageState, SnapshotId, Store};
+use roaring::RoaringBitmap;
 use serde::Serialize;
 
 use crate::context;
@@ -17,22 +24,49 @@ pub enum Format {
     Text,
     Json,
     Lcov,
+    /// Cobertura XML (Jenkins, GitLab).
+    Cobertura,
+    /// A self-contained HTML report in the directory given with -o.
+    Html,
     /// The raw coverage matrix: per test, per unit, the covered condition-level
     /// edge ids (`retest.matrix/1`), for exact comparisons.
     Matrix,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReadingArg {
+    /// What the prose of 001 §VI says (two runs for both outcomes, …).
+    Intended,
+    /// The formulas of 001 §VI exactly as printed.
+    AsPrinted,
 }
 
 #[derive(Args)]
 pub struct CoverageArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Coverage criteria to report: sc, dc, cc, dcc, mcc, fpc, mcdc (Kauffman et
+    /// al. §VI, on each test's set of walked edges), mcdc-unique, mcdc-masking
+    /// (MC/DC per decision evaluation), or `all`. Default for html: all.
+    #[arg(long, value_delimiter = ',', value_name = "CRITERION,...")]
+    criteria: Vec<String>,
+    /// How to read the formulas of §VI: as the prose means them, or as printed.
+    #[arg(long, value_enum, default_value_t = ReadingArg::Intended)]
+    reading: ReadingArg,
+    /// Fail (exit code 3) when a measure is under a percentage: CRITERION=PCT,
+    /// where CRITERION is one of --criteria's names or lines, branches, functions.
+    #[arg(long = "fail-under", value_delimiter = ',', value_name = "CRITERION=PCT")]
+    fail_under: Vec<String>,
+    /// The HTML report into this directory (the same as --format html -o DIR).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["format", "output"])]
+    html: Option<PathBuf>,
     /// Only these tests (comma-separated names).
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     tests: Vec<String>,
     /// Only the tests named in this file (one per line).
     #[arg(long, value_name = "FILE")]
     tests_from: Option<PathBuf>,
-    /// Write the report to this file instead of stdout.
+    /// Write the report to this file instead of stdout (for html: the directory).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Report the matrix of this snapshot (default: the baseline).
@@ -110,33 +144,261 @@ fn test_filter(a: &CoverageArgs) -> Result<Option<Vec<String>>, Fail> {
     Ok(if names.is_empty() && a.tests_from.is_none() { None } else { Some(names) })
 }
 
-pub fn run(store_opt: Option<&Path>, a: CoverageArgs) -> Result<(), Fail> {
-    let (store, _root) = context::open(store_opt)?;
+/// The measures `--criteria` names (in the order given, `all` for every one).
+fn parse_criteria(names: &[String]) -> Result<Vec<Measure>, Fail> {
+    let mut out: Vec<Measure> = Vec::new();
+    for n in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let add: Vec<Measure> = if n.eq_ignore_ascii_case("all") {
+            DEFAULT_MEASURES.to_vec()
+        } else {
+            vec![Measure::parse(n).ok_or_else(|| {
+                Fail::usage(format!("unknown criterion `{n}`"))
+                    .hint("use sc, dc, cc, dcc, mcc, fpc, mcdc, mcdc-unique, mcdc-masking or all")
+            })?]
+        };
+        for m in add {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `all`: the criteria of 001 §VI and both variants of MC/DC per evaluation.
+const DEFAULT_MEASURES: [Measure; 9] = [
+    Measure::Criterion(retest_cover::criteria::Criterion::Sc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Dc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Cc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Dcc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Mcc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Fpc),
+    Measure::Criterion(retest_cover::criteria::Criterion::Mcdc),
+    Measure::Mcdc(Variant::UniqueCause),
+    Measure::Mcdc(Variant::Masking),
+];
+
+/// What a `--fail-under` gate measures.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum GateOn {
+    Lines,
+    Branches,
+    Functions,
+    Measure(Measure),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Gate {
+    on: GateOn,
+    percent: f64,
+}
+
+fn parse_gates(specs: &[String]) -> Result<Vec<Gate>, Fail> {
+    specs
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let bad = || {
+                Fail::usage(format!("--fail-under {s}: expected CRITERION=PCT"))
+                    .hint("e.g. --fail-under mcdc-masking=80,lines=90 (a percentage from 0 to 100)")
+            };
+            let (name, pct) = s.split_once('=').ok_or_else(bad)?;
+            let percent: f64 = pct.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+            if !(0.0..=100.0).contains(&percent) {
+                return Err(bad());
+            }
+            let on = match name.trim().to_ascii_lowercase().as_str() {
+                "lines" | "line" | "statements" => GateOn::Lines,
+                "branches" | "branch" => GateOn::Branches,
+                "functions" | "function" => GateOn::Functions,
+                other => GateOn::Measure(Measure::parse(other).ok_or_else(|| {
+                    Fail::usage(format!("--fail-under {s}: unknown criterion `{}`", name.trim())).hint(
+                        "use sc, dc, cc, dcc, mcc, fpc, mcdc, mcdc-unique, mcdc-masking, lines, branches or functions",
+                    )
+                })?),
+            };
+            Ok(Gate { on, percent })
+        })
+        .collect()
+}
+
+pub fn run(store_opt: Option<&Path>, a: CoverageArgs) -> Result<ExitCode, Fail> {
+    let (store, root) = context::open(store_opt)?;
     let snapshot = report_snapshot(&store, a.snapshot)?;
     let only = test_filter(&a)?;
-    if a.format == Format::Matrix {
+    let (format, output) = match &a.html {
+        Some(dir) => (Format::Html, Some(dir.clone())),
+        None => (a.format, a.output.clone()),
+    };
+    let mut measures = parse_criteria(&a.criteria)?;
+    let gates = parse_gates(&a.fail_under)?;
+    if format == Format::Matrix {
+        if !measures.is_empty() || !gates.is_empty() {
+            return Err(Fail::usage("--criteria and --fail-under do not apply to --format matrix")
+                .hint("use --format text, json or html for criteria"));
+        }
         let doc = matrix_json(&store, snapshot, only.as_deref())?;
-        let mut out: Box<dyn Write> = match &a.output {
+        let mut out: Box<dyn Write> = match &output {
             Some(p) => Box::new(io::BufWriter::new(std::fs::File::create(p).or_fail()?)),
             None => Box::new(io::BufWriter::new(io::stdout().lock())),
         };
-        return serde_json::to_writer(&mut out, &doc).map_err(io::Error::other).and_then(|_| writeln!(out)).or_fail();
+        serde_json::to_writer(&mut out, &doc).map_err(io::Error::other).and_then(|_| writeln!(out)).or_fail()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if format == Format::Html && measures.is_empty() {
+        measures = DEFAULT_MEASURES.to_vec();
+    }
+    for g in &gates {
+        if let GateOn::Measure(m) = g.on
+            && !measures.contains(&m)
+        {
+            measures.push(m);
+        }
     }
     let report = build_report(&store, snapshot, only.as_deref())?;
-    let mut out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(io::BufWriter::new(std::fs::File::create(p).or_fail()?)),
-        None => Box::new(io::BufWriter::new(io::stdout().lock())),
+    let reading = match a.reading {
+        ReadingArg::Intended => Reading::Intended,
+        ReadingArg::AsPrinted => Reading::AsPrinted,
     };
-    match a.format {
-        Format::Text => write_text(&report, &mut out),
-        Format::Lcov => retest_cover::lcov::write(&report.files, "retest", &mut out),
-        Format::Json => write_json(&report, &mut out),
-        Format::Matrix => unreachable!("handled above"),
+    let suite = if measures.is_empty() {
+        None
+    } else {
+        Some(build_suite(&store, snapshot, only.as_deref(), report::Options { measures, reading })?)
+    };
+    match format {
+        Format::Html => {
+            let Some(dir) = &output else {
+                return Err(Fail::usage("--format html writes a directory").hint("give it with -o DIR (or --html DIR)"));
+            };
+            write_html(&report, suite.as_ref(), &root, dir)?;
+        }
+        _ => {
+            let mut out: Box<dyn Write> = match &output {
+                Some(p) => Box::new(io::BufWriter::new(std::fs::File::create(p).or_fail()?)),
+                None => Box::new(io::BufWriter::new(io::stdout().lock())),
+            };
+            match format {
+                Format::Text => write_text(&report, suite.as_ref(), reading, &mut out),
+                Format::Lcov => retest_cover::lcov::write(&report.files, "retest", &mut out),
+                Format::Cobertura => {
+                    let version = format!("retest {}", env!("CARGO_PKG_VERSION"));
+                    let timestamp = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_millis() as u64)
+                        .unwrap_or(0);
+                    let root = root.display().to_string();
+                    let opts = retest_cover::cobertura::Options { source_root: &root, timestamp, version: &version };
+                    retest_cover::cobertura::write(&report.files, &opts, &mut out)
+                }
+                Format::Json => write_json(&report, suite.as_ref(), reading, &mut out),
+                Format::Html | Format::Matrix => unreachable!("handled above"),
+            }
+            .and_then(|_| out.flush())
+            .or_fail()?;
+        }
     }
-    .and_then(|_| out.flush())
-    .or_fail()?;
     for (t, why) in &report.unknown {
         eprintln!("warning: {t} is not included: its coverage is unknown ({why})");
+    }
+    if let Some(s) = &suite {
+        for w in &s.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    check_gates(&gates, &report, suite.as_ref())
+}
+
+/// Exit code 3 and one line naming every measure under its threshold.
+fn check_gates(gates: &[Gate], report: &Report, suite: Option<&SuiteReport>) -> Result<ExitCode, Fail> {
+    let (l, b, f) = totals(&report.files);
+    let mut under = Vec::new();
+    for g in gates {
+        let (title, ratio) = match g.on {
+            GateOn::Lines => ("lines".to_string(), l),
+            GateOn::Branches => ("branches".to_string(), b),
+            GateOn::Functions => ("functions".to_string(), f),
+            GateOn::Measure(m) => {
+                let r = suite.and_then(|s| s.measure(m)).map(|r| r.total).unwrap_or_default();
+                (m.title(), r)
+            }
+        };
+        if ratio.percent() + 1e-9 < g.percent {
+            under.push(format!("{title} {:.1}% ({}/{}) < {}%", ratio.percent(), ratio.hit, ratio.total, g.percent));
+        }
+    }
+    if under.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(Fail { what: format!("coverage under the threshold: {}", under.join(", ")), hint: None, code: 3 }
+        .hint("the report lists what is missing (--format text or html)"))
+}
+
+/// The criteria of every unit of the snapshot, for the selected tests.
+pub fn build_suite(
+    store: &Store,
+    snapshot: SnapshotId,
+    only: Option<&[String]>,
+    options: report::Options,
+) -> Result<SuiteReport, Fail> {
+    let names: HashMap<retest_store::TestId, String> = store
+        .matrix_tests(snapshot)
+        .or_fail()?
+        .into_iter()
+        .filter(|m| matches!(m.state, CoverageState::Known) && only.is_none_or(|o| o.contains(&m.name)))
+        .map(|m| (m.test, m.name))
+        .collect();
+    let mut suite = report::Suite::new(options);
+    let mut done = std::collections::BTreeSet::new();
+    for su in store.snapshot_units(snapshot).or_fail()? {
+        if !done.insert(su.unit) {
+            continue;
+        }
+        let unit = store.unit(su.unit).or_fail()?;
+        let coverage: Vec<(&str, RoaringBitmap)> = store
+            .unit_coverage(snapshot, su.unit)
+            .or_fail()?
+            .into_iter()
+            .filter_map(|(t, bm)| names.get(&t).map(|n| (n.as_str(), bm)))
+            .collect();
+        // Decision evaluations recorded at run time would be passed as `recorded`
+        // (with the cell layout of the unit's decisions); without them, each
+        // test's evaluations are read off its edges.
+        let runs = UnitRuns { unit: &unit, tests: coverage.iter().map(|(n, bm)| (*n, bm)).collect(), recorded: None };
+        suite.add_unit(&runs);
+    }
+    Ok(suite.finish())
+}
+
+fn write_html(report: &Report, suite: Option<&SuiteReport>, root: &Path, dir: &Path) -> Result<(), Fail> {
+    let mut sources = BTreeMap::new();
+    let mut paths: Vec<&str> = report.files.keys().map(String::as_str).collect();
+    if let Some(s) = suite {
+        paths.extend(s.decisions.iter().map(|d| d.report.file.as_str()));
+    }
+    for p in paths {
+        if sources.contains_key(p) {
+            continue;
+        }
+        let full = if Path::new(p).is_absolute() { PathBuf::from(p) } else { root.join(p) };
+        if let Ok(bytes) = std::fs::read(&full) {
+            sources.insert(p.to_string(), String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    let decisions: Vec<retest_cover::mcdc::DecisionReport> =
+        suite.map(|s| s.decisions.iter().map(|d| d.report.clone()).collect()).unwrap_or_default();
+    let title = format!("retest coverage — snapshot {}, {} tests", report.snapshot.0, report.tests);
+    let pages = retest_cover::html::render(&retest_cover::html::Input {
+        title: &title,
+        files: &report.files,
+        sources: &sources,
+        decisions: &decisions,
+        measures: suite.map(|s| s.measures.as_slice()).unwrap_or(&[]),
+    });
+    std::fs::create_dir_all(dir).map_err(|e| Fail::new(format!("cannot create {}: {e}", dir.display())))?;
+    for (name, text) in pages {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| Fail::new(format!("cannot write {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -179,7 +441,10 @@ fn totals(files: &BTreeMap<String, FileCoverage>) -> (Ratio, Ratio, Ratio) {
     (l, b, f)
 }
 
-fn write_text(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+/// How many missing items the text report lists.
+const MISSING_SHOWN: usize = 50;
+
+fn write_text(r: &Report, suite: Option<&SuiteReport>, reading: Reading, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "coverage of {} tests (snapshot {})", r.tests, r.snapshot.0)?;
     writeln!(w, "{:<40} {:>16} {:>16} {:>12}", "file / function", "statements", "branches", "tests")?;
     let cell = |x: Ratio| format!("{}/{} {:>5.1}%", x.hit, x.total, x.percent());
@@ -202,7 +467,41 @@ fn write_text(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         }
     }
     let (l, b, f) = totals(&r.files);
-    writeln!(w, "{:<40} {:>16} {:>16}   functions {}/{}", "total", cell(l), cell(b), f.hit, f.total)
+    writeln!(w, "{:<40} {:>16} {:>16}   functions {}/{}", "total", cell(l), cell(b), f.hit, f.total)?;
+    let Some(s) = suite else { return Ok(()) };
+    writeln!(w)?;
+    writeln!(
+        w,
+        "criteria (Kauffman et al. §VI, {} reading: obligations met; MC/DC per evaluation: conditions with an \
+         independence pair)",
+        match reading {
+            Reading::Intended => "intended",
+            Reading::AsPrinted => "as-printed",
+        }
+    )?;
+    for m in &s.measures {
+        writeln!(w, "  {:<28} {:>18}", m.measure.title(), cell(m.total))?;
+    }
+    writeln!(
+        w,
+        "  {} decisions, {} conditions",
+        s.decisions.len(),
+        s.decisions.iter().map(|d| d.report.conditions.len()).sum::<usize>()
+    )?;
+    if !s.missing.is_empty() {
+        writeln!(w)?;
+        let shown = s.missing.len().min(MISSING_SHOWN);
+        if shown < s.missing.len() {
+            writeln!(w, "missing (the first {shown} of {}; --format json or html lists all):", s.missing.len())?;
+        } else {
+            writeln!(w, "missing:")?;
+        }
+        for m in &s.missing[..shown] {
+            let title = Measure::parse(m.measure).map(Measure::title).unwrap_or_else(|| m.measure.to_string());
+            writeln!(w, "  {}:{} {} — {}: {}", m.file, m.line, m.function, title, m.what)?;
+        }
+    }
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -213,6 +512,181 @@ struct JsonReport<'a> {
     totals: JsonTotals,
     files: Vec<JsonFile<'a>>,
     unknown_coverage: Vec<JsonUnknown<'a>>,
+    /// With --criteria: the measures' totals and what is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    criteria: Option<JsonCriteria<'a>>,
+    /// With --criteria: every decision with its MC/DC per evaluation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decisions: Option<Vec<JsonDecision<'a>>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonCriteria<'a> {
+    reading: &'static str,
+    measures: Vec<JsonMeasure<'a>>,
+    missing: &'a [report::Missing],
+}
+
+#[derive(Serialize)]
+struct JsonMeasure<'a> {
+    measure: &'static str,
+    title: String,
+    covered: usize,
+    total: usize,
+    percent: f64,
+    files: Vec<JsonFileRatio<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFileRatio<'a> {
+    path: &'a str,
+    covered: usize,
+    total: usize,
+}
+
+#[derive(Serialize)]
+struct JsonDecision<'a> {
+    file: &'a str,
+    line: u32,
+    function: &'a str,
+    /// number of conditions
+    conditions: usize,
+    condition_texts: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expression: Option<&'a str>,
+    well_formed: bool,
+    /// `recorded` or `edge-sets`
+    evaluations_from: report::EvaluationSource,
+    /// tests left out: their evaluations of the decision cannot be told apart
+    skipped_tests: &'a [String],
+    outcomes: JsonOutcomes,
+    /// the distinct evaluations: `conditions` as T/F/- per condition, the outcome, the tests
+    vectors: Vec<JsonVector<'a>>,
+    unique_cause: Option<JsonVariant>,
+    masking: Option<JsonVariant>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonOutcomes {
+    #[serde(rename = "true")]
+    t: bool,
+    #[serde(rename = "false")]
+    f: bool,
+}
+
+#[derive(Serialize)]
+struct JsonVector<'a> {
+    conditions: String,
+    outcome: bool,
+    tests: &'a [String],
+    evaluations: u64,
+}
+
+#[derive(Serialize)]
+struct JsonVariant {
+    /// conditions with an independence pair
+    independent: usize,
+    conditions: Vec<JsonCondition>,
+}
+
+#[derive(Serialize)]
+struct JsonCondition {
+    index: usize,
+    evaluated_true: bool,
+    evaluated_false: bool,
+    /// independence pairs: indexes into `vectors` of the evaluation with outcome true and with outcome false
+    pairs: Vec<JsonPair>,
+}
+
+#[derive(Serialize)]
+struct JsonPair {
+    #[serde(rename = "true")]
+    t: usize,
+    #[serde(rename = "false")]
+    f: usize,
+}
+
+fn json_variant(r: Option<&DecisionMcdc>) -> Option<JsonVariant> {
+    let r = r?;
+    Some(JsonVariant {
+        independent: r.independent,
+        conditions: r
+            .conditions
+            .iter()
+            .map(|c| JsonCondition {
+                index: c.index,
+                evaluated_true: c.evaluated_true,
+                evaluated_false: c.evaluated_false,
+                pairs: c.pairs.iter().map(|p| JsonPair { t: p.when_true, f: p.when_false }).collect(),
+            })
+            .collect(),
+    })
+}
+
+fn json_suite(s: &SuiteReport, reading: Reading) -> (JsonCriteria<'_>, Vec<JsonDecision<'_>>) {
+    let criteria = JsonCriteria {
+        reading: match reading {
+            Reading::Intended => "intended",
+            Reading::AsPrinted => "as-printed",
+        },
+        measures: s
+            .measures
+            .iter()
+            .map(|m| JsonMeasure {
+                measure: m.measure.as_str(),
+                title: m.measure.title(),
+                covered: m.total.hit,
+                total: m.total.total,
+                percent: (m.percent() * 100.0).round() / 100.0,
+                files: m.files.iter().map(|(p, r)| JsonFileRatio { path: p, covered: r.hit, total: r.total }).collect(),
+            })
+            .collect(),
+        missing: &s.missing,
+    };
+    let decisions = s
+        .decisions
+        .iter()
+        .map(|d| {
+            let r = &d.report;
+            let first = r.results.first();
+            JsonDecision {
+                file: &r.file,
+                line: r.line,
+                function: &r.function,
+                conditions: r.conditions.len(),
+                condition_texts: &r.conditions,
+                expression: r.expression.as_deref(),
+                well_formed: d.well_formed,
+                evaluations_from: d.source,
+                skipped_tests: &d.skipped_tests,
+                outcomes: JsonOutcomes {
+                    t: first.is_some_and(|m| m.outcomes[1]),
+                    f: first.is_some_and(|m| m.outcomes[0]),
+                },
+                vectors: first
+                    .map(|m| {
+                        m.vectors
+                            .iter()
+                            .map(|v| JsonVector {
+                                conditions: v.vector.conditions_string(),
+                                outcome: v.vector.outcome,
+                                tests: &v.tests,
+                                evaluations: v.evaluations,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                unique_cause: json_variant(r.result(Variant::UniqueCause)),
+                masking: json_variant(r.result(Variant::Masking)),
+                note: r.note.as_deref(),
+            }
+        })
+        .collect();
+    (criteria, decisions)
 }
 
 #[derive(Serialize)]
@@ -249,7 +723,7 @@ struct JsonUnknown<'a> {
     reason: &'a str,
 }
 
-fn write_json(r: &Report, w: &mut dyn Write) -> io::Result<()> {
+fn write_json(r: &Report, suite: Option<&SuiteReport>, reading: Reading, w: &mut dyn Write) -> io::Result<()> {
     let (l, b, f) = totals(&r.files);
     let files = r
         .files
@@ -281,7 +755,16 @@ fn write_json(r: &Report, w: &mut dyn Write) -> io::Result<()> {
         totals: JsonTotals { statements: l, branches: b, functions: f },
         files,
         unknown_coverage: r.unknown.iter().map(|(t, why)| JsonUnknown { test: t, reason: why }).collect(),
+        criteria: None,
+        decisions: None,
+        warnings: suite.map(|s| s.warnings.as_slice()).unwrap_or(&[]),
     };
+    let mut doc = doc;
+    if let Some(s) = suite {
+        let (c, d) = json_suite(s, reading);
+        doc.criteria = Some(c);
+        doc.decisions = Some(d);
+    }
     serde_json::to_writer_pretty(&mut *w, &doc).map_err(io::Error::other)?;
     writeln!(w)
 }

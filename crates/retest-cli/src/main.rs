@@ -3,6 +3,7 @@
 
 mod audit;
 mod cc;
+mod cfdg;
 mod cfg;
 mod compare;
 mod context;
@@ -45,7 +46,9 @@ enum Command {
     Build(cc::BuildArgs),
     /// Build and print control-flow graphs of C functions.
     Cfg(cfg::CfgArgs),
-    /// Coverage reports (text, JSON, LCOV) from the recorded coverage.
+    /// Annotate CFG dumps of GCC or LLVM (DOT) with their decisions.
+    Cfdg(cfdg::CfdgArgs),
+    /// Coverage reports (text, JSON, LCOV, Cobertura, HTML) up to MC/DC from the recorded coverage.
     Coverage(coverage::CoverageArgs),
     /// Run the tests and record their outcomes and coverage (the baseline).
     Run(run::RunArgs),
@@ -88,7 +91,8 @@ fn main() -> ExitCode {
         Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
         Command::Build(a) => cc::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
-        Command::Coverage(a) => coverage::run(store, a).map(|_| ExitCode::SUCCESS),
+        Command::Cfdg(a) => cfdg::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Coverage(a) => coverage::run(store, a),
         Command::Run(a) => run::run(store, a),
         Command::Select(a) => select::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),

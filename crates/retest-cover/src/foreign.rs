@@ -654,9 +654,11 @@ fn record_function(g: &DotGraph, dialect: Dialect, warnings: &mut Vec<String>) -
 }
 
 /// Blocks between the conditions of a decision that Clang evaluates into an
-/// `i1` value: the predecessors of a block that branches on a `phi i1` (directly,
-/// or through further `phi i1` merges) which supply a computed value and have
-/// that block as their only successor.
+/// `i1` value: the predecessors of a block that branches on a `phi i1` which
+/// supply a computed (non-constant) value and have that block as their only
+/// successor; and, recursively, the same for every `phi i1` of a block found so
+/// (a value computed through further merges, such as `!(c && d)`: `phi`, `xor`,
+/// then the merge the branch reads).
 fn llvm_interstitial(
     blocks: &[(String, String, String, Option<NodeKind>)],
     instrs: &[Vec<String>],
@@ -666,6 +668,9 @@ fn llvm_interstitial(
     let succs = |i: usize| -> Vec<usize> { edges.iter().filter(|e| e.0 == i).map(|e| e.1).collect() };
     let phi_in = |i: usize, value: &str| -> Option<Vec<(String, String)>> {
         instrs[i].iter().filter_map(|l| phi_i1(l)).find(|(x, _)| x == value).map(|(_, inc)| inc)
+    };
+    let all_phis = |i: usize| -> Vec<(String, String)> {
+        instrs[i].iter().filter_map(|l| phi_i1(l)).flat_map(|(_, inc)| inc).collect()
     };
     let mut out = BTreeSet::new();
     for (w, body) in instrs.iter().enumerate() {
@@ -686,9 +691,7 @@ fn llvm_interstitial(
                     continue;
                 }
                 out.insert(p);
-                if let Some(more) = phi_in(p, &value) {
-                    work.push((p, more));
-                }
+                work.push((p, all_phis(p)));
             }
         }
     }

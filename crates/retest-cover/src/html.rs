@@ -6,14 +6,17 @@
 //! coloured by execution, branch counts, and under each line the table of every
 //! decision that starts there: its conditions, which values each took, the
 //! independence pairs found per variant (with the tests that produced them) and
-//! what is missing. All text from the source, the file names and the test names
-//! is escaped.
+//! what is missing. With the totals of the criteria of 001 §VI
+//! ([`Input::measures`]), the index starts with a summary of every measure and
+//! shows each criterion per file. All text from the source, the file names and
+//! the test names is escaped.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::lines::{FileCoverage, Ratio};
 use crate::mcdc::{DecisionMcdc, DecisionReport, Variant};
+use crate::report::{Measure, MeasureReport};
 
 /// What the report shows.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +29,8 @@ pub struct Input<'a> {
     pub sources: &'a BTreeMap<String, String>,
     /// MC/DC per decision.
     pub decisions: &'a [DecisionReport],
+    /// Totals of the measures computed (may be empty).
+    pub measures: &'a [MeasureReport],
 }
 
 /// How many tests are named per vector before "+N more".
@@ -125,9 +130,34 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
     }
     let empty = FileCoverage::default();
     // index
+    let criteria: Vec<&MeasureReport> =
+        input.measures.iter().filter(|m| matches!(m.measure, Measure::Criterion(_))).collect();
     let mut b = String::new();
     let _ = writeln!(b, "<h1>{}</h1>", escape(input.title));
-    let _ = write!(b, "<table>\n<tr><th>File</th><th>Lines</th><th>Branches</th><th>Functions</th>");
+    if !input.measures.is_empty() {
+        let _ = writeln!(b, "<h2>Summary</h2>\n<table class=\"summary\">\n<tr><th>Measure</th><th>Covered</th></tr>");
+        for m in input.measures {
+            let _ = writeln!(
+                b,
+                "<tr data-measure=\"{}\"><td>{}</td>{}</tr>",
+                m.measure.as_str(),
+                escape(&m.measure.title()),
+                cell(m.total)
+            );
+        }
+        let _ = writeln!(b, "</table>");
+        let _ = writeln!(
+            b,
+            "<p class=\"note\">SC … MC/DC: the criteria of Kauffman et al. (001 §VI) on each test's set of \
+             walked edges, as obligations met; MC/DC (variant): conditions whose independent effect on their \
+             decision's outcome is shown by two evaluations.</p>"
+        );
+    }
+    let _ = writeln!(b, "<h2>Files</h2>");
+    let _ = write!(b, "<table class=\"files\">\n<tr><th>File</th><th>Lines</th><th>Branches</th><th>Functions</th>");
+    for m in &criteria {
+        let _ = write!(b, "<th>{}</th>", escape(&m.measure.title()));
+    }
     for v in &vs {
         let _ = write!(b, "<th>MC/DC ({})</th>", escape(v.as_str()));
     }
@@ -154,13 +184,19 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
             cell(branches),
             cell(functions)
         );
+        for m in &criteria {
+            b.push_str(&cell(m.files.get(*p).copied().unwrap_or_default()));
+        }
         for v in &vs {
             b.push_str(&cell(mcdc_ratio(&ds, *v)));
         }
         let _ = writeln!(b, "</tr>");
-        out.insert(page_name(i, p), file_page(input, p, fc, &ds, &vs));
+        out.insert(page_name(i, p), file_page(input, p, fc, &ds, &vs, &criteria));
     }
     let _ = write!(b, "<tr><th>Total</th>{}{}{}", cell(totals.0), cell(totals.1), cell(totals.2));
+    for m in &criteria {
+        b.push_str(&cell(m.total));
+    }
     for v in &vs {
         b.push_str(&cell(mcdc_ratio(&all_decisions, *v)));
     }
@@ -178,7 +214,14 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
     out
 }
 
-fn file_page(input: &Input<'_>, path: &str, fc: &FileCoverage, ds: &[&DecisionReport], vs: &[Variant]) -> String {
+fn file_page(
+    input: &Input<'_>,
+    path: &str,
+    fc: &FileCoverage,
+    ds: &[&DecisionReport],
+    vs: &[Variant],
+    criteria: &[&MeasureReport],
+) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "<p><a href=\"index.html\">{}</a></p>", escape(input.title));
     let _ = writeln!(b, "<h1>{}</h1>", escape(path));
@@ -186,10 +229,16 @@ fn file_page(input: &Input<'_>, path: &str, fc: &FileCoverage, ds: &[&DecisionRe
     let branches = Ratio { hit: fc.branches_hit(), total: fc.branches_total() };
     let functions = Ratio { hit: fc.functions_hit(), total: fc.functions.len() };
     let _ = write!(b, "<table>\n<tr><th>Lines</th><th>Branches</th><th>Functions</th>");
+    for m in criteria {
+        let _ = write!(b, "<th>{}</th>", escape(&m.measure.title()));
+    }
     for v in vs {
         let _ = write!(b, "<th>MC/DC ({})</th>", escape(v.as_str()));
     }
     let _ = write!(b, "</tr>\n<tr>{}{}{}", cell(lines), cell(branches), cell(functions));
+    for m in criteria {
+        b.push_str(&cell(m.files.get(path).copied().unwrap_or_default()));
+    }
     for v in vs {
         b.push_str(&cell(mcdc_ratio(ds, *v)));
     }
@@ -282,7 +331,13 @@ fn tests(m: &DecisionMcdc, i: usize) -> String {
 
 fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
     let mut b = String::new();
-    let _ = write!(b, "<div class=\"decision\"><p>Decision in <code>{}</code>", escape(&d.function));
+    let _ = write!(
+        b,
+        "<div class=\"decision\" data-line=\"{}\" data-conditions=\"{}\"><p>Decision in <code>{}</code>",
+        d.line,
+        d.conditions.len(),
+        escape(&d.function)
+    );
     if let Some(e) = &d.expression {
         let _ = write!(b, ": <code>{}</code>", escape(e));
     }
@@ -306,7 +361,8 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
             .map(|c| (c.evaluated_true, c.evaluated_false))
             .unwrap_or((false, false));
         let mark = |x: bool| if x { "<td class=\"good\">✓</td>" } else { "<td class=\"bad\">✗</td>" };
-        let _ = write!(b, "<tr><td class=\"num\">{i}</td><td><code>{}</code></td>{}{}", escape(c), mark(t), mark(f));
+        let _ =
+            write!(b, "<tr><td class=\"num\">C{}</td><td><code>{}</code></td>{}{}", i + 1, escape(c), mark(t), mark(f));
         for v in vs {
             let Some(m) = d.result(*v) else {
                 let _ = write!(b, "<td class=\"note\">not computed</td>");
@@ -330,12 +386,7 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
                 }
                 let _ = write!(b, "</td>");
             } else {
-                let why = match (cm.evaluated_true, cm.evaluated_false) {
-                    (false, false) => "never evaluated",
-                    (false, true) => "never true",
-                    (true, false) => "never false",
-                    (true, true) => "no pair of evaluations shows it",
-                };
+                let why = crate::report::why_no_pair(m, i);
                 let _ = write!(b, "<td class=\"bad\"><span class=\"missing\">missing: {why}</span></td>");
             }
         }

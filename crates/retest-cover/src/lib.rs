@@ -11,6 +11,7 @@
 //!   numbering, and where `retest cc --mcdc` records evaluations ([`mcdc::McdcLayout`]).
 //! * [`plan`] — what a build records beyond edges (`--mcdc`, `--paths`).
 //! * [`recover`] — keeping the coverage matrix exact across versions (RECOVER).
+//! * [`report`] — the criteria and MC/DC of a whole test suite over its units.
 //!
 //! Architecture invariant: no I/O beyond the `std::io::Write` a writer is handed;
 //! nothing about C.
@@ -25,3 +26,4 @@ pub mod lines;
 pub mod mcdc;
 pub mod plan;
 pub mod recover;
+pub mod report;

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use common::cfg;
 use retest_cover::cfdg::Cfdg;
-use retest_cover::lines::{Branch, FileCoverage, Function, LineCount};
+use retest_cover::criteria::Criterion;
+use retest_cover::lines::{Branch, FileCoverage, Function, LineCount, Ratio};
 use retest_cover::mcdc::{self, CondVector, Evaluation, Variant};
+use retest_cover::report::{Measure, MeasureReport};
 use retest_cover::{cobertura, html};
 
 /// `src/a&b.c`: Listing 1 of 001 with a `<` in it, run by three tests.
@@ -83,8 +85,27 @@ fn html_golden() {
     let sources = BTreeMap::from([("src/a&b.c".to_string(), SOURCE.to_string())]);
     let ds = decisions();
     assert_eq!(ds[0].expression.as_deref(), Some("a && b < 2"));
-    let pages =
-        html::render(&html::Input { title: "retest <coverage>", files: &files, sources: &sources, decisions: &ds });
+    let dc = Ratio { hit: 7, total: 9 };
+    let unique = Ratio { hit: 1, total: 2 };
+    let measures = [
+        MeasureReport {
+            measure: Measure::Criterion(Criterion::Dc),
+            total: dc,
+            files: BTreeMap::from([("src/a&b.c".to_string(), dc)]),
+        },
+        MeasureReport {
+            measure: Measure::Mcdc(Variant::UniqueCause),
+            total: unique,
+            files: BTreeMap::from([("src/a&b.c".to_string(), unique)]),
+        },
+    ];
+    let pages = html::render(&html::Input {
+        title: "retest <coverage>",
+        files: &files,
+        sources: &sources,
+        decisions: &ds,
+        measures: &measures,
+    });
     let names: Vec<&str> = pages.keys().map(String::as_str).collect();
     assert_eq!(names, ["000-src_a_b.c.html", "001-util.c.html", "index.html"]);
     let page = &pages["000-src_a_b.c.html"];
@@ -95,6 +116,11 @@ fn html_golden() {
     // a is shown (TT vs F-), b is never false
     assert!(page.contains("missing: never false"));
     assert!(!page.contains("src=") && !page.contains("href=\"http"), "no external assets");
+    // the summary lists the measures, the file table each criterion of §VI per file
+    let index = &pages["index.html"];
+    assert!(index.contains("<tr data-measure=\"dc\"><td>DC</td><td class=\"num partial\">77.8% (7/9)</td></tr>"));
+    assert!(index.contains("<tr data-measure=\"mcdc-unique\"><td>MC/DC (unique-cause)</td>"));
+    assert!(index.contains("<th>DC</th>"));
     for (name, text) in &pages {
         insta::assert_snapshot!(format!("html_{name}"), text);
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use retest_cover::criteria::Run;
-use retest_graph::{Cfg, CfgBuilder, EdgeId, EdgeLabel, Node, NodeId, NodeKind};
+use retest_graph::{Cfg, CfgBuilder, Contraction, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Procedure};
 
 /// A CFG and its node names.
 pub struct Named {
@@ -98,6 +98,62 @@ pub fn cfg(spec: &str) -> Named {
         b.add_edge(ids[&s], ids[&d], l);
     }
     Named { cfg: b.build().unwrap(), ids }
+}
+
+/// A procedure whose condition-level CFG is `g`; `group[i]` names the statement
+/// of node `i` (as a node of `g`), and edges between nodes of one group are
+/// inside the statement. Statement-level labels: as in `g`, with `flip` naming
+/// conditions whose decision outcome is the opposite of their own label (`!b`).
+pub fn procedure(g: &Named, group: &[(&str, &str)], flip: &[&str]) -> Procedure {
+    let cond = g.cfg.clone();
+    let mut of: Vec<NodeId> = cond.node_ids().collect();
+    for (n, s) in group {
+        of[g.n(n).index()] = g.n(s);
+    }
+    // coarse nodes: the representatives, renumbered
+    let reps: Vec<NodeId> = {
+        let mut r: Vec<NodeId> = of.clone();
+        r.sort();
+        r.dedup();
+        r
+    };
+    let idx = |n: NodeId| NodeId(reps.iter().position(|&r| r == n).unwrap() as u32);
+    let group_of: Vec<NodeId> = of.iter().map(|&r| idx(r)).collect();
+    let coarse_nodes: Vec<Node> = reps
+        .iter()
+        .map(|&r| {
+            let n = cond.node(r);
+            let kind = if group.iter().any(|(_, s)| g.n(s) == r) { NodeKind::Predicate } else { n.kind };
+            Node::new(kind, n.text.clone())
+        })
+        .collect();
+    let labels: Vec<Option<EdgeLabel>> = cond
+        .edges()
+        .map(|(_, e)| {
+            if group_of[e.src.index()] == group_of[e.dst.index()] {
+                return None;
+            }
+            let flipped = flip.iter().any(|f| g.n(f) == e.src);
+            Some(match (&e.label, flipped) {
+                (EdgeLabel::True, true) => EdgeLabel::False,
+                (EdgeLabel::False, true) => EdgeLabel::True,
+                (l, _) => l.clone(),
+            })
+        })
+        .collect();
+    let (stmt, map): (_, Contraction) = cond.contract("f", &group_of, coarse_nodes, &labels).unwrap();
+    Procedure {
+        name: "f".into(),
+        is_static: false,
+        span: None,
+        probes: vec![retest_graph::coverage::Probe::Derived; cond.node_count()],
+        cond,
+        stmt,
+        map,
+        locals: Vec::new(),
+        unanalysable: None,
+        digest: 0,
+    }
 }
 
 /// A boolean expression over conditions `0..n`.
