@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use retest_cover::criteria::Reading;
 use retest_cover::lines::{Accumulator, FileCoverage, Ratio};
-use retest_cover::mcdc::{DecisionMcdc, Variant};
-use retest_cover::report::{self, Measure, SuiteReport, UnitRuns};
-use retest_store::{CoverageState, SnapshotId, Store};
+use retest_cover::mcdc::{DecisionMcdc, McdcLayout, Variant};
+use retest_cover::report::{self, Measure, RecordedEvaluations, SuiteReport, UnitRuns};
+use retest_store::{CoverageState, Recorded, SnapshotId, Store};
 use roaring::RoaringBitmap;
 use serde::Serialize;
 
@@ -361,10 +361,27 @@ pub fn build_suite(
             .into_iter()
             .filter_map(|(t, bm)| names.get(&t).map(|n| (n.as_str(), bm)))
             .collect();
-        // Decision evaluations recorded at run time would be passed as `recorded`
-        // (with the cell layout of the unit's decisions); without them, each
-        // test's evaluations are read off its edges.
-        let runs = UnitRuns { unit: &unit, tests: coverage.iter().map(|(n, bm)| (*n, bm)).collect(), recorded: None };
+        // decision evaluations recorded at run time (`retest cc --mcdc`), where the
+        // unit's build recorded them; elsewhere each test's are read off its edges
+        let placed = match su.build {
+            Some(b) => store.build(b).or_fail()?.recording,
+            None => Default::default(),
+        };
+        let recorded_tests: Vec<(&str, Recorded)> = if placed.mcdc_cells.is_some() {
+            store
+                .unit_recorded(snapshot, su.unit)
+                .or_fail()?
+                .into_iter()
+                .filter_map(|(t, r)| names.get(&t).map(|n| (n.as_str(), r)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let recorded = placed.mcdc_cells.map(|_| RecordedEvaluations {
+            slots: McdcLayout::new(&unit).sinks(&placed),
+            tests: recorded_tests.iter().map(|(n, r)| (*n, r)).collect(),
+        });
+        let runs = UnitRuns { unit: &unit, tests: coverage.iter().map(|(n, bm)| (*n, bm)).collect(), recorded };
         suite.add_unit(&runs);
     }
     Ok(suite.finish())

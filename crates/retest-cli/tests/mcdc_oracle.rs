@@ -257,25 +257,17 @@ fn independent(d: &serde_json::Value, variant: &str) -> Vec<bool> {
     d[variant]["conditions"].as_array().unwrap().iter().map(|c| !c["pairs"].as_array().unwrap().is_empty()).collect()
 }
 
-#[test]
-fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
-    let c = corpus::corpus();
-    let llvm_dir = tempfile::tempdir().unwrap();
-    let Some((show, export)) = llvm_run(&c, llvm_dir.path()) else { return };
-    let llvm = parse_show(&show);
-    let branches = llvm_branches(&export);
-
-    let ours = tempfile::tempdir().unwrap();
-    retest(ours.path(), &["init"], 0);
-    c.write(ours.path());
-    retest(ours.path(), &["build", "--", "make", "-s"], 0);
-    retest(ours.path(), &["run", "-j2"], 0);
-    let out = retest(ours.path(), &["coverage", "--format", "json", "--criteria", "mcdc-unique,mcdc-masking"], 0);
-    let report = json(&out);
-    assert_eq!(report["schema"], "retest.coverage/1");
-    assert_eq!(report["tests"].as_u64().unwrap() as usize, c.tests.len());
-    let decisions = our_decisions(&report);
-
+/// Our MC/DC per decision against llvm-cov's (and the inputs' own vectors where
+/// LLVM does not instrument): every decision read from `source`; returns the
+/// numbers of MC/DC decisions, one-condition decisions and conditions compared.
+fn check_mcdc(
+    c: &Corpus,
+    llvm: &BTreeMap<u32, LlvmDecision>,
+    branches: &BTreeMap<u32, Vec<(bool, bool)>>,
+    report: &serde_json::Value,
+    source: &str,
+) -> (usize, usize, usize) {
+    let decisions = our_decisions(report);
     let mut compared = (0usize, 0usize, 0usize); // MC/DC decisions, one-condition decisions, conditions
     for (k, f) in c.functions.iter().enumerate().filter(|(_, f)| f.name != "loop3") {
         let n = f.conditions();
@@ -283,7 +275,7 @@ fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
             .get(&(f.name.clone(), f.line))
             .unwrap_or_else(|| panic!("{}: no decision at line {}", f.name, f.line));
         assert_eq!(d["conditions"].as_u64().unwrap() as usize, n, "{}", f.name);
-        assert_eq!(d["evaluations_from"], "edge-sets");
+        assert_eq!(d["evaluations_from"], source);
         assert!(d["skipped_tests"].as_array().unwrap().is_empty(), "{}: one evaluation per test", f.name);
         let unique = independent(d, "unique_cause");
         let mask = independent(d, "masking");
@@ -367,13 +359,35 @@ fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
             let warned = report["warnings"].as_array().unwrap();
             assert!(warned.iter().any(|w| w.as_str().unwrap().contains("several paths")), "{warned:?}");
             assert!(ours_v.is_subset(&l.vectors), "loop3: what edge sets show is a subset of llvm-cov's vectors");
-            assert!(ours_v.len() < l.vectors.len(), "loop3: expected to differ until evaluations are recorded");
+            assert!(ours_v.len() < l.vectors.len(), "loop3: edge sets cannot show every evaluation");
             let u = independent(d, "unique_cause");
             assert!(u.iter().zip(&l.covered).all(|(o, l)| !o || *l), "loop3: no pair llvm-cov does not have");
         }
         other => panic!("unknown source {other}"),
     }
 
+    compared
+}
+
+#[test]
+fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
+    let c = corpus::corpus();
+    let llvm_dir = tempfile::tempdir().unwrap();
+    let Some((show, export)) = llvm_run(&c, llvm_dir.path()) else { return };
+    let llvm = parse_show(&show);
+    let branches = llvm_branches(&export);
+
+    let ours = tempfile::tempdir().unwrap();
+    retest(ours.path(), &["init"], 0);
+    c.write(ours.path());
+    retest(ours.path(), &["build", "--", "make", "-s"], 0);
+    retest(ours.path(), &["run", "-j2"], 0);
+    let out = retest(ours.path(), &["coverage", "--format", "json", "--criteria", "mcdc-unique,mcdc-masking"], 0);
+    let report = json(&out);
+    assert_eq!(report["schema"], "retest.coverage/1");
+    assert_eq!(report["tests"].as_u64().unwrap() as usize, c.tests.len());
+
+    let compared = check_mcdc(&c, &llvm, &branches, &report, "edge-sets");
     // branches: every condition's outcomes, line by line
     let mut negated_on: BTreeMap<u32, Vec<bool>> = BTreeMap::new();
     for f in &c.functions {
@@ -457,4 +471,26 @@ fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
         compared.2,
         compared.1
     );
+}
+
+/// Built with `retest build --mcdc`, every decision's evaluations are recorded
+/// one by one: loop3's three evaluations per run too, and then MC/DC equals
+/// llvm-cov's everywhere LLVM instruments.
+#[test]
+fn recorded_evaluations_agree_with_llvm_cov_everywhere() {
+    let c = corpus::corpus();
+    let llvm_dir = tempfile::tempdir().unwrap();
+    let Some((show, export)) = llvm_run(&c, llvm_dir.path()) else { return };
+    let llvm = parse_show(&show);
+    let branches = llvm_branches(&export);
+    let ours = tempfile::tempdir().unwrap();
+    retest(ours.path(), &["init"], 0);
+    c.write(ours.path());
+    retest(ours.path(), &["build", "--mcdc", "--", "make", "-s"], 0);
+    retest(ours.path(), &["run", "-j2"], 0);
+    let out = retest(ours.path(), &["coverage", "--format", "json", "--criteria", "mcdc-unique,mcdc-masking"], 0);
+    let report = json(&out);
+    assert!(report["warnings"].as_array().is_none_or(|w| w.is_empty()), "{}", report["warnings"]);
+    let compared = check_mcdc(&c, &llvm, &branches, &report, "recorded");
+    assert!(compared.0 >= 15, "{compared:?}");
 }

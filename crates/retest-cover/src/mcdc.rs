@@ -1167,6 +1167,18 @@ impl McdcLayout {
         out
     }
 
+    /// Per procedure and decision: where its evaluations are recorded in a build
+    /// that placed `placed` (`None` for decisions not recorded there).
+    pub fn sinks(&self, placed: &retest_graph::recording::UnitRecording) -> Vec<Vec<Option<Sink>>> {
+        self.procs
+            .iter()
+            .enumerate()
+            .map(|(i, pd)| {
+                pd.slots.iter().enumerate().map(|(j, s)| s.sink.filter(|_| placed.records_decision(i, j))).collect()
+            })
+            .collect()
+    }
+
     /// The evaluations of decision `j` of procedure `i` that recorded `cells`
     /// (the unit's MC/DC cells that were hit) and `ids` (the ids recorded under
     /// the decision's key), decoded.

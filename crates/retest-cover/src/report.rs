@@ -12,7 +12,7 @@
 //!
 //! **Where the evaluations come from** ([`EvaluationSource`]). A unit built to
 //! record its decision evaluations (`retest cc --mcdc`) gives, per test, the set
-//! of decision paths it took ([`Recorded`]; path numbering of
+//! of decision paths it took ([`RecordedEvaluations`]; path numbering of
 //! [`crate::mcdc::DecisionPaths`]): that source is exact and is preferred. Without
 //! it, a test's evaluation of a decision is read off its edge set
 //! ([`crate::mcdc::evaluations_from_runs`]), which is exact when the test
@@ -30,6 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use fixedbitset::FixedBitSet;
+use retest_graph::recording::{Recorded, Sink};
 use retest_graph::{Cfg, NodeId, NodeKind, Unit};
 use roaring::RoaringBitmap;
 use serde::Serialize;
@@ -119,16 +120,17 @@ pub enum EvaluationSource {
     EdgeSets,
 }
 
-/// The decision evaluations a unit recorded at run time.
+/// The decision evaluations a unit recorded at run time (`retest cc --mcdc`).
 #[derive(Clone, Debug)]
-pub struct Recorded<'a> {
-    /// `bases[p][d]`: the unit-wide cell of path 0 of decision `d` (in the order
-    /// of [`Cfdg::for_procedure`]) of procedure `p`; cell `bases[p][d] + id` is
-    /// set when a test evaluated the decision along path `id` of its
-    /// [`DecisionPaths`].
-    pub bases: Vec<Vec<u32>>,
-    /// Per test: its name and the cells set.
-    pub tests: Vec<(&'a str, &'a RoaringBitmap)>,
+pub struct RecordedEvaluations<'a> {
+    /// `slots[p][d]`: where decision `d` (in the order of [`Cfdg::for_procedure`])
+    /// of procedure `p` recorded its evaluations — cell `base + id`, or id `id`
+    /// under `key`, for an evaluation along path `id` of its [`DecisionPaths`] —
+    /// or `None` where it was not recorded (its evaluations are then read off
+    /// edge sets). [`crate::mcdc::McdcLayout::sinks`] gives them for a build.
+    pub slots: Vec<Vec<Option<Sink>>>,
+    /// Per test: its name and what it recorded in the unit.
+    pub tests: Vec<(&'a str, &'a Recorded)>,
 }
 
 /// One unit and what the tests did in it.
@@ -139,7 +141,7 @@ pub struct UnitRuns<'a> {
     /// Per test: its name and the unit-wide condition-level edges it walked.
     pub tests: Vec<(&'a str, &'a RoaringBitmap)>,
     /// Recorded evaluations, when the unit was built to record them.
-    pub recorded: Option<Recorded<'a>>,
+    pub recorded: Option<RecordedEvaluations<'a>>,
 }
 
 /// A measure's totals.
@@ -291,7 +293,7 @@ impl Suite {
                     self.missing.extend(here.missing(r));
                 }
             }
-            let recorded = u.recorded.as_ref().and_then(|rec| rec.bases.get(pi).map(|b| (rec, b)));
+            let recorded = u.recorded.as_ref().and_then(|rec| rec.slots.get(pi).map(|b| (rec, b)));
             for (di, d) in cfdg.decisions.iter().enumerate() {
                 let (dfile, line) = here.location(d);
                 let key = DecisionKey {
@@ -316,12 +318,18 @@ impl Suite {
                         continue;
                     }
                 };
-                match recorded.and_then(|(rec, b)| b.get(di).map(|&base| (rec, base))) {
-                    Some((rec, base)) => {
-                        let end = base as u64 + paths.count();
-                        for (test, cells) in &rec.tests {
-                            for cell in cells.range(base..end.min(u32::MAX as u64) as u32) {
-                                if let Some(pv) = paths.decode((cell - base) as u64) {
+                match recorded.and_then(|(rec, b)| b.get(di).copied().flatten().map(|sink| (rec, sink))) {
+                    Some((rec, sink)) => {
+                        for (test, r) in &rec.tests {
+                            let ids: Vec<u64> = match sink {
+                                Sink::Cell { base, .. } => {
+                                    let end = (base as u64 + paths.count()).min(u32::MAX as u64) as u32;
+                                    r.mcdc.range(base..end).map(|c| u64::from(c - base)).collect()
+                                }
+                                Sink::Id { key } => r.ids.get(&key).cloned().unwrap_or_default(),
+                            };
+                            for id in ids {
+                                if let Some(pv) = paths.decode(id) {
                                     acc.evaluations.push(Evaluation { test: test.to_string(), vector: pv.vector });
                                 }
                             }

@@ -7,7 +7,8 @@ mod common;
 use common::{Named, cfg, procedure};
 use retest_cover::criteria::{Criterion, Reading};
 use retest_cover::mcdc::{DecisionPaths, Variant};
-use retest_cover::report::{EvaluationSource, Measure, Options, Recorded, Suite, SuiteReport, UnitRuns};
+use retest_cover::report::{EvaluationSource, Measure, Options, RecordedEvaluations, Suite, SuiteReport, UnitRuns};
+use retest_graph::recording::{Recorded, SECT_MCDC, Sink};
 use retest_graph::{SourceFile, Span, Unit};
 use roaring::RoaringBitmap;
 
@@ -144,9 +145,15 @@ fn a_test_with_two_evaluations_is_skipped_and_named_unless_recorded() {
     let paths = DecisionPaths::new(&u.procedures[0].cond, &cfdg.decisions[0]).unwrap();
     let base = 40;
     let id = |s: &str, o| paths.encode(&retest_cover::mcdc::CondVector::parse(s, o).unwrap()).unwrap() as u32;
-    let cells_one = RoaringBitmap::from_iter([base + id("TT", true)]);
-    let cells_both = RoaringBitmap::from_iter([base + id("TT", true), base + id("F-", false)]);
-    let recorded = Recorded { bases: vec![vec![base]], tests: vec![("t1", &cells_one), ("loop", &cells_both)] };
+    let one_rec = Recorded { mcdc: RoaringBitmap::from_iter([base + id("TT", true)]), ..Default::default() };
+    let both_rec = Recorded {
+        mcdc: RoaringBitmap::from_iter([base + id("TT", true), base + id("F-", false)]),
+        ..Default::default()
+    };
+    let recorded = RecordedEvaluations {
+        slots: vec![vec![Some(Sink::Cell { sect: SECT_MCDC, base })]],
+        tests: vec![("t1", &one_rec), ("loop", &both_rec)],
+    };
     let mut s = Suite::new(all_measures());
     s.add_unit(&UnitRuns { unit: &u, tests: vec![("t1", &one), ("loop", &both)], recorded: Some(recorded) });
     let r = s.finish();
