@@ -282,7 +282,7 @@ fn check_mcdc(
         assert_eq!(d["unique_cause"]["independent"].as_u64().unwrap() as usize, unique.iter().filter(|x| **x).count());
         let mut negated = Vec::new();
         f.expr.negated_leaves(&mut negated);
-        let expected = expected_vectors(&c, k);
+        let expected = expected_vectors(c, k);
         assert_eq!(our_vectors(d, &negated), expected, "{}: executed vectors", f.name);
         assert_eq!(unique, unique_cause(n, &expected), "{}: unique-cause, per condition", f.name);
         assert_eq!(mask, masking(&f.expr, &expected), "{}: masking, per condition", f.name);
