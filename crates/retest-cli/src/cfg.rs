@@ -12,7 +12,7 @@ use retest_graph::Unit as TuAnalysis;
 use retest_graph::dot::{DotOptions, write_cfg};
 use retest_graph::text::write_text;
 use retest_lang_c::TuJob;
-use retest_lang_c::project::{own_files, read_compile_commands};
+use retest_lang_c::project::{own_files, project_root, read_compile_commands};
 use serde::Serialize;
 
 use crate::fail::{Fail, OrFail};
@@ -189,10 +189,7 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
         return Err(Fail::new(format!("{}: no C compile commands", db.display()))
             .hint("generate the database with a build that compiles C (e.g. `bear -- make`, CMAKE_EXPORT_COMPILE_COMMANDS=ON)"));
     }
-    let root = db
-        .parent()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
-        .and_then(|p| std::fs::canonicalize(p).ok());
+    let root = project_root(db, &cmds);
     let pb = progress::bar(jobs.len() as u64, "analysing");
     let results: Vec<Result<(PathBuf, TuAnalysis), Fail>> = jobs
         .par_iter()

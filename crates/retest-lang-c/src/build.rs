@@ -1135,7 +1135,7 @@ impl<'a, 't> Builder<'a, 't> {
         let inc = self.hoist(e, inc, g);
         let text = self.text_of(e);
         let node = self.make_node(NodeKind::Predicate, e, text);
-        let has_error = syntax::contains_kind(e, &["ERROR"]);
+        let has_error = syntax::has_syntax_error(e, self.src);
         let site = if has_error { Site::None } else { Site::Cond { start: e.start_byte(), end: e.end_byte() } };
         let probe = if has_error { Probe::Derived } else { Probe::PerEdge };
         if has_error {

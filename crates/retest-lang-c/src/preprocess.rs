@@ -101,6 +101,7 @@ impl Preprocessed {
             }
         }
         let hidden_attributes = blank_declarator_attributes(&mut text);
+        rewrite_typeof_expressions(&mut text);
         Preprocessed { raw, text, files, map: LineMap { runs }, hidden_attributes }
     }
 
@@ -121,45 +122,18 @@ impl Preprocessed {
     }
 }
 
-/// Parses `# 12 "file" 1 3` or `#line 12 "file"`.
 /// Blanks every `__attribute__((…))` that follows a declarator — after an
-/// identifier or `]`, before `=`, `,`, `;` or `:` — where tree-sitter-c's grammar
-/// cannot parse it (it would turn the declaration, and what follows, into an
-/// ERROR). Attributes after a function declarator (after `)`), in declaration
+/// identifier or `]`, before `=`, `,`, `;` or `:` — or that comes between a
+/// comma and the next declarator of the same declaration (`int a,
+/// __attribute__((deprecated)) b = 1;`), where tree-sitter-c's grammar cannot
+/// parse it (it would turn the declaration, and what follows, into an ERROR). Attributes after a function declarator (after `)`), in declaration
 /// specifiers and on statements parse and stay. Returns each blanked attribute's
 /// offset and token text.
 fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
     let b = text.as_bytes();
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
-    // skips a comment or literal starting at i; returns its end, or None
-    let skip = |i: usize| -> Option<usize> {
-        match (b[i], b.get(i + 1)) {
-            (b'/', Some(b'*')) => {
-                Some(b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |p| i + 2 + p + 2))
-            }
-            (b'/', Some(b'/')) => Some(b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p)),
-            (q @ (b'"' | b'\''), _) => {
-                let mut j = i + 1;
-                while j < b.len() && b[j] != q && b[j] != b'\n' {
-                    j += if b[j] == b'\\' { 2 } else { 1 };
-                }
-                Some((j + 1).min(b.len()))
-            }
-            _ => None,
-        }
-    };
-    let next_significant = |mut i: usize| -> Option<u8> {
-        while i < b.len() {
-            if b[i].is_ascii_whitespace() {
-                i += 1;
-            } else if let (b'/', Some(b'*' | b'/')) = (b[i], b.get(i + 1)) {
-                i = skip(i)?;
-            } else {
-                return Some(b[i]);
-            }
-        }
-        None
-    };
+    let ident = is_ident_byte;
+    let skip = |i: usize| skip_comment_or_literal(b, i);
+    let next_significant = |i: usize| b.get(skip_blank(b, i)).copied();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev: u8 = b';';
     let mut i = 0;
@@ -186,37 +160,22 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
             i += 1;
         }
         let word = &b[start..i];
-        if (word == b"__attribute__" || word == b"__attribute") && (ident(prev) || prev == b']') {
+        if (word == b"__attribute__" || word == b"__attribute") && (ident(prev) || prev == b']' || prev == b',') {
             // the balanced parentheses that follow
             let mut j = i;
             while j < b.len() && b[j].is_ascii_whitespace() {
                 j += 1;
             }
             if b.get(j) == Some(&b'(') {
-                let mut depth = 0usize;
-                let mut k = j;
-                let mut closed = None;
-                while k < b.len() {
-                    if let Some(end) = skip(k) {
-                        k = end;
-                        continue;
-                    }
-                    match b[k] {
-                        b'(' => depth += 1,
-                        b')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                closed = Some(k + 1);
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    k += 1;
-                }
-                if let Some(end) = closed
-                    && matches!(next_significant(end), Some(b'=' | b',' | b';' | b':'))
-                {
+                let closed = closing_paren(b, j).map(|k| k + 1);
+                // after a declarator; or, after a comma, before the next declarator of
+                // the same declaration (`int a, __attribute__((unused)) b = 1;`)
+                let here = if prev == b',' {
+                    closed.filter(|&end| starts_declarator(b, end))
+                } else {
+                    closed.filter(|&end| matches!(next_significant(end), Some(b'=' | b',' | b';' | b':')))
+                };
+                if let Some(end) = here {
                     spans.push((start, end));
                     i = end;
                     continue; // `prev` stays the declarator's last character
@@ -245,6 +204,225 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     hidden
+}
+
+/// The end of the comment or literal starting at `i`, if one starts there.
+fn skip_comment_or_literal(b: &[u8], i: usize) -> Option<usize> {
+    match (b[i], b.get(i + 1)) {
+        (b'/', Some(b'*')) => Some(b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |p| i + 2 + p + 2)),
+        (b'/', Some(b'/')) => Some(b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p)),
+        (q @ (b'"' | b'\''), _) => {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != q && b[j] != b'\n' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            Some((j + 1).min(b.len()))
+        }
+        _ => None,
+    }
+}
+
+/// The first position at or after `i` that is not white space nor a comment.
+fn skip_blank(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if let (b'/', Some(b'*' | b'/')) = (b[i], b.get(i + 1)) {
+            i = skip_comment_or_literal(b, i).unwrap_or(b.len());
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// The end of the identifier starting at `i` (`i` itself if none starts there).
+fn ident_end(b: &[u8], i: usize) -> usize {
+    if i < b.len() && !b[i].is_ascii_digit() {
+        b[i..].iter().position(|&c| !is_ident_byte(c)).map_or(b.len(), |p| i + p)
+    } else {
+        i
+    }
+}
+
+/// Whether a declarator name follows `i`: an identifier, then `=`, `,`, `;`, `[` or `:`.
+fn starts_declarator(b: &[u8], i: usize) -> bool {
+    let s = skip_blank(b, i);
+    let e = ident_end(b, s);
+    e > s && matches!(b.get(skip_blank(b, e)), Some(b'=' | b',' | b';' | b'[' | b':'))
+}
+
+/// The position of the parenthesis closing the one at `open`.
+fn closing_paren(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut k = open;
+    while k < b.len() {
+        if let Some(end) = skip_comment_or_literal(b, k) {
+            k = end;
+            continue;
+        }
+        match b[k] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    None
+}
+
+/// Words that start a type name: `typeof(unsigned long)` is a type, not an expression.
+const TYPE_WORDS: &[&str] = &[
+    "void",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "signed",
+    "unsigned",
+    "_Bool",
+    "_Complex",
+    "struct",
+    "union",
+    "enum",
+    "const",
+    "volatile",
+    "restrict",
+    "__restrict",
+    "__restrict__",
+    "_Atomic",
+    "typeof",
+    "__typeof__",
+    "__typeof",
+    "__int128",
+    "__int128_t",
+    "__uint128_t",
+    "_Float128",
+    "__float128",
+    "__extension__",
+    "__attribute__",
+    "__const",
+    "__volatile__",
+    "__signed__",
+];
+
+/// Rewrites `typeof (EXPRESSION)` (also `__typeof__`, `__typeof`) so that
+/// tree-sitter-c parses it as a type: its grammar only knows `name(TYPE)`, so
+/// an expression there — GCC's `<stdatomic.h>` writes
+/// `__typeof__ ((void)0, *__atomic_load_ptr) __atomic_load_tmp;` — turns the
+/// declaration into a call and a stray statement. The expression is kept,
+/// verbatim, as the size of an array in a type built on a placeholder `_`:
+/// `typeof(_*[EXPRESSION])` (parenthesised if it has a top-level comma; the
+/// `*` keeps `sizeof(typeof(…))` from reading as a call), the keyword
+/// shortened when the original has no room for the extra characters.
+/// [`crate::syntax::typeof_expression`] recognises the form and shows it as
+/// `typeof ( EXPRESSION )`. Same length, same lines; type arguments, arguments
+/// with a brace (statement expressions) and arguments spread over lines are
+/// left alone.
+fn rewrite_typeof_expressions(text: &mut String) {
+    let mut edits: Vec<(usize, Vec<u8>)> = Vec::new();
+    {
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if let Some(end) = skip_comment_or_literal(b, i) {
+                i = end;
+                continue;
+            }
+            if !is_ident_byte(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i = ident_end(b, i).max(i + 1);
+            let word = &b[start..i];
+            if !matches!(word, b"typeof" | b"__typeof__" | b"__typeof") {
+                continue;
+            }
+            let open = skip_blank(b, i);
+            if b.get(open) != Some(&b'(') {
+                continue;
+            }
+            let Some(close) = closing_paren(b, open) else { continue };
+            let arg = &b[open + 1..close];
+            if let Some(new) = typeof_replacement(word, &b[start..=close], arg) {
+                edits.push((start, new));
+                i = close + 1;
+            }
+        }
+    }
+    if edits.is_empty() {
+        return;
+    }
+    let mut bytes = std::mem::take(text).into_bytes();
+    for (at, new) in edits {
+        bytes[at..at + new.len()].copy_from_slice(&new);
+    }
+    // only ASCII replaced ASCII (the argument is copied whole)
+    *text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+}
+
+/// The replacement text (same length) of `whole` = `KEYWORD ( arg )`, or `None`
+/// if it is left alone.
+fn typeof_replacement(keyword: &[u8], whole: &[u8], arg: &[u8]) -> Option<Vec<u8>> {
+    let first = skip_blank(arg, 0);
+    if first == arg.len() || arg.contains(&b'{') || !whole.is_ascii() {
+        return None;
+    }
+    // newlines only inside the argument, which moves as a block
+    let prefix_len = whole.len() - arg.len() - 1;
+    if whole[..prefix_len].contains(&b'\n') {
+        return None;
+    }
+    // a type: starts with a type word, or is `name` with only `*` after it
+    let w_end = ident_end(arg, first);
+    if w_end > first {
+        let w = std::str::from_utf8(&arg[first..w_end]).unwrap_or("");
+        if TYPE_WORDS.contains(&w) || arg[w_end..].iter().all(|c| c.is_ascii_whitespace() || *c == b'*') {
+            return None;
+        }
+    }
+    let comma = {
+        let (mut depth, mut k, mut found) = (0i32, 0, false);
+        while k < arg.len() {
+            if let Some(end) = skip_comment_or_literal(arg, k) {
+                k = end;
+                continue;
+            }
+            match arg[k] {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b',' if depth == 0 => found = true,
+                _ => {}
+            }
+            k += 1;
+        }
+        found
+    };
+    let (open, close): (&[u8], &[u8]) = if comma { (b"(_*[(", b")])") } else { (b"(_*[", b"])") };
+    let room = whole.len() - arg.len() - open.len() - close.len();
+    let kw: &[u8] = [keyword, b"typeof", b"_T"].into_iter().find(|k| k.len() <= room)?;
+    let mut out = vec![b' '; room - kw.len()];
+    out.extend_from_slice(kw);
+    out.extend_from_slice(open);
+    out.extend_from_slice(arg);
+    out.extend_from_slice(close);
+    debug_assert_eq!(out.len(), whole.len());
+    Some(out)
 }
 
 fn parse_marker(line: &str) -> Option<(u32, String, Vec<u32>)> {
@@ -348,6 +526,32 @@ mod tests {
         assert!(p.text.contains("unsigned __attribute__((mode(DI))) w;"));
         let first_line = 0..src.find('\n').unwrap();
         assert_eq!(p.attributes_within(first_line), "__attribute__((unused))");
+    }
+
+    #[test]
+    fn typeof_of_an_expression_becomes_a_type_and_types_stay() {
+        let src = "__typeof__ ((void)0, *p) a;\ntypeof(*p) b;\n__typeof__(x + 1) c;\ntypeof(int *) d;\n\
+                   typeof(T *) e;\n__typeof__(x) f;\ntypeof\n(*p) g;\ntypeof(({ 1; })) h;\n";
+        let p = Preprocessed::from_output(src.to_string());
+        assert_eq!(p.text.len(), src.len());
+        let lines: Vec<&str> = p.text.lines().collect();
+        assert_eq!(lines[0], "   _T(_*[((void)0, *p)]) a;");
+        assert_eq!(lines[1], "_T(_*[*p]) b;");
+        assert_eq!(lines[2], "typeof(_*[x + 1]) c;");
+        // types, arguments after a line break and statement expressions are left alone
+        assert_eq!(&lines[3..], &src.lines().collect::<Vec<_>>()[3..]);
+    }
+
+    #[test]
+    fn an_attribute_between_declarators_is_blanked() {
+        let src = "static const S a = {1}, __attribute__((deprecated)) b = {2};\nvoid f(int x, __attribute__((unused)) int y);\n";
+        let p = Preprocessed::from_output(src.to_string());
+        assert_eq!(
+            p.hidden_attributes.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+            ["__attribute__((deprecated))"]
+        );
+        assert!(p.text.contains("{1},                             b = {2};"));
+        assert!(p.text.contains("void f(int x, __attribute__((unused)) int y);"), "parameters keep theirs");
     }
 
     #[test]

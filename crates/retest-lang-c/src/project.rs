@@ -108,6 +108,30 @@ pub enum CompileCommandsError {
     Parse { path: PathBuf, line: usize, message: String },
 }
 
+/// The root of a project analysed through its compilation database `db`: the
+/// deepest directory holding both the database and every source file it
+/// compiles. An out-of-source build (`cmake -B build`) writes the database into
+/// the build directory, beside the sources rather than above them; the root is
+/// then their common parent. `None` if the database's directory does not exist.
+pub fn project_root(db: &Path, cmds: &[CompileCommand]) -> Option<PathBuf> {
+    let db_dir = db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut root = std::fs::canonicalize(db_dir).ok()?;
+    for cc in cmds {
+        let src = Path::new(&cc.directory).join(&cc.file);
+        let src = std::fs::canonicalize(&src).unwrap_or(src);
+        if !src.is_absolute() {
+            continue;
+        }
+        while !src.starts_with(&root) {
+            match root.parent() {
+                Some(p) => root = p.to_path_buf(),
+                None => break,
+            }
+        }
+    }
+    Some(root)
+}
+
 /// The default notion of "own" files: not system headers nor pseudo-files, and
 /// (when `root` is given) under `root` once resolved against the compile directory.
 pub fn own_files(root: Option<PathBuf>, directory: PathBuf) -> impl Fn(&SourceFile) -> bool {
@@ -123,5 +147,52 @@ pub fn own_files(root: Option<PathBuf>, directory: PathBuf) -> impl Fn(&SourceFi
                 p.starts_with(root)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(dir: &Path, file: &str) -> CompileCommand {
+        CompileCommand {
+            directory: dir.to_string_lossy().into_owned(),
+            file: file.to_string(),
+            arguments: Some(vec!["cc".into(), "-c".into(), file.to_string()]),
+            command: None,
+            output: None,
+        }
+    }
+
+    #[test]
+    fn out_of_source_builds_root_at_the_common_parent() {
+        let t = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(t.path()).unwrap();
+        for d in ["lib/src", "lib/build", "lib/test"] {
+            std::fs::create_dir_all(top.join(d)).unwrap();
+        }
+        std::fs::write(top.join("lib/src/a.c"), "int a;\n").unwrap();
+        std::fs::write(top.join("lib/test/t.c"), "int t;\n").unwrap();
+        let build = top.join("lib/build");
+        let db = build.join("compile_commands.json");
+        // sources named absolutely (CMake) and relative to the build directory
+        let cmds = [entry(&build, &top.join("lib/src/a.c").to_string_lossy()), entry(&build, "../test/t.c")];
+        let root = project_root(&db, &cmds).unwrap();
+        assert_eq!(root, top.join("lib"));
+        let own = own_files(Some(root), build.clone());
+        assert!(own(&SourceFile { path: "../src/a.c".into(), system: false }));
+        assert!(!own(&SourceFile { path: "/usr/include/stdio.h".into(), system: false }));
+    }
+
+    #[test]
+    fn in_tree_builds_root_at_the_database() {
+        let t = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir_all(top.join("src")).unwrap();
+        std::fs::write(top.join("src/a.c"), "int a;\n").unwrap();
+        let cmds = [entry(&top, "src/a.c")];
+        assert_eq!(project_root(&top.join("compile_commands.json"), &cmds).unwrap(), top);
+        // a database in a directory that does not exist names no root
+        assert_eq!(project_root(&top.join("nowhere/compile_commands.json"), &cmds), None);
     }
 }

@@ -49,6 +49,13 @@ fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'s
     if kind == "comment" || n.is_missing() {
         return;
     }
+    if let Some(e) = typeof_expression(n, src) {
+        push_tok(out, "typeof");
+        push_tok(out, "(");
+        push_tokens(e, src, placeholder, out);
+        push_tok(out, ")");
+        return;
+    }
     if is_atomic(kind) || n.child_count() == 0 {
         push_tok(out, src_text(n, src).trim());
         return;
@@ -103,7 +110,13 @@ fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_
             u.refs.insert(src_text(n, src).to_string());
             return;
         }
-        "ERROR" => u.has_error = true,
+        "ERROR" => u.has_error |= !is_type_argument(n, src),
+        "macro_type_specifier" | "type_descriptor" => {
+            if let Some(e) = typeof_expression(n, src) {
+                collect(e, src, locals, skip, u);
+                return;
+            }
+        }
         "call_expression" => {
             if let Some(f) = n.child_by_field_name("function") {
                 let f = strip_parens(f);
@@ -136,6 +149,105 @@ fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_
     for ch in n.named_children(&mut c) {
         collect(ch, src, locals, skip, u);
     }
+}
+
+/// The expression of `typeof (EXPRESSION)` as the preprocessor step rewrites it
+/// for the parser (`typeof(_*[EXPRESSION])`, see `preprocess`). Where a
+/// declaration's type is expected it parses as a `macro_type_specifier` whose
+/// type is the placeholder `_` with an abstract `*[…]` declarator; where a type
+/// name is (`sizeof`, casts) as a `type_descriptor` of a function type whose one
+/// parameter is that placeholder.
+pub fn typeof_expression<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
+    let keyword = |k: Ts<'_>| matches!(src_text(k, src), "typeof" | "__typeof__" | "__typeof" | "_T");
+    match n.kind() {
+        "macro_type_specifier" if keyword(n.child_by_field_name("name")?) => {
+            placeholder_size(n.child_by_field_name("type")?, src)
+        }
+        "type_descriptor" => {
+            let name = n.child_by_field_name("type")?;
+            let f = n.child_by_field_name("declarator")?;
+            if name.kind() != "type_identifier"
+                || !keyword(name)
+                || f.kind() != "abstract_function_declarator"
+                || f.child_by_field_name("declarator").is_some()
+            {
+                return None;
+            }
+            let params = f.child_by_field_name("parameters")?;
+            if params.named_child_count() != 1 {
+                return None;
+            }
+            placeholder_size(params.named_child(0)?, src)
+        }
+        _ => None,
+    }
+}
+
+/// `_ *[SIZE]` (a type descriptor or a parameter declaration): SIZE.
+fn placeholder_size<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
+    let placeholder = n.child_by_field_name("type")?;
+    let pointer = n.child_by_field_name("declarator")?;
+    let array = pointer.child_by_field_name("declarator")?;
+    if placeholder.kind() != "type_identifier"
+        || src_text(placeholder, src) != "_"
+        || pointer.kind() != "abstract_pointer_declarator"
+        || array.kind() != "abstract_array_declarator"
+        || array.child_by_field_name("declarator").is_some()
+    {
+        return None;
+    }
+    array.child_by_field_name("size")
+}
+
+/// Builtins whose arguments include a type, which tree-sitter-c's grammar
+/// parses as an expression (with an ERROR where the type does not fit one).
+const TYPE_ARGUMENT_BUILTINS: &[&str] =
+    &["__builtin_va_arg", "__builtin_offsetof", "__builtin_types_compatible_p", "__builtin_convertvector"];
+
+/// Whether `err` (an ERROR node, or a token the parser made up) is part of a
+/// type argument of a builtin such as `__builtin_va_arg(ap, char **)`: the code
+/// is valid C, the call and its place in the statement are parsed right.
+pub fn is_type_argument(err: Ts<'_>, src: &[u8]) -> bool {
+    let mut args = err.parent();
+    while let Some(a) = args.filter(|a| a.kind() != "argument_list") {
+        if a.kind().ends_with("statement") || a.kind() == "declaration" {
+            return false;
+        }
+        args = a.parent();
+    }
+    let Some(args) = args else {
+        return false;
+    };
+    args.parent()
+        .filter(|c| c.kind() == "call_expression")
+        .and_then(|c| c.child_by_field_name("function"))
+        .is_some_and(|f| f.kind() == "identifier" && TYPE_ARGUMENT_BUILTINS.contains(&src_text(f, src)))
+}
+
+/// Whether the subtree has a syntax error other than a builtin's type argument
+/// ([`is_type_argument`]).
+pub fn has_syntax_error(n: Ts<'_>, src: &[u8]) -> bool {
+    if n.is_error() {
+        return !is_type_argument(n, src);
+    }
+    if !n.has_error() {
+        return false;
+    }
+    let mut c = n.walk();
+    n.children(&mut c).any(|ch| has_syntax_error(ch, src))
+}
+
+/// Whether the subtree has a token the parser inserted to recover from an error
+/// (other than in a builtin's type argument, [`is_type_argument`]).
+pub fn has_missing(n: Ts<'_>, src: &[u8]) -> bool {
+    if n.is_missing() {
+        return !is_type_argument(n, src);
+    }
+    if !n.has_error() {
+        return false;
+    }
+    let mut c = n.walk();
+    n.children(&mut c).any(|ch| has_missing(ch, src))
 }
 
 /// Strips redundant parentheses.

@@ -119,7 +119,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
                 }
             }
             _ => {
-                if own(*n) && n.has_error() {
+                if own(*n) && (crate::syntax::has_syntax_error(*n, src) || crate::syntax::has_missing(*n, src)) {
                     let p = Problem {
                         span: span_of(*n),
                         message: format!(

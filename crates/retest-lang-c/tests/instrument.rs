@@ -338,3 +338,38 @@ fn c89_declarations_stay_first_in_their_block() {
         .args(["-std=c89", "-pedantic-errors", "-Wall", "-Wextra", "-Werror", "-Wdeclaration-after-statement"])
         .args(["-x", "cpp-output", "-c", "c89.i", "-o", "c89.o"]));
 }
+
+/// C11 atomics, `va_arg` in conditions and `typeof` of expressions (as GCC's
+/// headers expand them) instrument into code that compiles and reports the
+/// edges the run took: a misparsed `__typeof__ ((void)0, *p) tmp;` once got a
+/// probe between its type and its declarator.
+#[test]
+fn atomics_va_arg_and_typeof_instrument_and_run() {
+    let driver = r#"
+#include <stddef.h>
+long bump(long by);
+int count_until_zero(int n, ...);
+size_t where(int which);
+int twice(int *p);
+int main(void) {
+    int v = 3;
+    bump(1);
+    return count_until_zero(3, 5u, 0u, (char *)0) + (int)where(1) + twice(&v) > 0 ? 0 : 1;
+}
+"#;
+    let p = build(&corpus(), "gnu_types.c", &["-std=gnu11"], driver, &["-std=gnu11"]);
+    assert!(p.tu.unit.problems.is_empty(), "{:?}", p.tu.unit.problems);
+    let cov = p.run(&[], "");
+    let (i, f) = p.procedure("count_until_zero");
+    // the loop ran once (5u), then stopped at 0u; the char * was NULL
+    assert_eq!(
+        label_edges(f, &cov[i], "k < n && __builtin_va_arg ( ap , unsigned int ) != 0"),
+        BTreeSet::from(["T".to_string(), "F".to_string()])
+    );
+    assert_eq!(
+        label_edges(f, &cov[i], "__builtin_va_arg ( ap , char * ) == ( ( void * ) 0 )"),
+        BTreeSet::from(["T".to_string()])
+    );
+    let (i, b) = p.procedure("bump");
+    assert_eq!(label_edges(b, &cov[i], "seen > 100"), BTreeSet::from(["F".to_string()]));
+}
