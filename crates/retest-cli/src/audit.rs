@@ -131,7 +131,7 @@ pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
             "build the new version with the wrapper (`retest build -- make`); -p cannot be audited without building",
         ));
     };
-    let tests = discover_tests(&a.opts.source, &root)?;
+    let tests = discover_tests(&a.opts.source, &root, &store)?;
     let baseline = baseline_outcomes(&store, sel.baseline)?;
     let (_, results, summary) =
         execute(&mut store, new_snapshot, Some(new_snapshot), AUDIT_RUN, &tests, a.jobs, a.timeout)?;

@@ -93,7 +93,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     println!("\n1. build with the instrumenting compiler wrapper: retest build -- make");
     crate::cc::run_build(&mut store, &make, dir, Default::default())?;
     let source = TestSource { tests: Some(dir.join("retest.toml")), ..Default::default() };
-    let tests = discover_tests(&source, dir)?;
+    let tests = discover_tests(&source, dir, &store)?;
     let snap1 =
         store.newest_snapshot().or_fail()?.map(|s| s.id).ok_or_else(|| Fail::new("the build recorded nothing"))?;
 

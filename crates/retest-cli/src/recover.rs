@@ -94,7 +94,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: a.source.clone() };
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Fail::new("no new build to run"))?;
-    let tests = discover_tests(&a.source, root)?;
+    let tests = discover_tests(&a.source, root, store)?;
     let (old, new) = sel.programs();
     let map = EntityMap::new(&old, &new, &sel.outcome);
 
@@ -152,12 +152,6 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         }
     }
     // a rerun test without old coverage cannot take transfers: probe everything then
-    let full_probes = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
-    let plans: Vec<Vec<Vec<Probe>>> = if full_probes {
-        new.units.iter().map(|u| full_plan(u.unit)).collect()
-    } else {
-        selective_probes(&old, &new, &sel.outcome, &map)
-    };
     let count = |p: &[Vec<Probe>], u: &retest_graph::Unit| -> u64 {
         u.procedures
             .iter()
@@ -165,11 +159,28 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .map(|(pr, probes)| retest_graph::coverage::CellLayout::new(&pr.cond, probes).cells as u64)
             .sum()
     };
+    let full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
+    let probes_full: u64 = new.units.iter().zip(&full).map(|(u, p)| count(p, u.unit)).sum();
+    let needs_full = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
+    let selective_plans = (!needs_full).then(|| selective_probes(&old, &new, &sel.outcome, &map));
+    let would_keep: Option<u64> =
+        selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
+    // two rebuilds (selective, then full again) pay off only when many probes go
+    let worth_it = |keep: u64| a.selective_probes || keep.saturating_mul(4) <= probes_full.saturating_mul(3);
+    let (plans, full_probes) = match (selective_plans, would_keep) {
+        (Some(plans), Some(keep)) if worth_it(keep) => (plans, false),
+        (_, keep) => {
+            if let Some(keep) = keep {
+                eprintln!(
+                    "retest: selective instrumentation would keep {keep} of {probes_full} probes; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
+                );
+            }
+            (full, true)
+        }
+    };
     let probes_selective: u64 = new.units.iter().zip(&plans).map(|(u, p)| count(p, u.unit)).sum();
-    let probes_full: u64 = new.units.iter().map(|u| count(&full_plan(u.unit), u.unit)).sum();
 
     // rebuild the units whose plan differs from full instrumentation
-    let (argv, cwd) = build_command(store, a.build.as_deref(), root)?;
     let selective: Vec<UnitPlan> = sel
         .new_units
         .iter()
@@ -177,14 +188,21 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         .filter(|(u, p)| **p != full_plan(&u.unit))
         .map(|(u, p)| (u.key.clone(), u.src_hash, p.clone()))
         .collect();
+    let (argv, cwd) = if selective.is_empty() {
+        (Vec::new(), root.to_path_buf())
+    } else {
+        build_command(store, a.build.as_deref(), root)?
+    };
     let t_build = Instant::now();
-    save_plans(store, &selective)?;
-    for (k, _, _) in &selective {
-        remove_output(root, k);
-    }
-    let code = run_build(store, &argv, &cwd, recorded_options(store))?;
-    if code != ExitCode::SUCCESS {
-        return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+    if !selective.is_empty() {
+        save_plans(store, &selective)?;
+        for (k, _, _) in &selective {
+            remove_output(root, k);
+        }
+        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
+        if code != ExitCode::SUCCESS {
+            return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+        }
     }
     let build_seconds = t_build.elapsed().as_secs_f64();
 

@@ -58,13 +58,75 @@ pub struct RunArgs {
     /// With --selected: leave the selectively instrumented objects in place.
     #[arg(long, requires = "selected")]
     pub keep_selective: bool,
-    /// With --selected: instrument fully instead of selectively (for comparisons).
-    #[arg(long, requires = "selected")]
+    /// With --selected: run on the current, fully instrumented build, with no
+    /// rebuild (default: selective instrumentation when it removes at least a
+    /// quarter of the probes, full otherwise).
+    #[arg(long, requires = "selected", conflicts_with = "selective_probes")]
     pub full_probes: bool,
+    /// With --selected: always rebuild with selective instrumentation, however few
+    /// probes it removes.
+    #[arg(long, requires = "selected")]
+    pub selective_probes: bool,
 }
 
-/// Discovers the tests of `source`.
-pub fn discover_tests(source: &TestSource, root: &Path) -> Result<Vec<TestSpec>, Fail> {
+/// The meta key under which `retest run` remembers where its tests came from,
+/// so `select`, `audit` and `run --selected` find the same suite without the flag.
+const SOURCE_KEY: &str = "test_source";
+
+impl TestSource {
+    fn is_given(&self) -> bool {
+        self.universe.is_some() || self.ctest.is_some() || self.tests.is_some()
+    }
+
+    /// `kind\tabsolute path`, as remembered in the store.
+    fn remembered(&self) -> Option<String> {
+        let (kind, p) = match (&self.universe, &self.ctest, &self.tests) {
+            (Some(u), _, _) => ("universe", u),
+            (_, Some(c), _) => ("ctest", c),
+            (_, _, Some(t)) => ("tests", t),
+            _ => return None,
+        };
+        let abs = std::fs::canonicalize(p).ok()?;
+        Some(format!("{kind}\t{}", abs.to_str()?))
+    }
+
+    fn from_remembered(v: &str) -> Option<TestSource> {
+        let (kind, p) = v.split_once('\t')?;
+        let p = Some(PathBuf::from(p));
+        match kind {
+            "universe" => Some(TestSource { universe: p, ..Default::default() }),
+            "ctest" => Some(TestSource { ctest: p, ..Default::default() }),
+            "tests" => Some(TestSource { tests: p, ..Default::default() }),
+            _ => None,
+        }
+    }
+
+    /// This source if one was given on the command line, else the one the last
+    /// `retest run` used (if it still exists), else the default (retest.toml).
+    pub fn resolve(&self, store: &Store) -> TestSource {
+        if self.is_given() {
+            return self.clone();
+        }
+        let remembered = store.meta(SOURCE_KEY).ok().flatten().and_then(|v| TestSource::from_remembered(&v));
+        match remembered {
+            Some(s) if s.universe.iter().chain(&s.ctest).chain(&s.tests).all(|p| p.exists()) => s,
+            _ => self.clone(),
+        }
+    }
+
+    /// Remembers an explicitly given source for later commands.
+    pub fn remember(&self, store: &mut Store) -> Result<(), Fail> {
+        match self.remembered() {
+            Some(v) => store.set_meta(SOURCE_KEY, &v).or_fail(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Discovers the tests of `source`, or of the source the last `retest run` used
+/// when none is given (see [`TestSource::resolve`]).
+pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Fail> {
+    let source = &source.resolve(store);
     if let Some(u) = &source.universe {
         return discover::from_universe(u).or_fail();
     }
@@ -84,9 +146,8 @@ pub fn discover_tests(source: &TestSource, root: &Path) -> Result<Vec<TestSpec>,
     }
     let tests = discover::from_toml(&toml).or_fail()?;
     if tests.is_empty() {
-        return Err(
-            Fail::new(format!("no tests in {}", toml.display())).hint("add [[test]] tables (see `retest init`)")
-        );
+        return Err(Fail::new(format!("no tests in {}", toml.display()))
+            .hint("add [[test]] tables (see `retest init`), or pass --universe FILE or --ctest BUILD_DIR"));
     }
     Ok(tests)
 }
@@ -230,7 +291,8 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
     if a.selected {
         return crate::recover::run_selected(&mut store, &root, &a);
     }
-    let mut tests = discover_tests(&a.source, &root)?;
+    let mut tests = discover_tests(&a.source, &root, &store)?;
+    a.source.remember(&mut store)?;
     if let Some(f) = &a.filter {
         tests.retain(|t| glob(f, &t.name));
         if tests.is_empty() {

@@ -389,7 +389,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
 
     // the suite: discovered tests if a source is available, else the matrix's
     let matrix = store.matrix_tests(baseline).or_fail()?;
-    let suite: Vec<String> = match discover_tests(&opts.source, root) {
+    let suite: Vec<String> = match discover_tests(&opts.source, root, store) {
         Ok(t) => t.into_iter().map(|t| t.name).collect(),
         Err(_) => matrix.iter().map(|m| m.name.clone()).collect(),
     };

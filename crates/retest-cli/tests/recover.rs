@@ -238,7 +238,7 @@ fn bundled_changes_recover_exactly() {
         apply_change(a.path(), change);
         apply_change(b.path(), change);
         // some selected tests fail on these changes: exit 1, coverage still recorded
-        retest(a.path(), &["run", "--selected", "-j2"], 1);
+        retest(a.path(), &["run", "--selected", "--selective-probes", "-j2"], 1);
         retest(b.path(), &["run", "-j2"], 1);
         assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "{change}");
     }
@@ -254,7 +254,7 @@ fn an_interrupted_run_selected_leaves_the_baseline_usable() {
     write_version(d.path(), V1);
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     // a build command that fails midway: nothing may advance
-    let o = retest(d.path(), &["run", "--selected", "--build", "make -s && false"], 1);
+    let o = retest(d.path(), &["run", "--selected", "--selective-probes", "--build", "make -s && false"], 1);
     assert!(stderr(&o).contains("rebuild failed"), "{}", stderr(&o));
     assert_eq!(raw_matrix(d.path()), before, "the old baseline is intact");
     assert_eq!(selection(d.path()), BTreeSet::from(["t3".to_string(), "t4".to_string()]));
@@ -290,10 +290,31 @@ fn mcdc_evaluations_and_paths_recover_exactly() {
         assert!(before.values().any(|r| !r.mcdc.is_empty()) && before.values().any(|r| !r.paths.is_empty()));
         apply_change_with(a.path(), change, &["--mcdc", "--paths"]);
         apply_change_with(b.path(), change, &["--mcdc", "--paths"]);
-        let out = stdout(&retest(a.path(), &["run", "--selected", "-j2"], 1));
+        let out = stdout(&retest(a.path(), &["run", "--selected", "--selective-probes", "-j2"], 1));
+        assert!(out.contains("(selective instrumentation)"), "{out}");
         assert!(!out.contains(&format!("ran {n} of {n}", n = before.len())), "{out}");
         retest(b.path(), &["run", "-j2"], 1);
         assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "{change}: edges");
         assert_eq!(recordings(a.path()), recordings(b.path()), "{change}: evaluations and paths");
     }
+}
+
+#[test]
+fn full_probes_run_on_the_current_build_without_rebuilding() {
+    let d = project(V0);
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    // the tests come from the universe file the first run names, and later
+    // commands find it without the flag
+    std::fs::write(d.path().join("retest.toml"), "").unwrap();
+    std::fs::write(d.path().join("universe.txt"), "./grade 71 81\n./grade 71 71\n./grade 34 60\n./grade 52 50\n").unwrap();
+    retest(d.path(), &["run", "--universe", "universe.txt"], 0);
+    write_version(d.path(), V1);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    // a build command that would fail proves that none runs
+    let out = stdout(&retest(d.path(), &["run", "--selected", "--full-probes", "--build", "false"], 0));
+    assert!(out.contains("(full instrumentation)") && out.contains("of 4 tests"), "{out}");
+    let recovered = raw_matrix(d.path());
+    retest(d.path(), &["run"], 0);
+    assert_eq!(recovered, raw_matrix(d.path()), "equal to a full rerun of the same universe");
 }

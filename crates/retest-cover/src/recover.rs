@@ -31,6 +31,7 @@
 //! every address-taken procedure at calls through pointers) and from a callee's
 //! exit back to every call site of it.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
@@ -354,6 +355,11 @@ pub struct RecordedTransfer<'p> {
     new_rec: Vec<&'p UnitRecording>,
     old_bases: Vec<Vec<u32>>,
     new_bases: Vec<Vec<u32>>,
+    /// Tests share most evaluations and paths: each is mapped once.
+    /// (old unit, procedure, decision, path id) → (new unit, procedure, decision, path id).
+    evaluations: RefCell<HashMap<(usize, usize, usize, u64), Result<(usize, usize, usize, u64), String>>>,
+    /// (old unit, procedure, path id) → (new unit, procedure, path id).
+    paths: RefCell<HashMap<(usize, usize, u64), Result<(usize, usize, u64), String>>>,
 }
 
 /// The (procedure, local edge) of a unit-wide edge number.
@@ -396,6 +402,8 @@ impl<'p> RecordedTransfer<'p> {
             old,
             new,
             new_rec,
+            evaluations: RefCell::default(),
+            paths: RefCell::default(),
         }
     }
 
@@ -438,8 +446,17 @@ impl<'p> RecordedTransfer<'p> {
                         let ids = key.and_then(|k| rec.ids.get(&k)).map(Vec::as_slice).unwrap_or(&[]);
                         let Ok(paths) = &pd.slots[j].paths else { continue };
                         for pv in layout.evaluations(i, j, &rec.mcdc, ids) {
-                            let edges = paths.decode_edges(pv.id).ok_or("a recorded evaluation does not decode")?;
-                            let (nu, ni, j2, id2) = self.map_evaluation(u, i, &edges)?;
+                            let mapped = self
+                                .evaluations
+                                .borrow_mut()
+                                .entry((u, i, j, pv.id))
+                                .or_insert_with(|| {
+                                    let edges =
+                                        paths.decode_edges(pv.id).ok_or("a recorded evaluation does not decode")?;
+                                    self.map_evaluation(u, i, &edges)
+                                })
+                                .clone();
+                            let (nu, ni, j2, id2) = mapped?;
                             evaluated.insert((nu, ni, j2));
                             record_evaluation(out.entry(nu).or_default(), self.new_mcdc[nu].as_ref(), ni, j2, id2);
                         }
@@ -460,8 +477,16 @@ impl<'p> RecordedTransfer<'p> {
                         ProcPaths::Off(_) | ProcPaths::Single => Vec::new(),
                     };
                     for id in ids {
-                        let path = numbering.decode(&p.stmt, id).ok_or("a recorded path does not decode")?;
-                        let (nu, ni, id2) = self.map_path(u, i, &path)?;
+                        let mapped = self
+                            .paths
+                            .borrow_mut()
+                            .entry((u, i, id))
+                            .or_insert_with(|| {
+                                let path = numbering.decode(&p.stmt, id).ok_or("a recorded path does not decode")?;
+                                self.map_path(u, i, &path)
+                            })
+                            .clone();
+                        let (nu, ni, id2) = mapped?;
                         profiled.insert((nu, ni));
                         record_path(out.entry(nu).or_default(), self.new_paths[nu].as_ref(), ni, id2)?;
                     }
