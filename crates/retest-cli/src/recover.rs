@@ -151,8 +151,10 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             extra += 1;
         }
     }
-    // a rerun test without old coverage cannot take transfers: probe everything then
-    let full_probes = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
+    // a rerun test without old coverage cannot take transfers: probe everything then;
+    // with nothing to rerun the build as it stands serves (no rebuild at all)
+    let nothing_to_run = rerun.is_empty();
+    let full_probes = a.full_probes || nothing_to_run || rerun.iter().any(|t| !old_cov.contains_key(t));
     let plans: Vec<Vec<Vec<Probe>>> = if full_probes {
         new.units.iter().map(|u| full_plan(u.unit)).collect()
     } else {
@@ -169,7 +171,8 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let probes_full: u64 = new.units.iter().map(|u| count(&full_plan(u.unit), u.unit)).sum();
 
     // rebuild the units whose plan differs from full instrumentation
-    let (argv, cwd) = build_command(store, a.build.as_deref(), root)?;
+    let (argv, cwd) =
+        if nothing_to_run { (Vec::new(), root.to_path_buf()) } else { build_command(store, a.build.as_deref(), root)? };
     let selective: Vec<UnitPlan> = sel
         .new_units
         .iter()
@@ -182,9 +185,11 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     for (k, _, _) in &selective {
         remove_output(root, k);
     }
-    let code = run_build(store, &argv, &cwd, recorded_options(store))?;
-    if code != ExitCode::SUCCESS {
-        return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+    if !nothing_to_run {
+        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
+        if code != ExitCode::SUCCESS {
+            return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+        }
     }
     let build_seconds = t_build.elapsed().as_secs_f64();
 
