@@ -151,7 +151,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             extra += 1;
         }
     }
-    // a rerun test without old coverage cannot take transfers: probe everything then
+    // a rerun test without old coverage cannot take transfers: probe everything then;
     let count = |p: &[Vec<Probe>], u: &retest_graph::Unit| -> u64 {
         u.procedures
             .iter()
@@ -161,7 +161,8 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     };
     let full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
     let probes_full: u64 = new.units.iter().zip(&full).map(|(u, p)| count(p, u.unit)).sum();
-    let needs_full = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
+    // with nothing to rerun the build as it stands serves (no rebuild at all)
+    let needs_full = a.full_probes || rerun.is_empty() || rerun.iter().any(|t| !old_cov.contains_key(t));
     let selective_plans = (!needs_full).then(|| selective_probes(&old, &new, &sel.outcome, &map));
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());

@@ -263,6 +263,37 @@ fn an_interrupted_run_selected_leaves_the_baseline_usable() {
     assert_eq!(raw_matrix(d.path()), rerun_all(V1));
 }
 
+#[test]
+fn run_selected_with_nothing_to_run_does_not_rebuild() {
+    let d = project(V0);
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    retest(d.path(), &["run"], 0);
+    let lines = |d: &Path| -> Vec<u64> {
+        let v = json(&retest(d, &["coverage", "--format", "json", "--tests", "t1"], 0));
+        let f = v["files"].as_array().unwrap().iter().find(|f| f["path"] == "grade.c").unwrap().clone();
+        f["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l[1].as_u64().unwrap() > 0)
+            .map(|l| l[0].as_u64().unwrap())
+            .collect()
+    };
+    let before = lines(d.path());
+    // a comment line moves every line but changes no statement: no test to rerun
+    let v0_moved = format!("/* moved down a line */\n{V0}");
+    write_version(d.path(), &v0_moved);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(selection(d.path()), BTreeSet::new());
+    let o = retest(d.path(), &["run", "--selected", "--build", "touch rebuilt && make -s"], 0);
+    assert!(stdout(&o).contains("ran 0 of 4 tests"), "{}", stdout(&o));
+    assert!(!d.path().join("rebuilt").exists(), "no rebuild when no test is to run");
+    assert_eq!(raw_matrix(d.path()), rerun_all(&v0_moved), "the carried coverage is what a full rerun records");
+    let moved: Vec<u64> = before.iter().map(|l| l + 1).collect();
+    assert_eq!(lines(d.path()), moved, "the new version is the baseline");
+}
+
 /// Per test name and unit key: what the baseline's matrix recorded beyond edges.
 fn recordings(dir: &Path) -> BTreeMap<(String, String), retest_store::Recorded> {
     let store = retest_store::Store::open(&retest_store::Store::dir_for(dir)).unwrap();

@@ -46,3 +46,45 @@ fn werror_builds_that_pass_without_the_wrapper_pass_with_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.c:3"), "{err}");
 }
+
+/// A library that needs libm, and a program that needs the library: the link
+/// resolves only if `-lm` comes after the archive and the archive after the
+/// program, as written.
+const NEEDS_LIBM: &str = "#include <math.h>\ndouble root_plus_cos(double x) { return sqrt(x) + cos(x); }\n";
+const USES_LIB: &str = r#"#include <stdio.h>
+double root_plus_cos(double);
+int main(int argc, char **argv)
+{
+    (void)argv;
+    printf("%.3f\n", root_plus_cos(argc + 3.0));
+    return 0;
+}
+"#;
+
+#[test]
+fn link_keeps_libraries_and_linker_options_in_command_line_order() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("lib.c"), NEEDS_LIBM).unwrap();
+    std::fs::write(p.join("main.c"), USES_LIB).unwrap();
+    let sh = |cmd: &str| Command::new("sh").args(["-c", cmd]).current_dir(p).status().unwrap().success();
+    assert!(sh("cc -c lib.c -o lib.o && ar rc libl.a lib.o"), "the archive builds");
+    let links = [
+        "-Wl,--as-needed -o one main.c libl.a -lm",
+        "-o two -Wl,--as-needed main.o -L. -ll -l m",
+        "-o three main.o -Xlinker --as-needed -Wl,--start-group libl.a -Wl,--end-group -lm",
+    ];
+    for l in links {
+        assert!(sh(&format!("cc -c main.c -o main.o && cc {l}")), "the plain link `cc {l}` passes");
+    }
+    retest(p, &["init"], 0);
+    retest(p, &["cc", "-c", "main.c", "-o", "main.o"], 0);
+    for l in links {
+        let args: Vec<&str> = std::iter::once("cc").chain(l.split(' ')).collect();
+        retest(p, &args, 0);
+        let exe = args[args.iter().position(|a| *a == "-o").unwrap() + 1];
+        let out = Command::new(p.join(exe)).current_dir(p).output().unwrap();
+        assert!(out.status.success(), "{exe} runs");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "1.346\n", "{exe}");
+    }
+}

@@ -44,6 +44,11 @@ pub struct CompilerArgs {
     pub dep_flags: Vec<String>,
     /// `-r` (relocatable partial link): no runtime is added.
     pub relocatable: bool,
+    /// The link step's inputs and order-dependent linker options (`-l`, `-Wl,`,
+    /// `-Xlinker`), in command-line order: an archive or `-lm` resolves only
+    /// what the inputs before it left undefined. These options are not in `flags`.
+    #[serde(default)]
+    pub link_line: Vec<String>,
 }
 
 /// Flags that take a separate argument (`-o x`, `-I dir`, ...).
@@ -103,10 +108,19 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     let mut has_md = false;
     let mut dep_flags = Vec::new();
     let mut relocatable = false;
+    let mut link_line = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
         match a.as_str() {
+            "-l" | "-Xlinker" => {
+                link_line.push(a.clone());
+                if let Some(v) = args.get(i + 1) {
+                    link_line.push(v.clone());
+                }
+                i += 1;
+            }
+            _ if a.starts_with("-l") || a.starts_with("-Wl,") => link_line.push(a.clone()),
             "-c" => mode = stronger(mode, Mode::Compile),
             "-S" => mode = stronger(mode, Mode::Assemble),
             "-E" => mode = stronger(mode, Mode::Preprocess),
@@ -161,6 +175,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
                 } else {
                     other_inputs.push(a.clone());
                 }
+                link_line.push(a.clone());
             }
             _ => flags.push(a.clone()),
         }
@@ -169,7 +184,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     if depend_only && !has_md && mode == Mode::Link {
         mode = Mode::Depend;
     }
-    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language, dep_flags, relocatable }
+    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language, dep_flags, relocatable, link_line }
 }
 
 fn stronger(a: Mode, b: Mode) -> Mode {
@@ -433,6 +448,14 @@ mod tests {
         assert_eq!(a.sources, vec!["a.c", "b.c"]);
         assert_eq!(a.other_inputs, vec!["util.o"]);
         assert_eq!(a.preprocess_flags(), v("-O2"));
+        assert_eq!(a.link_line, v("a.c b.c util.o -lm -Wl,--as-needed"));
+    }
+
+    #[test]
+    fn link_options_keep_their_place_among_inputs() {
+        let a = parse_args(&v("-o p -Wl,--as-needed main.c -L. -l z libx.a -lm -Xlinker -zdefs u.o"));
+        assert_eq!(a.link_line, v("-Wl,--as-needed main.c -l z libx.a -lm -Xlinker -zdefs u.o"));
+        assert_eq!(a.flags, v("-L."));
     }
 
     #[test]

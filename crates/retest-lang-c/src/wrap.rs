@@ -271,7 +271,8 @@ impl Prepared {
                     if !objects.is_empty() {
                         a.push(NO_WARNINGS.into());
                     }
-                    for s in &self.args.sources {
+                    // inputs and order-dependent linker options as given, in order
+                    for s in &self.args.link_line {
                         match objects.iter().find(|(src, _)| src == s) {
                             Some((_, i)) => {
                                 a.extend([
@@ -285,7 +286,6 @@ impl Prepared {
                             None => a.push(s.clone()),
                         }
                     }
-                    a.extend(self.args.other_inputs.iter().cloned());
                     if self.links
                         && let Some(rt) = runtime
                     {
