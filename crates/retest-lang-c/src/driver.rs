@@ -443,7 +443,9 @@ mod tests {
 
     #[test]
     fn link_order_keeps_libraries_after_the_inputs() {
-        let a = parse_args(&v("-O2 -MD -MF d.d -o prog main.c -x c other.src -x none util.o -L. -lfoo -lm -Wl,--as-needed"));
+        let a = parse_args(&v(
+            "-O2 -MD -MF d.d -o prog main.c -x c other.src -x none util.o -L. -lfoo -lm -Wl,--as-needed",
+        ));
         let want = vec![
             LinkSlot::Arg("-O2".into()),
             LinkSlot::Source { index: 0, language: None },
