@@ -240,10 +240,10 @@ impl Rng {
 /// Kills `retest run` (SIGKILL, or SIGINT as Ctrl-C sends it) at random points,
 /// over and over on one store: after each kill the store opens cleanly, nothing
 /// is half-written, and every test whose process had ended well before the kill
-/// (its marker is a second older than the kill) is recorded with its coverage.
+/// (its marker is 3 s older than the kill) is recorded with its coverage.
 #[test]
 fn a_run_killed_at_random_points_keeps_every_finished_test() {
-    let d = project(40);
+    let d = project(80);
     let mut rng = Rng::from_env();
     let seed = rng.0;
     let mut checked_finished = 0;
@@ -252,7 +252,8 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
             std::fs::remove_file(e.unwrap().path()).unwrap();
         }
         let sigint = i % 4 == 3;
-        let delay = Duration::from_millis(100 + rng.below(3000));
+        // the last kill comes late enough that some tests are sure to have ended
+        let delay = Duration::from_millis(if i == 7 { 4500 + rng.below(1500) } else { 100 + rng.below(6000) });
         let started = std::time::SystemTime::now();
         let mut child = Command::new(retest_bin())
             .args(["run", "-j2", "--filter", "slow*"])
@@ -305,13 +306,14 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
             let name = e.file_name().to_string_lossy().into_owned();
             // (a test of an earlier killed run may still have been running)
             let this_run = ended.duration_since(started).is_ok();
-            if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(1)) {
+            // (3 s: the machine running the tests may be loaded)
+            if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(3)) {
                 checked_finished += 1;
-                assert!(recorded.contains(&name), "{ctx}: {name} ended a second before the kill but is not recorded");
+                assert!(recorded.contains(&name), "{ctx}: {name} ended 3 s before the kill but is not recorded");
             }
         }
         let finished = sql(d.path(), &format!("SELECT coalesce(finished, '') FROM runs WHERE id = {run}"));
-        if !sigint && in_matrix < 40 {
+        if !sigint && in_matrix < 80 {
             assert!(finished.is_empty(), "{ctx}: a killed run is not marked finished");
         }
     }
