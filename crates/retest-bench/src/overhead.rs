@@ -1,12 +1,27 @@
 //! `overhead`: run-time cost of instrumentation on a CPU-bound workload.
 //!
-//! Each subject is built several ways — plain `cc -O2`, `retest build -- make
-//! CFLAGS=-O2` (runtime active: `RETEST_TRACE_DIR` set; and inactive), `gcc -O2
-//! --coverage`, and with `clang-19` plain and with source-based coverage — and
-//! run on one large input made by concatenating its `inputs/` files until the
-//! plain build needs at least `--min-seconds`. Timing is `hyperfine`'s median
-//! when it is installed, else the median of our own runs. Every variant's
-//! stdout must equal the plain build's.
+//! Each subject is built several ways, all at the same `-O` level (`--opt`,
+//! default `-O2`): plain gcc; `retest build -- make` with edge probes only, with
+//! `--mcdc`, with `--paths` and with both (runtime active: `RETEST_TRACE_DIR`
+//! set), the edge build once more with the runtime inactive; `gcc --coverage`;
+//! and, when `clang-19` is installed, plain clang, retest (edges, and `--mcdc`)
+//! with clang as the real compiler, clang source-based coverage
+//! (`-fprofile-instr-generate -fcoverage-mapping`) and the same with
+//! `-fcoverage-mcdc`. Every variant's stdout must equal the plain build's.
+//!
+//! Workload: one large input made by concatenating the subject's `inputs/`
+//! files until the plain build needs at least `--min-seconds`. Timing is
+//! interleaved: each round runs every variant once, in an order rotated by one
+//! from round to round, so machine noise (the machine may be shared) hits every
+//! variant alike; the first round is a warm-up. Per variant we report the median
+//! wall time, and as ratios the median over rounds of (variant / its plain
+//! build of the same round) — wall time and user+system CPU time (from
+//! `/usr/bin/time`). Instruction counts, which are free of noise, come from one
+//! run under `valgrind --tool=callgrind` on a smaller input (`--callgrind-bytes`).
+//!
+//! With `--universe-rounds N`, the whole test universe (every line of
+//! `universe.txt`, one after another, in one shell) is timed the same way: many
+//! short processes, so start-up and trace writing weigh more there.
 //!
 //! The subjects reject large inputs by design (lexer: 64 KiB; textsub: lines of
 //! 1000 bytes or more), so the copy built here has `MAX_INPUT` raised for lexer
@@ -26,7 +41,7 @@ use crate::{Common, Subject};
 
 #[derive(clap::Args, Clone)]
 pub struct OverheadArgs {
-    /// Timed runs per variant.
+    /// Timed rounds (each runs every variant once; one more warm-up round precedes them).
     #[arg(long, default_value_t = 10)]
     pub runs: usize,
     /// The workload input is at least this large.
@@ -35,30 +50,139 @@ pub struct OverheadArgs {
     /// …and large enough that the plain build runs at least this long.
     #[arg(long, default_value_t = 0.5)]
     pub min_seconds: f64,
+    /// The optimisation flag every variant is built with.
+    #[arg(long, default_value = "-O2", allow_hyphen_values = true)]
+    pub opt: String,
+    /// Input size for the instruction counts under callgrind (0: no counts).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub callgrind_bytes: usize,
+    /// Rounds of timing the whole universe (0: not timed).
+    #[arg(long, default_value_t = 0)]
+    pub universe_rounds: usize,
 }
 
+/// One variant's figures on one subject and workload.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Measured {
     pub subject: String,
+    /// `big input` or `universe`.
+    pub workload: String,
     pub variant: String,
+    /// The plain build this variant is compared with.
+    pub baseline: String,
     pub median_s: f64,
-    pub runs: usize,
-    pub tool: String,
+    /// Median over rounds of wall(variant) / wall(baseline) of the same round.
+    pub wall_ratio: f64,
+    /// The same for user+system CPU time.
+    pub cpu_ratio: f64,
+    /// Instructions (callgrind's Ir, whole process), when counted.
+    pub instructions: Option<u64>,
+    pub rounds: usize,
     pub input_bytes: u64,
+    pub wall_s: Vec<f64>,
+    pub cpu_s: Vec<f64>,
+}
+
+/// How a variant is built and run.
+struct Variant {
+    name: &'static str,
+    /// Index of the plain variant it is compared with.
+    baseline: usize,
+    build: Build,
+    /// Environment of the run (`$D` is the build directory).
+    env: &'static [(&'static str, &'static str)],
+}
+
+enum Build {
+    /// `make CC=… CFLAGS='OPT EXTRA'`.
+    Make { cc: &'static str, extra: &'static str },
+    /// `[CC=cc] retest build [FLAGS] -- make CFLAGS=OPT`.
+    Retest { cc: &'static str, flags: &'static [&'static str] },
+    /// The binary of another variant.
+    Same(usize),
+}
+
+const TRACE: &[(&str, &str)] = &[("RETEST_TRACE_DIR", "$D/traces")];
+const PROFILE: &[(&str, &str)] = &[("LLVM_PROFILE_FILE", "$D/default.profraw")];
+
+fn variants(clang: bool) -> Vec<Variant> {
+    let mut v = vec![
+        Variant { name: "plain gcc", baseline: 0, build: Build::Make { cc: "gcc", extra: "" }, env: &[] },
+        Variant { name: "retest (edges)", baseline: 0, build: Build::Retest { cc: "gcc", flags: &[] }, env: TRACE },
+        Variant { name: "retest (edges), runtime inactive", baseline: 0, build: Build::Same(1), env: &[] },
+        Variant {
+            name: "retest --mcdc",
+            baseline: 0,
+            build: Build::Retest { cc: "gcc", flags: &["--mcdc"] },
+            env: TRACE,
+        },
+        Variant {
+            name: "retest --paths",
+            baseline: 0,
+            build: Build::Retest { cc: "gcc", flags: &["--paths"] },
+            env: TRACE,
+        },
+        Variant {
+            name: "retest --mcdc --paths",
+            baseline: 0,
+            build: Build::Retest { cc: "gcc", flags: &["--mcdc", "--paths"] },
+            env: TRACE,
+        },
+        Variant {
+            name: "gcc --coverage",
+            baseline: 0,
+            build: Build::Make { cc: "gcc", extra: "--coverage" },
+            env: &[],
+        },
+    ];
+    if clang {
+        let p = v.len();
+        v.extend([
+            Variant { name: "plain clang-19", baseline: p, build: Build::Make { cc: "clang-19", extra: "" }, env: &[] },
+            Variant {
+                name: "retest (edges), clang-19",
+                baseline: p,
+                build: Build::Retest { cc: "clang-19", flags: &[] },
+                env: TRACE,
+            },
+            Variant {
+                name: "retest --mcdc, clang-19",
+                baseline: p,
+                build: Build::Retest { cc: "clang-19", flags: &["--mcdc"] },
+                env: TRACE,
+            },
+            Variant {
+                name: "clang-19 -fprofile-instr-generate -fcoverage-mapping",
+                baseline: p,
+                build: Build::Make { cc: "clang-19", extra: "-fprofile-instr-generate -fcoverage-mapping" },
+                env: PROFILE,
+            },
+            Variant {
+                name: "clang-19 … -fcoverage-mcdc",
+                baseline: p,
+                build: Build::Make {
+                    cc: "clang-19",
+                    extra: "-fprofile-instr-generate -fcoverage-mapping -fcoverage-mcdc",
+                },
+                env: PROFILE,
+            },
+        ]);
+    }
+    v
 }
 
 /// The workload arguments of each subject (stdin is the big input).
-fn workload_args(subject: &str) -> &'static str {
+fn workload_args(subject: &str) -> &'static [&'static str] {
     match subject {
-        "lexer" => "-k",
-        "sched" => "-v -a 3 -q 2",
-        "textsub" => "-gi '[a-z]*e[a-z]*' '<&>'",
-        _ => "",
+        "lexer" => &["-k"],
+        "sched" => &["-v", "-a", "3", "-q", "2"],
+        "textsub" => &["-gi", "[a-z]*e[a-z]*", "<&>"],
+        _ => &[],
     }
 }
 
-/// `times` concatenations of the subject's inputs (for textsub, lines shorter
-/// than 900 bytes only).
+/// Concatenations of the subject's inputs (for textsub, lines shorter than 900
+/// bytes only), at least `min_bytes` long.
 fn make_input(s: &Subject, path: &Path, min_bytes: usize) -> Result<u64> {
     let mut files: Vec<PathBuf> =
         std::fs::read_dir(s.dir.join("inputs"))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -85,84 +209,110 @@ fn make_input(s: &Subject, path: &Path, min_bytes: usize) -> Result<u64> {
     Ok(all.len() as u64)
 }
 
-fn sh(cmd: &str, dir: &Path) -> Result<()> {
-    let out = Command::new("sh").args(["-c", cmd]).current_dir(dir).output()?;
+fn sh(cmd: &str, dir: &Path, env: &[(&str, &str)]) -> Result<()> {
+    let mut c = Command::new("sh");
+    c.args(["-c", cmd]).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output()?;
     if !out.status.success() {
         bail!("`{cmd}` in {} failed:\n{}", dir.display(), String::from_utf8_lossy(&out.stderr));
     }
     Ok(())
 }
 
-fn stdout_of(cmd: &str) -> Result<Vec<u8>> {
-    Ok(Command::new("sh").args(["-c", cmd]).stderr(Stdio::null()).output()?.stdout)
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Median wall time of `cmd` (a shell command).
-fn time_cmd(cmd: &str, runs: usize, json: &Path) -> Result<(f64, String)> {
-    if Path::new("/usr/bin/hyperfine").exists() {
-        let out = Command::new("/usr/bin/hyperfine")
-            .args([
-                "--shell=sh",
-                "-i",
-                "--style",
-                "basic",
-                "--warmup",
-                "2",
-                "--runs",
-                &runs.to_string(),
-                "--export-json",
-            ])
-            .arg(json)
-            .arg(cmd)
-            .output()?;
-        if !out.status.success() {
-            bail!("hyperfine failed: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json)?)?;
-        let m = v["results"][0]["median"].as_f64().context("no median from hyperfine")?;
-        return Ok((m, "hyperfine".into()));
+/// One timed run of the shell command `cmd`: (wall, user+system CPU) seconds.
+fn timed(cmd: &str, tmp: &Path) -> Result<(f64, f64)> {
+    let t = Instant::now();
+    let st = Command::new("/usr/bin/time")
+        .args(["-f", "%U %S", "-o"])
+        .arg(tmp)
+        .args(["sh", "-c", cmd])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("running /usr/bin/time")?;
+    let wall = t.elapsed().as_secs_f64();
+    // the workloads may exit non-zero (lexer reports its ERROR tokens); a signal is a failure
+    if st.code().is_none() {
+        bail!("`{cmd}` failed ({st})");
     }
-    let mut ts = Vec::new();
-    for i in 0..runs + 2 {
-        let t = Instant::now();
-        Command::new("sh").args(["-c", &format!("{cmd} >/dev/null 2>&1")]).status()?;
-        if i >= 2 {
-            ts.push(t.elapsed().as_secs_f64());
+    let text = std::fs::read_to_string(tmp)?;
+    let cpu = text
+        .lines()
+        .last()
+        .and_then(|l| {
+            let mut w = l.split_whitespace().map(|x| x.parse::<f64>().ok());
+            Some(w.next()?? + w.next()??)
+        })
+        .with_context(|| format!("cannot read /usr/bin/time's output {text:?}"))?;
+    Ok((wall, cpu))
+}
+
+/// Instructions executed by `argv` (callgrind's `Collected`), stdin from `input`.
+fn instructions(argv: &[String], env: &[(String, String)], input: &Path) -> Result<u64> {
+    let mut c = Command::new("valgrind");
+    c.args(["--tool=callgrind", "--callgrind-out-file=/dev/null"]).args(argv);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.stdin(std::fs::File::open(input)?).stdout(Stdio::null()).output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines()
+        .find_map(|l| l.split_once("Collected :").and_then(|(_, n)| n.trim().parse().ok()))
+        .with_context(|| format!("no instruction count from callgrind:\n{err}"))
+}
+
+/// Times `cmds` (one shell command per variant) in `rounds` interleaved rounds
+/// after one warm-up round: per variant the wall and CPU times of every round.
+fn interleaved(cmds: &[String], rounds: usize, tmp: &Path, what: &str) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
+    let n = cmds.len();
+    let mut out = vec![(Vec::new(), Vec::new()); n];
+    for round in 0..=rounds {
+        for k in 0..n {
+            let i = (round + k) % n;
+            let (w, c) = timed(&cmds[i], tmp)?;
+            if round > 0 {
+                out[i].0.push(w);
+                out[i].1.push(c);
+            }
+        }
+        if round > 0 {
+            eprintln!("  {what}: round {round}/{rounds} done");
         }
     }
-    Ok((median(&ts), "own median".into()))
+    Ok(out)
+}
+
+fn ratio(a: &[f64], b: &[f64]) -> f64 {
+    let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    median(&r)
 }
 
 pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
     let r = Retest { bin: c.retest.clone() };
     let out = c.work.join("overhead");
     let clang = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
+    let vs = variants(clang);
     let mut results = Vec::new();
     for s in &c.subjects {
         let base = out.join(&s.name);
         std::fs::create_dir_all(&base)?;
         let input = base.join("big.in");
+        let small = base.join("small.in");
+        let tmp = base.join("time.out");
         let mut bytes = make_input(s, &input, a.min_bytes)?;
-        // (name, make command, environment prefix of the run)
-        let mut variants: Vec<(&str, String, String)> = vec![
-            ("plain gcc -O2", "make CFLAGS=-O2".into(), String::new()),
-            ("retest (runtime active)", String::new(), "RETEST_TRACE_DIR=$D/traces ".into()),
-            ("retest (no trace dir)", String::new(), String::new()),
-            ("gcc -O2 --coverage", "make CFLAGS='-O2 --coverage'".into(), String::new()),
-        ];
-        if clang {
-            variants.push(("plain clang-19 -O2", "make CC=clang-19 CFLAGS=-O2".into(), String::new()));
-            variants.push((
-                "clang-19 -O2 -fprofile-instr-generate -fcoverage-mapping",
-                "make CC=clang-19 CFLAGS='-O2 -fprofile-instr-generate -fcoverage-mapping'".into(),
-                "LLVM_PROFILE_FILE=$D/default.profraw ".into(),
-            ));
-        }
         let mut dirs: Vec<PathBuf> = Vec::new();
-        for (i, (name, make, _)) in variants.iter().enumerate() {
+        for (i, v) in vs.iter().enumerate() {
             let d = base.join(format!("v{i}"));
-            if i == 2 {
-                dirs.push(dirs[1].clone()); // the same retest build, run without a trace directory
+            if let Build::Same(j) = v.build {
+                dirs.push(dirs[j].clone());
                 continue;
             }
             fresh_copy(&s.dir, &s.name, &d)?;
@@ -173,90 +323,181 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 anyhow::ensure!(new != src, "lexer.c: MAX_INPUT not found");
                 std::fs::write(&p, new)?;
             }
-            if make.is_empty() {
-                r.run(&d, &["init"], &[], &[0])?;
-                r.run(&d, &["build", "--", "make", "CFLAGS=-O2"], &[], &[0])?;
-                std::fs::create_dir_all(d.join("traces"))?;
-            } else {
-                sh(make, &d).with_context(|| format!("{}: {name}", s.name))?;
+            match &v.build {
+                Build::Make { cc, extra } => {
+                    sh(&format!("make CC={cc} CFLAGS='{} {extra}'", a.opt), &d, &[])
+                        .with_context(|| format!("{}: {}", s.name, v.name))?;
+                }
+                Build::Retest { cc, flags } => {
+                    r.run(&d, &["init"], &[], &[0])?;
+                    let cflags = format!("CFLAGS={}", a.opt);
+                    let mut args = vec!["build"];
+                    args.extend(flags.iter());
+                    args.extend(["--", "make", &cflags]);
+                    r.run(&d, &args, &[("CC", cc)], &[0])?;
+                }
+                Build::Same(_) => unreachable!(),
             }
-            eprintln!("  {}: built {name}", s.name);
+            std::fs::create_dir_all(d.join("traces"))?;
+            eprintln!("  {}: built {}", s.name, v.name);
             dirs.push(d);
         }
-        let cmd = |i: usize| {
+        let env_of = |i: usize| -> Vec<(String, String)> {
             let d = dirs[i].display().to_string();
-            format!(
-                "{}{d}/{} {} < {} > /dev/null",
-                variants[i].2.replace("$D", &d),
-                s.name,
-                workload_args(&s.name),
-                input.display()
-            )
+            vs[i].env.iter().map(|(k, v)| (k.to_string(), v.replace("$D", &d))).collect()
+        };
+        let argv = |i: usize| -> Vec<String> {
+            let mut v = vec![dirs[i].join(&s.name).display().to_string()];
+            v.extend(workload_args(&s.name).iter().map(|x| x.to_string()));
+            v
+        };
+        let cmd = |i: usize, input: &Path, stdout: &str| {
+            let env: String = env_of(i).iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
+            let args: Vec<String> = argv(i).iter().map(|x| quote(x)).collect();
+            format!("{env}exec {} < {} > {stdout}", args.join(" "), quote(&input.display().to_string()))
         };
         // grow the input until the plain build is slow enough
         loop {
-            let t = Instant::now();
-            stdout_of(&cmd(0))?;
-            let secs = t.elapsed().as_secs_f64();
+            let (secs, _) = timed(&cmd(0, &input, "/dev/null"), &tmp)?;
             if secs >= a.min_seconds || bytes > 400_000_000 {
                 eprintln!("  {}: input {} bytes, plain run {:.2} s", s.name, bytes, secs);
                 break;
             }
             bytes = make_input(s, &input, (bytes as f64 * (a.min_seconds / secs.max(0.01)) * 1.3) as usize)?;
         }
-        // same output everywhere
-        let want = stdout_of(&cmd(0).replace(" > /dev/null", ""))?;
-        for (i, (name, _, _)) in variants.iter().enumerate().skip(1) {
-            let got = stdout_of(&cmd(i).replace(" > /dev/null", ""))?;
-            anyhow::ensure!(got == want, "{}: {name} prints something else than the plain build", s.name);
+        // same output everywhere (compared by digest: the outputs can be large)
+        let digest = |i: usize| -> Result<Vec<u8>> {
+            let c = cmd(i, &input, "/dev/stdout").replacen("exec ", "", 1);
+            Ok(Command::new("sh").args(["-c", &format!("{c} | md5sum")]).stderr(Stdio::null()).output()?.stdout)
+        };
+        let want = digest(0)?;
+        for (i, v) in vs.iter().enumerate().skip(1) {
+            anyhow::ensure!(digest(i)? == want, "{}: {} prints something else than the plain build", s.name, v.name);
         }
-        for (i, (name, _, _)) in variants.iter().enumerate() {
-            let (m, tool) = time_cmd(&cmd(i), a.runs, &base.join(format!("hyperfine-{i}.json")))?;
-            eprintln!("  {}: {name}: median {:.3} s", s.name, m);
-            results.push(Measured {
-                subject: s.name.clone(),
-                variant: name.to_string(),
-                median_s: m,
-                runs: a.runs,
-                tool,
-                input_bytes: bytes,
-            });
+        let cmds: Vec<String> = (0..vs.len()).map(|i| cmd(i, &input, "/dev/null")).collect();
+        let times = interleaved(&cmds, a.runs, &tmp, &s.name)?;
+        let counts: Vec<Option<u64>> = if a.callgrind_bytes > 0 {
+            make_input(s, &small, a.callgrind_bytes)?;
+            (0..vs.len())
+                .map(|i| {
+                    let n = instructions(&argv(i), &env_of(i), &small)?;
+                    eprintln!("  {}: {}: {n} instructions", s.name, vs[i].name);
+                    Ok(Some(n))
+                })
+                .collect::<Result<_>>()?
+        } else {
+            vec![None; vs.len()]
+        };
+        push_results(&mut results, s, "big input", &vs, &times, &counts, a.runs, bytes);
+        if a.universe_rounds > 0 {
+            let cmds: Vec<String> = (0..vs.len())
+                .map(|i| {
+                    let env: String = env_of(i).iter().map(|(k, v)| format!("export {k}={}; ", quote(v))).collect();
+                    format!(
+                        "cd {} && {env}while IFS= read -r t; do sh -c \"$t\" >/dev/null 2>&1 </dev/null; done < universe.txt",
+                        quote(&dirs[i].display().to_string())
+                    )
+                })
+                .collect();
+            let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
+            push_results(&mut results, s, "universe", &vs, &times, &vec![None; vs.len()], a.universe_rounds, 0);
         }
-        for d in dirs.iter().filter(|d| d.join("traces").exists()) {
+        for d in &dirs {
             let _ = std::fs::remove_dir_all(d.join("traces"));
+            let _ = std::fs::create_dir_all(d.join("traces"));
         }
     }
     write_json(&out.join("results.json"), &results)?;
-    let md = render(&results);
+    let md = render(&results, &a.opt);
     write_text(&out.join("tables.md"), &md)?;
     println!("{md}");
     Ok(())
 }
 
-fn render(rs: &[Measured]) -> String {
+#[allow(clippy::too_many_arguments)]
+fn push_results(
+    results: &mut Vec<Measured>,
+    s: &Subject,
+    workload: &str,
+    vs: &[Variant],
+    times: &[(Vec<f64>, Vec<f64>)],
+    counts: &[Option<u64>],
+    rounds: usize,
+    bytes: u64,
+) {
+    for (i, v) in vs.iter().enumerate() {
+        let b = v.baseline;
+        results.push(Measured {
+            subject: s.name.clone(),
+            workload: workload.into(),
+            variant: v.name.into(),
+            baseline: vs[b].name.into(),
+            median_s: median(&times[i].0),
+            wall_ratio: ratio(&times[i].0, &times[b].0),
+            cpu_ratio: ratio(&times[i].1, &times[b].1),
+            instructions: counts[i],
+            rounds,
+            input_bytes: bytes,
+            wall_s: times[i].0.clone(),
+            cpu_s: times[i].1.clone(),
+        });
+    }
+}
+
+fn render(rs: &[Measured], opt: &str) -> String {
+    let ir = |m: &Measured| {
+        let base = rs.iter().find(|b| b.subject == m.subject && b.workload == m.workload && b.variant == m.baseline);
+        match (m.instructions, base.and_then(|b| b.instructions)) {
+            (Some(x), Some(y)) => format!("{}×", f(x as f64 / y as f64, 2)),
+            _ => "–".into(),
+        }
+    };
+    let mut s = format!(
+        "### Instrumentation overhead ({opt} everywhere): ratios to the plain build of the same compiler\n\n\
+         Wall and CPU: median over interleaved rounds of variant / plain of the same round. \
+         Instructions: callgrind, one run on a smaller input.\n\n"
+    );
     let mut rows = Vec::new();
-    let mut subjects: Vec<&str> = rs.iter().map(|m| m.subject.as_str()).collect();
-    subjects.dedup();
-    for s in subjects {
-        let of = |v: &str| rs.iter().find(|m| m.subject == s && m.variant == v).map(|m| m.median_s);
-        let gcc = of("plain gcc -O2").unwrap_or(f64::NAN);
-        let clang = of("plain clang-19 -O2");
-        for m in rs.iter().filter(|m| m.subject == s) {
-            let vs_clang = match (m.variant.starts_with("clang-19"), clang) {
-                (true, Some(c)) => format!("{}×", f(m.median_s / c, 2)),
-                _ => "".into(),
+    for m in rs {
+        rows.push(vec![
+            m.subject.clone(),
+            m.workload.clone(),
+            if m.input_bytes > 0 { format!("{:.1} MB", m.input_bytes as f64 / 1e6) } else { "–".into() },
+            m.variant.clone(),
+            f(m.median_s, 3),
+            format!("{}×", f(m.wall_ratio, 2)),
+            format!("{}×", f(m.cpu_ratio, 2)),
+            ir(m),
+        ]);
+    }
+    s.push_str(&table(
+        &["subject", "workload", "input", "build", "median wall (s)", "wall ratio", "CPU ratio", "instructions ratio"],
+        &rows,
+    ));
+    // recording beyond edges, against edge probes
+    let mut rows = Vec::new();
+    let mut keys: Vec<(&str, &str)> = rs.iter().map(|m| (m.subject.as_str(), m.workload.as_str())).collect();
+    keys.dedup();
+    for (subj, wl) in keys {
+        let of = |v: &str| rs.iter().find(|m| m.subject == subj && m.workload == wl && m.variant == v);
+        let Some(edges) = of("retest (edges)") else { continue };
+        for v in ["retest --mcdc", "retest --paths", "retest --mcdc --paths"] {
+            let Some(m) = of(v) else { continue };
+            let inst = match (m.instructions, edges.instructions) {
+                (Some(x), Some(y)) => format!("{}×", f(x as f64 / y as f64, 2)),
+                _ => "–".into(),
             };
             rows.push(vec![
-                s.to_string(),
-                format!("{:.1} MB", m.input_bytes as f64 / 1e6),
-                m.variant.clone(),
-                f(m.median_s, 3),
-                format!("{}×", f(m.median_s / gcc, 2)),
-                vs_clang,
+                subj.to_string(),
+                wl.to_string(),
+                format!("{v} / retest (edges)"),
+                format!("{}×", f(ratio(&m.wall_s, &edges.wall_s), 2)),
+                format!("{}×", f(ratio(&m.cpu_s, &edges.cpu_s), 2)),
+                inst,
             ]);
         }
     }
-    let mut s = String::from("### Instrumentation overhead: median wall time of one run on the large input\n\n");
-    s.push_str(&table(&["subject", "input", "build", "median (s)", "vs plain gcc", "vs plain clang"], &rows));
+    s.push_str("\n### Recording beyond edges, against edge probes\n\n");
+    s.push_str(&table(&["subject", "workload", "ratio", "wall", "CPU", "instructions"], &rows));
     s
 }

@@ -60,6 +60,12 @@ int main(int argc, char **argv)
 "#;
 
 fn project(slow: usize) -> tempfile::TempDir {
+    project_with(slow, &[], &[])
+}
+
+/// The fault project, built with `retest build FLAGS -- make`, with the usual
+/// tests, `slow` slow ones and `extra` (name, command) more.
+fn project_with(slow: usize, flags: &[&str], extra: &[(&str, &str)]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("faulty.c"), FAULTY).unwrap();
     std::fs::write(d.path().join("Makefile"), "faulty: faulty.c\n\t$(CC) -O0 -g -o faulty faulty.c\n").unwrap();
@@ -73,15 +79,23 @@ fn project(slow: usize) -> tempfile::TempDir {
         ("exec", "./faulty exec"),
         ("kill9", "./faulty kill9"),
         ("corrupt", "./faulty ok && for f in \"$RETEST_TRACE_DIR\"/*.rtt; do printf garbage >> \"$f\"; done"),
-    ] {
+    ]
+    .into_iter()
+    .chain(extra.iter().copied())
+    {
         toml.push_str(&format!("[[test]]\nname = \"{name}\"\ncmd = '{cmd}'\n\n"));
     }
+    // a slow test leaves a marker when its process has ended
+    std::fs::create_dir(d.path().join("done")).unwrap();
     for i in 0..slow {
-        toml.push_str(&format!("[[test]]\nname = \"slow{i:02}\"\ncmd = './faulty slow'\n\n"));
+        toml.push_str(&format!("[[test]]\nname = \"slow{i:02}\"\ncmd = './faulty slow && : > done/slow{i:02}'\n\n"));
     }
     std::fs::write(d.path().join("retest.toml"), toml).unwrap();
     retest(d.path(), &["init"], 0);
-    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    let mut args = vec!["build"];
+    args.extend(flags);
+    args.extend(["--", "make", "-s"]);
+    retest(d.path(), &args, 0);
     d
 }
 
@@ -120,6 +134,28 @@ fn branches(dir: &Path, tests: &str, line: u32) -> Vec<(String, u64)> {
 #[test]
 fn crashing_forking_and_execing_tests_keep_their_coverage() {
     let d = project(0);
+    check_faults(&d);
+}
+
+/// The same with MC/DC evaluations and Ball–Larus paths recorded too: the
+/// runtime flushes those on the same occasions.
+#[test]
+fn crashing_forking_and_execing_tests_keep_their_coverage_with_mcdc_and_paths() {
+    let d = project_with(0, &["--mcdc", "--paths"], &[]);
+    check_faults(&d);
+    for t in ["ok", "segv", "abort", "uexit", "fork", "exec"] {
+        let n = sql(
+            d.path(),
+            &format!(
+                "SELECT count(*) FROM recordings r JOIN tests t ON t.id = r.test WHERE t.name = '{t}' \
+                 AND r.snapshot = (SELECT max(snapshot) FROM matrix_tests)"
+            ),
+        );
+        assert_eq!(n, "1", "{t}: its evaluations and paths are stored");
+    }
+}
+
+fn check_faults(d: &tempfile::TempDir) {
     // segv, abort and kill9 fail (exit code 1 from retest run)
     let o = retest(d.path(), &["run", "-j2"], 1);
     let err = stderr(&o);
@@ -141,6 +177,149 @@ fn crashing_forking_and_execing_tests_keep_their_coverage() {
     let (s, why) = state(d.path(), "corrupt");
     assert_eq!(s, "unknown");
     assert!(why.contains("trace file is unusable"), "{why}");
+}
+
+/// Trace files damaged after the test wrote them — garbage appended, cut in
+/// half, one byte changed, replaced by text — each make the test *coverage unknown*,
+/// with a warning that names the test, the file and what is wrong with it.
+#[test]
+fn damaged_trace_files_give_a_clear_warning() {
+    let each = |action: &str| format!("./faulty ok && for f in \"$RETEST_TRACE_DIR\"/*.rtt; do {action}; done");
+    let appended = each("printf garbage >> \"$f\"");
+    let halved = each("n=$(wc -c < \"$f\"); truncate -s $((n / 2)) \"$f\"");
+    let flipped = each("printf \"\\125\\252\" | dd of=\"$f\" bs=1 seek=20 conv=notrunc 2>/dev/null");
+    let foreign = each("echo not a trace > \"$f\"");
+    let d = project_with(
+        0,
+        &[],
+        &[("appended", &appended), ("halved", &halved), ("flipped", &flipped), ("foreign", &foreign)],
+    );
+    let o = retest(d.path(), &["run", "-j2", "--filter", "ok"], 0);
+    assert!(stderr(&o).is_empty(), "an intact trace gives no warning: {}", stderr(&o));
+    for (t, what) in [
+        ("appended", "trace has no valid trailer"),
+        ("halved", "trace truncated at byte"),
+        ("flipped", "trace checksum mismatch"),
+        ("foreign", "not a retest trace file"),
+    ] {
+        // each alone: the run's exit status is that of the test (it passed)
+        let o = retest(d.path(), &["run", "-j2", "--filter", t], 0);
+        let err = stderr(&o);
+        let warning =
+            err.lines().find(|l| l.starts_with(&format!("coverage unknown for {t}: "))).unwrap_or_else(|| {
+                panic!("{t}: no warning on stderr:\n{err}");
+            });
+        assert!(warning.contains(what), "{t}: {warning}");
+        assert!(warning.contains("it will always be selected"), "{t}: {warning}");
+        assert!(warning.contains("a trace file is unusable: /") && warning.contains(".rtt"), "{t}: {warning}");
+        assert!(stdout(&o).contains("1 with unknown coverage"), "{t}: {}", stdout(&o));
+        let (s, why) = state(d.path(), t);
+        assert_eq!(s, "unknown", "{t}");
+        assert!(why.contains(what), "{t}: {why}");
+    }
+}
+
+/// A small xorshift generator for the kill points, seeded from the clock unless
+/// `RETEST_FAULT_SEED` is set (the seed is in every failure message).
+struct Rng(u64);
+impl Rng {
+    fn from_env() -> Rng {
+        let seed = std::env::var("RETEST_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
+        });
+        Rng(seed | 1)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Kills `retest run` (SIGKILL, or SIGINT as Ctrl-C sends it) at random points,
+/// over and over on one store: after each kill the store opens cleanly, nothing
+/// is half-written, and every test whose process had ended well before the kill
+/// (its marker is 3 s older than the kill) is recorded with its coverage.
+#[test]
+fn a_run_killed_at_random_points_keeps_every_finished_test() {
+    let d = project(80);
+    let mut rng = Rng::from_env();
+    let seed = rng.0;
+    let mut checked_finished = 0;
+    for i in 0..8 {
+        for e in std::fs::read_dir(d.path().join("done")).unwrap() {
+            std::fs::remove_file(e.unwrap().path()).unwrap();
+        }
+        let sigint = i % 4 == 3;
+        // the last kill comes late enough that some tests are sure to have ended
+        let delay = Duration::from_millis(if i == 7 { 4500 + rng.below(1500) } else { 100 + rng.below(6000) });
+        let started = std::time::SystemTime::now();
+        let mut child = Command::new(retest_bin())
+            .args(["run", "-j2", "--filter", "slow*"])
+            .current_dir(d.path())
+            .env("CI", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let killed_at = std::time::SystemTime::now();
+        let st = Command::new("kill")
+            .args([if sigint { "-INT" } else { "-KILL" }, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        let ctx = format!("seed {seed}, kill {i} ({}) after {delay:?}", if sigint { "SIGINT" } else { "SIGKILL" });
+        if sigint {
+            // Ctrl-C: the run stops, says so and fails (unless it had finished)
+            assert!(status.code().is_some(), "{ctx}: retest must handle SIGINT, got {status}");
+        }
+        // the store opens cleanly (retest itself reads it) and is consistent
+        assert_eq!(sql(d.path(), "PRAGMA integrity_check"), "ok", "{ctx}");
+        retest(d.path(), &["run", "--list"], 0);
+        let run = sql(d.path(), "SELECT max(id) FROM runs");
+        let count = |q: &str| -> u64 { sql(d.path(), q).parse().unwrap() };
+        let results = count(&format!("SELECT count(*) FROM results WHERE run = {run}"));
+        let in_matrix = count(&format!("SELECT count(*) FROM matrix_tests WHERE run = {run}"));
+        assert_eq!(results, in_matrix, "{ctx}: every recorded result is in the matrix, nothing half-written");
+        let missing = count(&format!(
+            "SELECT count(*) FROM matrix_tests m WHERE m.run = {run} AND m.state = 'ok' AND NOT EXISTS \
+             (SELECT 1 FROM coverage c WHERE c.snapshot = m.snapshot AND c.test = m.test)"
+        ));
+        assert_eq!(missing, 0, "{ctx}: known coverage without coverage rows");
+        // tests whose process ended a second before the kill are recorded, with coverage
+        let recorded: Vec<String> = sql(
+            d.path(),
+            &format!(
+                "SELECT t.name FROM matrix_tests m JOIN tests t ON t.id = m.test \
+                 WHERE m.run = {run} AND m.state = 'ok'"
+            ),
+        )
+        .lines()
+        .map(str::to_string)
+        .collect();
+        for e in std::fs::read_dir(d.path().join("done")).unwrap() {
+            let e = e.unwrap();
+            let ended = e.metadata().unwrap().modified().unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            // (a test of an earlier killed run may still have been running)
+            let this_run = ended.duration_since(started).is_ok();
+            // (3 s: the machine running the tests may be loaded)
+            if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(3)) {
+                checked_finished += 1;
+                assert!(recorded.contains(&name), "{ctx}: {name} ended 3 s before the kill but is not recorded");
+            }
+        }
+        let finished = sql(d.path(), &format!("SELECT coalesce(finished, '') FROM runs WHERE id = {run}"));
+        if !sigint && in_matrix < 80 {
+            assert!(finished.is_empty(), "{ctx}: a killed run is not marked finished");
+        }
+    }
+    assert!(checked_finished > 0, "seed {seed}: no kill came late enough to check finished tests");
+    // and the store keeps working: a full run completes
+    retest(d.path(), &["run", "-j2", "--filter", "slow*"], 0);
 }
 
 #[test]

@@ -88,3 +88,35 @@ fn link_keeps_libraries_and_linker_options_in_command_line_order() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), "1.346\n", "{exe}");
     }
 }
+
+/// A link step keeps the order of its command line: a static library after the
+/// objects that need it resolves their symbols; before them it would not.
+#[test]
+fn link_steps_keep_libraries_after_the_objects_that_need_them() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("lib.c"), "int twice(int x) { return x > 0 ? 2 * x : 0; }\n").unwrap();
+    std::fs::write(
+        d.path().join("main.c"),
+        "#include <math.h>\nint twice(int);\nint main(int c, char **v)\n{\n    (void)v;\n    \
+         return twice(c) == 2 && sqrt((double)c) == 1.0 ? 0 : 1;\n}\n",
+    )
+    .unwrap();
+    let sh = |cmd: &str| {
+        let o = Command::new("sh").args(["-c", cmd]).current_dir(d.path()).output().unwrap();
+        assert!(o.status.success(), "`{cmd}`: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    sh("cc -c -o lib.o lib.c && ar rc libtwice.a lib.o");
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["cc", "-O2", "-c", "-o", "main.o", "main.c"], 0);
+    // two steps and one step, with -Wl,--as-needed so that the shared libm also depends on the order
+    let two = ["cc", "-O2", "-Wl,--as-needed", "-o", "two", "main.o", "-L.", "-ltwice", "-lm"];
+    let one = ["cc", "-O2", "-Wl,--as-needed", "-o", "one", "main.c", "-L.", "-ltwice", "-lm"];
+    for args in [&two[..], &one[..]] {
+        let o = retest(d.path(), args, 0);
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    }
+    for exe in ["two", "one"] {
+        let st = Command::new(d.path().join(exe)).current_dir(d.path()).status().unwrap();
+        assert!(st.success(), "{exe} runs");
+    }
+}

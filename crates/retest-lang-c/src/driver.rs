@@ -44,11 +44,20 @@ pub struct CompilerArgs {
     pub dep_flags: Vec<String>,
     /// `-r` (relocatable partial link): no runtime is added.
     pub relocatable: bool,
-    /// The link step's inputs and order-dependent linker options (`-l`, `-Wl,`,
-    /// `-Xlinker`), in command-line order: an archive or `-lm` resolves only
-    /// what the inputs before it left undefined. These options are not in `flags`.
+    /// The command line in its order without outputs and dependency-file options,
+    /// for a link step: linkers resolve libraries against the inputs before them,
+    /// so `-lm` must stay after the objects that need it.
     #[serde(default)]
-    pub link_line: Vec<String>,
+    pub link_order: Vec<LinkSlot>,
+}
+
+/// One argument of [`CompilerArgs::link_order`].
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum LinkSlot {
+    /// An argument passed on as it is (flags, libraries, non-C inputs).
+    Arg(String),
+    /// The C source `sources[index]`, with the `-x` language in force there.
+    Source { index: usize, language: Option<String> },
 }
 
 /// Flags that take a separate argument (`-o x`, `-I dir`, ...).
@@ -108,19 +117,11 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
     let mut has_md = false;
     let mut dep_flags = Vec::new();
     let mut relocatable = false;
-    let mut link_line = Vec::new();
+    let mut link_order = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
         match a.as_str() {
-            "-l" | "-Xlinker" => {
-                link_line.push(a.clone());
-                if let Some(v) = args.get(i + 1) {
-                    link_line.push(v.clone());
-                }
-                i += 1;
-            }
-            _ if a.starts_with("-l") || a.starts_with("-Wl,") => link_line.push(a.clone()),
             "-c" => mode = stronger(mode, Mode::Compile),
             "-S" => mode = stronger(mode, Mode::Assemble),
             "-E" => mode = stronger(mode, Mode::Preprocess),
@@ -133,10 +134,12 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
             "-r" => {
                 relocatable = true;
                 flags.push(a.clone());
+                link_order.push(LinkSlot::Arg(a.clone()));
             }
             "-shared" => {
                 shared = true;
                 flags.push(a.clone());
+                link_order.push(LinkSlot::Arg(a.clone()));
             }
             "-o" => {
                 output = args.get(i + 1).cloned();
@@ -154,6 +157,7 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
                 if let Some(l) = &language {
                     flags.push("-x".into());
                     flags.push(l.clone());
+                    link_order.extend([LinkSlot::Arg("-x".into()), LinkSlot::Arg(l.clone())]);
                 }
                 i += 1;
             }
@@ -163,28 +167,34 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
             _ if a.starts_with("-Wp,-MD") || a.starts_with("-Wp,-MMD") => {}
             _ if WITH_ARG.contains(&a.as_str()) => {
                 flags.push(a.clone());
+                link_order.push(LinkSlot::Arg(a.clone()));
                 if let Some(v) = args.get(i + 1) {
                     flags.push(v.clone());
+                    link_order.push(LinkSlot::Arg(v.clone()));
                 }
                 i += 1;
             }
             _ if is_input_like(a) => {
                 let forced_c = matches!(language.as_deref(), Some("c") | Some("cpp-output"));
                 if forced_c || (language.is_none() && is_c_source(a)) {
+                    link_order.push(LinkSlot::Source { index: sources.len(), language: language.clone() });
                     sources.push(a.clone());
                 } else {
                     other_inputs.push(a.clone());
+                    link_order.push(LinkSlot::Arg(a.clone()));
                 }
-                link_line.push(a.clone());
             }
-            _ => flags.push(a.clone()),
+            _ => {
+                flags.push(a.clone());
+                link_order.push(LinkSlot::Arg(a.clone()));
+            }
         }
         i += 1;
     }
     if depend_only && !has_md && mode == Mode::Link {
         mode = Mode::Depend;
     }
-    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language, dep_flags, relocatable, link_line }
+    CompilerArgs { mode, sources, other_inputs, output, flags, shared, language, dep_flags, relocatable, link_order }
 }
 
 fn stronger(a: Mode, b: Mode) -> Mode {
@@ -432,6 +442,29 @@ mod tests {
     }
 
     #[test]
+    fn link_order_keeps_libraries_after_the_inputs() {
+        let a = parse_args(&v(
+            "-O2 -MD -MF d.d -o prog main.c -x c other.src -x none util.o -L. -lfoo -lm -Wl,--as-needed",
+        ));
+        let want = vec![
+            LinkSlot::Arg("-O2".into()),
+            LinkSlot::Source { index: 0, language: None },
+            LinkSlot::Arg("-x".into()),
+            LinkSlot::Arg("c".into()),
+            LinkSlot::Source { index: 1, language: Some("c".into()) },
+            LinkSlot::Arg("-x".into()),
+            LinkSlot::Arg("none".into()),
+            LinkSlot::Arg("util.o".into()),
+            LinkSlot::Arg("-L.".into()),
+            LinkSlot::Arg("-lfoo".into()),
+            LinkSlot::Arg("-lm".into()),
+            LinkSlot::Arg("-Wl,--as-needed".into()),
+        ];
+        assert_eq!(a.link_order, want);
+        assert_eq!(a.sources, vec!["main.c", "other.src"]);
+    }
+
+    #[test]
     fn compile_step() {
         let a = parse_args(&v("-O2 -g -Iinc -DX=1 -MMD -MF a.d -c src/a.c -o a.o"));
         assert_eq!(a.mode, Mode::Compile);
@@ -448,14 +481,6 @@ mod tests {
         assert_eq!(a.sources, vec!["a.c", "b.c"]);
         assert_eq!(a.other_inputs, vec!["util.o"]);
         assert_eq!(a.preprocess_flags(), v("-O2"));
-        assert_eq!(a.link_line, v("a.c b.c util.o -lm -Wl,--as-needed"));
-    }
-
-    #[test]
-    fn link_options_keep_their_place_among_inputs() {
-        let a = parse_args(&v("-o p -Wl,--as-needed main.c -L. -l z libx.a -lm -Xlinker -zdefs u.o"));
-        assert_eq!(a.link_line, v("-Wl,--as-needed main.c -l z libx.a -lm -Xlinker -zdefs u.o"));
-        assert_eq!(a.flags, v("-L."));
     }
 
     #[test]

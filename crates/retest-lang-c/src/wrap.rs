@@ -14,7 +14,7 @@ use retest_graph::Unit;
 use retest_graph::coverage::Probe;
 use retest_graph::recording::UnitRecording;
 
-use crate::driver::{CompilerArgs, Mode, parse_args};
+use crate::driver::{CompilerArgs, LinkSlot, Mode, parse_args};
 use crate::instrument::{Instrumented, build_hash_with, instrument_with, source_hash};
 use crate::preprocess::{PreprocessError, Preprocessed, SourceFile, run_preprocessor};
 use crate::tu::{TuAnalysis, analyze};
@@ -267,23 +267,27 @@ impl Prepared {
                 }
                 _ => {
                     // link (possibly compiling sources in the same step)
-                    let mut a = self.args.flags.clone();
+                    // in the original order: libraries resolve against the inputs before them
+                    let mut a: Vec<String> = Vec::new();
                     if !objects.is_empty() {
                         a.push(NO_WARNINGS.into());
                     }
-                    // inputs and order-dependent linker options as given, in order
-                    for s in &self.args.link_line {
-                        match objects.iter().find(|(src, _)| src == s) {
-                            Some((_, i)) => {
-                                a.extend([
-                                    "-x".to_string(),
-                                    "cpp-output".to_string(),
-                                    i.to_string_lossy().into_owned(),
-                                    "-x".into(),
-                                    "none".into(),
-                                ]);
+                    for slot in &self.args.link_order {
+                        match slot {
+                            LinkSlot::Arg(x) => a.push(x.clone()),
+                            LinkSlot::Source { index, language } => {
+                                let s = &self.args.sources[*index];
+                                match objects.iter().find(|(src, _)| src == s) {
+                                    Some((_, i)) => a.extend([
+                                        "-x".to_string(),
+                                        "cpp-output".to_string(),
+                                        i.to_string_lossy().into_owned(),
+                                        "-x".into(),
+                                        language.clone().unwrap_or_else(|| "none".into()),
+                                    ]),
+                                    None => a.push(s.clone()),
+                                }
                             }
-                            None => a.push(s.clone()),
                         }
                     }
                     if self.links
