@@ -61,7 +61,7 @@ fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(
 }
 
 /// Removes the object a unit key names (`src@obj`), so the build recompiles it.
-fn remove_output(root: &Path, key: &str) {
+pub fn remove_output(root: &Path, key: &str) {
     if let Some((_, out)) = key.rsplit_once('@')
         && out != "-"
     {
@@ -177,10 +177,19 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         .filter(|(u, p)| **p != full_plan(&u.unit))
         .map(|(u, p)| (u.key.clone(), u.src_hash, p.clone()))
         .collect();
+    // what the objects hold now (an interrupted run may have left other plans)
+    let mut current: HashMap<String, Vec<Vec<Probe>>> = HashMap::new();
+    for u in store.snapshot_units(new_snapshot).or_fail()? {
+        if let Some(b) = u.build {
+            current.insert(u.key, store.build(b).or_fail()?.plan);
+        }
+    }
     let t_build = Instant::now();
     save_plans(store, &selective)?;
-    for (k, _, _) in &selective {
-        remove_output(root, k);
+    for (u, p) in sel.new_units.iter().zip(&plans) {
+        if current.get(&u.key) != Some(p) {
+            remove_output(root, &u.key);
+        }
     }
     let code = run_build(store, &argv, &cwd, recorded_options(store))?;
     if code != ExitCode::SUCCESS {
@@ -191,6 +200,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     // run T′ (its coverage is recorded below, recomputed, not as measured)
     let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
     let (run, results, summary) = execute(store, new_snapshot, None, "selected", &chosen, a.jobs, a.timeout)?;
+    if summary.stopped {
+        print_summary(&summary, chosen.len(), new_snapshot, false);
+        return Err(Fail::new(format!(
+            "interrupted: the coverage was not recomputed; the baseline stays snapshot {}",
+            sel.baseline.0
+        ))
+        .hint("rerun `retest run --selected`"));
+    }
 
     // what the selective builds measure, per new unit
     let t_rec = Instant::now();

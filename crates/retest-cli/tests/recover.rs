@@ -139,6 +139,27 @@ fn selection(dir: &Path) -> BTreeSet<String> {
     stdout(&retest(dir, &["select", "--format", "names"], 0)).lines().map(String::from).collect()
 }
 
+/// The selection recomputed from `dangerous_condition_edges` and the raw matrix.
+fn selection_on_matrix(dir: &Path) -> BTreeSet<String> {
+    let sj = json(&retest(dir, &["select", "--format", "json"], 0));
+    let dangerous = sj["dangerous_condition_edges"].as_object().unwrap();
+    assert!(!dangerous.is_empty());
+    let m = raw_matrix(dir);
+    m["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["state"] != "ok"
+                || dangerous.iter().any(|(k, d)| {
+                    let covered = t["units"][k].as_array().cloned().unwrap_or_default();
+                    d.as_array().unwrap().iter().any(|e| covered.contains(e))
+                })
+        })
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn raw_matrix(dir: &Path) -> serde_json::Value {
     let mut v = json(&retest(dir, &["coverage", "--format", "matrix"], 0));
     v["snapshot"] = serde_json::Value::Null;
@@ -181,6 +202,7 @@ fn grade_v0_v1_v2_matrices_and_selections_match_the_paper() {
     write_version(d.path(), V1);
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     assert_eq!(selection(d.path()), BTreeSet::from(["t3".to_string(), "t4".to_string()]));
+    assert_eq!(selection_on_matrix(d.path()), selection(d.path()), "dangerous_condition_edges select the same");
     let out = stdout(&retest(d.path(), &["run", "--selected"], 0));
     assert!(out.contains("ran 2 of 4 tests"), "{out}");
     // Fig. 2, updated coverage
@@ -206,6 +228,7 @@ fn grade_v0_v1_v2_matrices_and_selections_match_the_paper() {
     write_version(d.path(), V2);
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     assert_eq!(selection(d.path()), BTreeSet::from(["t3".to_string(), "t4".to_string()]));
+    assert_eq!(selection_on_matrix(d.path()), selection(d.path()));
     retest(d.path(), &["run", "--selected"], 0);
     // Fig. 3, updated coverage
     assert_eq!(
@@ -296,4 +319,97 @@ fn mcdc_evaluations_and_paths_recover_exactly() {
         assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "{change}: edges");
         assert_eq!(recordings(a.path()), recordings(b.path()), "{change}: evaluations and paths");
     }
+}
+
+/// The Grade project with slow tests (each sleeps `ms` first), at v0 with its
+/// baseline recorded, then v1 built: ready for `run --selected`.
+fn slow_project_at_v1(ms: u32) -> tempfile::TempDir {
+    let d = project(V0);
+    let mut toml = String::new();
+    for (t, a, b) in [("t1", 71, 81), ("t2", 71, 71), ("t3", 34, 60), ("t4", 52, 50)] {
+        toml.push_str(&format!(
+            "[[test]]\nname = \"{t}\"\ncmd = \"sleep {} && ./grade {a} {b}\"\n\n",
+            f64::from(ms) / 1000.0
+        ));
+    }
+    std::fs::write(d.path().join("retest.toml"), toml).unwrap();
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    retest(d.path(), &["run", "-j4"], 0);
+    write_version(d.path(), V1);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    d
+}
+
+/// `retest run --selected` in its own process group, killed (the whole group, as a
+/// terminal's Ctrl-C or a CI runner's cancel does) with `signal` after `ms`.
+fn interrupt_run_selected(dir: &Path, build: &str, signal: &str, ms: u64) {
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new(retest_bin())
+        .args(["run", "--selected", "-j1", "--build", build])
+        .current_dir(dir)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    let pgid = format!("-{}", child.id());
+    let kill = |sig: &str| {
+        let _ =
+            std::process::Command::new("kill").args([sig, "--", &pgid]).stderr(std::process::Stdio::null()).status();
+    };
+    kill(signal);
+    let _ = child.wait();
+    // whatever of the group outlived the signal (SIGINT spares tests in their own groups)
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    kill("-KILL");
+}
+
+#[test]
+fn run_selected_interrupted_at_any_point_leaves_the_old_baseline_or_an_exact_new_one() {
+    let (want_v1, want_v2) = (rerun_all(V1), rerun_all(V2));
+    // build 0.6 s (sleeps around make), T′ = {t3, t4} 2 × 0.4 s at -j1, then the
+    // baseline advances and the objects are rebuilt fully (another 0.6 s)
+    let build = "sleep 0.3 && make -s && sleep 0.3";
+    let mut advanced = 0;
+    let points = [("-KILL", 150), ("-KILL", 450), ("-KILL", 1000), ("-KILL", 1500), ("-KILL", 2300)];
+    let points = points.into_iter().chain([("-INT", 450), ("-INT", 1000), ("-INT", 2300)]);
+    for (signal, ms) in points {
+        // afterwards: retry `run --selected` first, or first a plain build and full run
+        for retry_first in [true, false] {
+            let d = slow_project_at_v1(400);
+            let before = raw_matrix(d.path());
+            interrupt_run_selected(d.path(), build, signal, ms);
+            let at = format!("{signal} after {ms} ms (retry first: {retry_first})");
+            // the store opens and its baseline is the old matrix, or a complete new one
+            let now = raw_matrix(d.path());
+            if now == before {
+                assert_eq!(
+                    selection(d.path()),
+                    BTreeSet::from(["t3".to_string(), "t4".to_string()]),
+                    "{at}: select works on the old baseline"
+                );
+                if retry_first {
+                    retest(d.path(), &["run", "--selected", "--build", "make -s"], 0);
+                    assert_eq!(raw_matrix(d.path()), want_v1, "{at}: a later run --selected is exact");
+                }
+            } else {
+                advanced += 1;
+                assert_eq!(now, want_v1, "{at}: the advanced baseline is exact");
+            }
+            // whatever the interruption left in the objects, a plain full run records exact coverage
+            retest(d.path(), &["build", "--", "make", "-s"], 0);
+            retest(d.path(), &["run", "-j4"], 0);
+            assert_eq!(raw_matrix(d.path()), want_v1, "{at}: a full run after the interruption");
+            // and the next version recovers exactly
+            write_version(d.path(), V2);
+            retest(d.path(), &["build", "--", "make", "-s"], 0);
+            retest(d.path(), &["run", "--selected", "-j4"], 0);
+            assert_eq!(raw_matrix(d.path()), want_v2, "{at}: the next step recovers exactly");
+        }
+    }
+    // the late interruptions hit after the baseline moved (else this test would not cover it)
+    assert!(advanced >= 1, "no interruption came after the baseline advanced");
 }
