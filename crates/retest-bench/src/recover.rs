@@ -45,6 +45,9 @@ pub struct RecoverArgs {
     /// cumulative: v_k is v_{k-1} with one more mutant applied).
     #[arg(long)]
     pub single: bool,
+    /// Only render the tables from the `steps.json` of earlier runs.
+    #[arg(long)]
+    pub report: bool,
     /// Record beyond edges on every build (`retest build --mcdc --paths`); the
     /// recordings of the recomputed matrix are compared with the full rerun's too.
     #[arg(long)]
@@ -232,15 +235,22 @@ fn cfg_of(r: &Retest, dir: &Path, file: &str) -> Result<Version> {
 }
 
 /// Whether `src` builds and runs every test without a timeout (a cumulative
-/// chain must not hang), checked with plain `make` in `dir`.
+/// chain must not hang) and deterministically (two runs give the same exit
+/// statuses and outputs: a mutant that reads an uninitialised variable does
+/// not, and then no two runs — a full rerun included — need cover the same
+/// edges), checked with plain `make` in `dir`.
 fn usable(s: &Subject, dir: &Path, src: &str, tests: &[crate::suite::Test]) -> Result<bool> {
     fresh_copy(&s.dir, &s.name, dir)?;
     std::fs::write(dir.join(format!("{}.c", s.name)), src)?;
     if !crate::suite::plain_build(dir, &["-s", "CFLAGS=-O0 -w"])? {
         return Ok(false);
     }
-    let run = crate::suite::run_suite(dir, tests, 1.0, 2, 1)?;
-    Ok(run.outcomes.iter().all(|o| o.as_ref().is_some_and(|o| !o.timed_out)))
+    let first = crate::suite::run_suite(dir, tests, 1.0, 2, 1)?;
+    if !first.outcomes.iter().all(|o| o.as_ref().is_some_and(|o| !o.timed_out)) {
+        return Ok(false);
+    }
+    let second = crate::suite::run_suite(dir, tests, 1.0, 2, 1)?;
+    Ok(first.outcomes == second.outcomes)
 }
 
 fn stat<T: std::str::FromStr + Default>(ran: &Ran, key: &str) -> T {
@@ -471,7 +481,11 @@ pub fn run(c: &Common, a: &RecoverArgs) -> Result<()> {
     for s in &c.subjects {
         let t = std::time::Instant::now();
         eprintln!("{}: chain of {} versions", s.name, a.steps);
-        let steps = chain_subject(c, s, a)?;
+        let steps: Vec<Step> = if a.report {
+            serde_json::from_str(&std::fs::read_to_string(out.join(&s.name).join("steps.json"))?)?
+        } else {
+            chain_subject(c, s, a)?
+        };
         eprintln!("{}: took {:.0} s", s.name, t.elapsed().as_secs_f64());
         write_json(&out.join(&s.name).join("steps.json"), &steps)?;
         all.insert(s.name.clone(), steps);
