@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::driver::{Ran, Retest};
 use crate::estimate::{self, EdgeMap, Version, select};
 use crate::mutate::{generate, study_order};
-use crate::report::{f, mean, table, write_json, write_text};
+use crate::report::{f, mean, median, table, write_json, write_text};
 use crate::safety::load_oracle;
 use crate::suite::fresh_copy;
 use crate::{Common, Subject};
@@ -519,7 +519,18 @@ fn render(all: &BTreeMap<String, Vec<Step>>, a: &RecoverArgs) -> String {
         let (pf, ps) = (col(v, |s| s.probes_full as f64), col(v, |s| s.probes_selective as f64));
         t9.push(vec![name.clone(), f(pf, 1), f(ps, 1), pct(ps, pf)]);
         let (rf, rs) = (col(v, |s| s.tprime_run_full_s), col(v, |s| s.tprime_run_sel_s));
-        t10.push(vec![name.clone(), f(rf, 3), f(rs, 3), pct(rs, rf)]);
+        // per-step ratios (the two chains run the same step back to back), median
+        let ratio = |num: fn(&Step) -> f64, den: fn(&Step) -> f64| {
+            let r: Vec<f64> = v.iter().filter(|s| den(s) > 0.0).map(|s| num(s) / den(s)).collect();
+            f(median(&r), 2)
+        };
+        t10.push(vec![
+            name.clone(),
+            f(rf, 3),
+            f(rs, 3),
+            pct(rs, rf),
+            ratio(|s| s.tprime_run_sel_s, |s| s.tprime_run_full_s),
+        ]);
         let all_t = col(v, Step::retest_all);
         let share = |x: f64| format!("{} ({} %)", f(x, 2), f(100.0 * x / all_t, 0));
         t11.push(vec![
@@ -528,6 +539,12 @@ fn render(all: &BTreeMap<String, Vec<Step>>, a: &RecoverArgs) -> String {
             share(col(v, Step::dejavu)),
             share(col(v, Step::recover_full)),
             share(col(v, Step::recover_sel)),
+            format!(
+                "{} / {} / {}",
+                ratio(Step::dejavu, Step::retest_all),
+                ratio(Step::recover_full, Step::retest_all),
+                ratio(Step::recover_sel, Step::retest_all)
+            ),
             f(col(v, |s| s.select_s), 3),
             f(col(v, |s| s.selective_build_s), 3),
             f(col(v, |s| s.recompute_s), 3),
@@ -576,7 +593,10 @@ fn render(all: &BTreeMap<String, Vec<Step>>, a: &RecoverArgs) -> String {
     s.push_str("\n### Probes (cf. 004 Table 9), mean over the chain\n\n");
     s.push_str(&table(&["subject", "full instrumentation", "selective instrumentation", "savings"], &t9));
     s.push_str("\n### Time to run T′ (cf. 004 Table 10), seconds, mean over the chain\n\n");
-    s.push_str(&table(&["subject", "full probes", "selective probes", "savings"], &t10));
+    s.push_str(&table(
+        &["subject", "full probes", "selective probes", "savings", "median per-step ratio selective / full"],
+        &t10,
+    ));
     s.push_str("\n### Regression-testing time per version (cf. 004 Table 11), seconds, mean over the chain\n\n");
     s.push_str(&table(
         &[
@@ -585,6 +605,7 @@ fn render(all: &BTreeMap<String, Vec<Step>>, a: &RecoverArgs) -> String {
             "select only (DejaVu)",
             "select + RECOVER, full probes",
             "select + RECOVER, selective probes",
+            "median per-step ratio to retest-all (select only / +RECOVER full / +RECOVER selective)",
             "of which select",
             "selective build",
             "recompute",
