@@ -413,3 +413,36 @@ fn run_selected_interrupted_at_any_point_leaves_the_old_baseline_or_an_exact_new
     // the late interruptions hit after the baseline moved (else this test would not cover it)
     assert!(advanced >= 1, "no interruption came after the baseline advanced");
 }
+
+#[test]
+fn a_changed_local_declaration_keeps_the_coverage_of_tests_that_do_not_use_it() {
+    // `buf` is declared without an initialiser (the procedure's declaration node);
+    // t1 stops before using it, so it is not selected, and its coverage through the
+    // declaration node must carry over
+    let src = |n: u32| {
+        format!(
+            "#include <stdio.h>\n#include <string.h>\nint main(int argc, char **argv)\n{{\n    static int calls;\n    char buf[{n}];\n    if (argc < 2)\n        return 1;\n    strncpy(buf, argv[1], 15);\n    buf[15] = 0;\n    calls++;\n    printf(\"%s %d\\n\", buf, calls);\n    return 0;\n}}\n"
+        )
+    };
+    let setup = |n: u32| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("p.c"), src(n)).unwrap();
+        std::fs::write(d.path().join("Makefile"), "p: p.c\n\t$(CC) -O0 -o p p.c\n").unwrap();
+        std::fs::write(
+            d.path().join("retest.toml"),
+            "[[test]]\nname = \"t1\"\ncmd = \"./p || true\"\n\n[[test]]\nname = \"t2\"\ncmd = \"./p hello\"\n",
+        )
+        .unwrap();
+        retest(d.path(), &["init"], 0);
+        retest(d.path(), &["build", "--", "make", "-s"], 0);
+        retest(d.path(), &["run"], 0);
+        d
+    };
+    let d = setup(16);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(d.path().join("p.c"), src(32)).unwrap();
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(selection(d.path()), BTreeSet::from(["t2".to_string()]));
+    retest(d.path(), &["run", "--selected"], 0);
+    assert_eq!(raw_matrix(d.path()), raw_matrix(setup(32).path()));
+}
