@@ -151,8 +151,10 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             extra += 1;
         }
     }
-    // a rerun test without old coverage cannot take transfers: probe everything then
-    let full_probes = a.full_probes || rerun.iter().any(|t| !old_cov.contains_key(t));
+    // a rerun test without old coverage cannot take transfers: probe everything then;
+    // so too when the build records Ball–Larus paths: on a selectively probed build
+    // some runs record other path ids than on the full build (bench/subjects/lexer)
+    let full_probes = a.full_probes || recorded_options(store).paths || rerun.iter().any(|t| !old_cov.contains_key(t));
     let plans: Vec<Vec<Vec<Probe>>> = if full_probes {
         new.units.iter().map(|u| full_plan(u.unit)).collect()
     } else {

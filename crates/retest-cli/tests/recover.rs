@@ -446,3 +446,39 @@ fn a_changed_local_declaration_keeps_the_coverage_of_tests_that_do_not_use_it() 
     retest(d.path(), &["run", "--selected"], 0);
     assert_eq!(raw_matrix(d.path()), raw_matrix(setup(32).path()));
 }
+
+#[test]
+fn paths_recorded_on_a_study_subject_recover_exactly() {
+    // bench/subjects/lexer, the first 140 tests, one relational mutation in main's
+    // error handling; Ball–Larus paths and MC/DC evaluations recorded
+    let subject = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/subjects/lexer");
+    let universe: String = std::fs::read_to_string(subject.join("universe.txt"))
+        .unwrap()
+        .lines()
+        .take(140)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for d in [a.path(), b.path()] {
+        for f in ["lexer.c", "Makefile"] {
+            std::fs::copy(subject.join(f), d.join(f)).unwrap();
+        }
+        std::fs::write(d.join("universe.txt"), &universe).unwrap();
+        std::os::unix::fs::symlink(subject.join("inputs"), d.join("inputs")).unwrap();
+        retest(d, &["init"], 0);
+        retest(d, &["build", "--mcdc", "--paths", "--", "make", "-s"], 0);
+        retest(d, &["run", "--universe", "universe.txt", "-j2"], 1);
+    }
+    for d in [a.path(), b.path()] {
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let src = std::fs::read_to_string(d.join("lexer.c")).unwrap();
+        assert!(src.contains("if (err != NULL) {"));
+        std::fs::write(d.join("lexer.c"), src.replacen("if (err != NULL) {", "if (err > NULL) {", 1)).unwrap();
+        retest(d, &["build", "--mcdc", "--paths", "--", "make", "-s"], 0);
+    }
+    let out = stdout(&retest(a.path(), &["run", "--selected", "--universe", "universe.txt", "-j2"], 1));
+    assert!(!out.contains("ran 140 of 140"), "{out}");
+    retest(b.path(), &["run", "--universe", "universe.txt", "-j2"], 1);
+    assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "edges");
+    assert_eq!(recordings(a.path()), recordings(b.path()), "evaluations and paths");
+}
