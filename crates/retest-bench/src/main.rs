@@ -11,6 +11,7 @@
 //! `tables.md` under `WORK/<subcommand>/` and prints the tables.
 
 mod driver;
+mod estimate;
 mod mutate;
 mod overhead;
 mod recover;

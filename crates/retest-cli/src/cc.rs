@@ -207,12 +207,32 @@ pub struct BuildArgs {
 /// compiles recording into one snapshot, and remembers the command (to rebuild
 /// later for `retest run --selected`).
 pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
-    let (mut store, _root) = context::open(store_opt)?;
+    let (mut store, root) = context::open(store_opt)?;
+    restore_full_instrumentation(&mut store, &root)?;
     let cwd = std::env::current_dir().or_fail()?;
     let options = RecordOptions { mcdc: a.mcdc, paths: a.paths };
     let record = serde_json::json!({ "argv": a.command, "cwd": cwd, "record": options }).to_string();
     store.set_meta("build_command", &record).or_fail()?;
     run_build(&mut store, &a.command, &cwd, options)
+}
+
+/// Makes the next build instrument fully what `retest run --selected` left
+/// selectively instrumented (interrupted, or with `--keep-selective`): drops its
+/// pending plans and removes the objects of the newest snapshot's units whose
+/// build is not fully instrumented, so the build recompiles them.
+pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path) -> Result<(), Fail> {
+    if store.meta(PLAN_KEY).or_fail()?.is_some_and(|v| v != "[]") {
+        store.set_meta(PLAN_KEY, "[]").or_fail()?;
+    }
+    let Some(newest) = store.newest_snapshot().or_fail()? else { return Ok(()) };
+    for u in store.snapshot_units(newest.id).or_fail()? {
+        let Some(b) = u.build else { continue };
+        let plan = store.build(b).or_fail()?.plan;
+        if plan != full_plan(&*store.unit(u.unit).or_fail()?) {
+            crate::recover::remove_output(root, &u.key);
+        }
+    }
+    Ok(())
 }
 
 /// Runs `command` in `cwd` through the wrapper into the store's open snapshot,

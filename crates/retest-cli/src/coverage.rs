@@ -420,7 +420,9 @@ fn write_html(report: &Report, suite: Option<&SuiteReport>, root: &Path, dir: &P
     Ok(())
 }
 
-/// `retest.matrix/1`: `{ schema, snapshot, tests: [{ name, state, reason, units: { key: [edge, ...] } }] }`.
+/// `retest.matrix/1`: `{ schema, snapshot, tests: [{ name, state, reason, units: { key: [edge, ...] },
+/// recorded?: { key: { mcdc, paths, frames, ids } } }] }` (`recorded` only where a build
+/// with `--mcdc` / `--paths` recorded something).
 fn matrix_json(store: &Store, snapshot: SnapshotId, only: Option<&[String]>) -> Result<serde_json::Value, Fail> {
     let keys: BTreeMap<retest_store::UnitId, String> =
         store.snapshot_units(snapshot).or_fail()?.into_iter().map(|u| (u.unit, u.key)).collect();
@@ -438,7 +440,30 @@ fn matrix_json(store: &Store, snapshot: SnapshotId, only: Option<&[String]>) -> 
             CoverageState::Known => ("ok", None),
             CoverageState::Unknown(r) => ("unknown", Some(r.clone())),
         };
-        tests.push(serde_json::json!({ "name": m.name, "state": state, "reason": reason, "units": units }));
+        let mut t = serde_json::json!({ "name": m.name, "state": state, "reason": reason, "units": units });
+        // what builds with --mcdc / --paths recorded beyond edges, where anything was
+        let mut recorded = serde_json::Map::new();
+        for (u, r) in store.test_recorded(snapshot, m.test).or_fail()? {
+            if r.is_empty() {
+                continue;
+            }
+            let key = keys.get(&u).cloned().unwrap_or_else(|| format!("unit{}", u.0));
+            let ids: serde_json::Map<String, serde_json::Value> =
+                r.ids.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(v.clone()))).collect();
+            recorded.insert(
+                key,
+                serde_json::json!({
+                    "mcdc": r.mcdc.iter().collect::<Vec<u32>>(),
+                    "paths": r.paths.iter().collect::<Vec<u32>>(),
+                    "frames": r.frames.iter().collect::<Vec<u32>>(),
+                    "ids": ids,
+                }),
+            );
+        }
+        if !recorded.is_empty() {
+            t["recorded"] = serde_json::Value::Object(recorded);
+        }
+        tests.push(t);
     }
     Ok(serde_json::json!({ "schema": "retest.matrix/1", "snapshot": snapshot.0, "tests": tests }))
 }

@@ -4,7 +4,8 @@
 //! died without writing its trace (a leftover live marker), a trace is corrupt or
 //! flagged incomplete, processes were still running when the test ended, or the
 //! test ran a build of the project's code that is not part of the snapshot being
-//! recorded (a stale binary).
+//! recorded (a stale binary), or a selectively instrumented build outside
+//! `retest run --selected` (objects an interrupted one left behind).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,6 +25,9 @@ pub struct Builds {
     /// Build hash → (unit key, unit) for the snapshot.
     snapshot: HashMap<Hash, (String, UnitId)>,
     cache: HashMap<Hash, Rc<BuildView>>,
+    /// Traces of selectively instrumented builds are taken (only `run --selected`,
+    /// which knows what they measure, may).
+    selective_ok: bool,
 }
 
 pub struct BuildView {
@@ -32,6 +36,8 @@ pub struct BuildView {
     pub plan: Vec<Vec<retest_graph::coverage::Probe>>,
     pub cells: UnitCells,
     pub recording: UnitRecording,
+    /// Every node is probed as full instrumentation probes it.
+    pub full: bool,
 }
 
 /// What a test recorded: per unit, the covered condition-level edges (unit-wide
@@ -43,7 +49,13 @@ pub struct TestCoverage {
 
 impl Builds {
     pub fn new(store: &Store, snapshot: retest_store::SnapshotId) -> Result<Builds, retest_store::StoreError> {
-        Ok(Builds { snapshot: store.snapshot_build_hashes(snapshot)?, cache: HashMap::new() })
+        Ok(Builds { snapshot: store.snapshot_build_hashes(snapshot)?, cache: HashMap::new(), selective_ok: false })
+    }
+
+    /// Also takes traces of selectively instrumented builds (for `run --selected`).
+    pub fn allow_selective(mut self) -> Builds {
+        self.selective_ok = true;
+        self
     }
 
     fn view(&mut self, store: &Store, hash: &Hash) -> Result<Option<Rc<BuildView>>, String> {
@@ -55,7 +67,8 @@ impl Builds {
         };
         let unit = store.unit(b.unit).map_err(|e| e.to_string())?;
         let cells = UnitCells::new(&unit, &b.plan);
-        let v = Rc::new(BuildView { unit_id: b.unit, unit, plan: b.plan, cells, recording: b.recording });
+        let full = b.plan == retest_lang_c::instrument::full_plan(&unit);
+        let v = Rc::new(BuildView { unit_id: b.unit, unit, plan: b.plan, cells, recording: b.recording, full });
         self.cache.insert(*hash, v.clone());
         Ok(Some(v))
     }
@@ -95,6 +108,12 @@ impl Builds {
             if !known_here {
                 return Err(format!(
                     "the test ran a build of {} that is not in the snapshot being recorded — rebuild with the wrapper",
+                    view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
+                ));
+            }
+            if !view.full && !self.selective_ok {
+                return Err(format!(
+                    "the test ran a selectively instrumented build of {} (left by an interrupted `retest run --selected`, or --keep-selective) — rebuild with `retest build`",
                     view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
                 ));
             }

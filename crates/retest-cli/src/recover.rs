@@ -61,7 +61,7 @@ fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(
 }
 
 /// Removes the object a unit key names (`src@obj`), so the build recompiles it.
-fn remove_output(root: &Path, key: &str) {
+pub fn remove_output(root: &Path, key: &str) {
     if let Some((_, out)) = key.rsplit_once('@')
         && out != "-"
     {
@@ -151,7 +151,6 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             extra += 1;
         }
     }
-    // a rerun test without old coverage cannot take transfers: probe everything then;
     let count = |p: &[Vec<Probe>], u: &retest_graph::Unit| -> u64 {
         u.procedures
             .iter()
@@ -161,8 +160,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     };
     let full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
     let probes_full: u64 = new.units.iter().zip(&full).map(|(u, p)| count(p, u.unit)).sum();
-    // with nothing to rerun the build as it stands serves (no rebuild at all)
-    let needs_full = a.full_probes || rerun.is_empty() || rerun.iter().any(|t| !old_cov.contains_key(t));
+    // full probes: a rerun test without old coverage cannot take transfers; with
+    // nothing to rerun the build as it stands serves (no rebuild at all); and when
+    // the build records Ball–Larus paths, some runs on a selectively probed build
+    // record other path ids than on the full build (bench/subjects/lexer)
+    let needs_full = a.full_probes
+        || rerun.is_empty()
+        || recorded_options(store).paths
+        || rerun.iter().any(|t| !old_cov.contains_key(t));
     let selective_plans = (!needs_full).then(|| selective_probes(&old, &new, &sel.outcome, &map));
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
@@ -189,15 +194,29 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         .filter(|(u, p)| **p != full_plan(&u.unit))
         .map(|(u, p)| (u.key.clone(), u.src_hash, p.clone()))
         .collect();
-    let (argv, cwd) = if selective.is_empty() {
+    // what the objects hold now (an interrupted run may have left other plans)
+    let mut current: HashMap<String, Vec<Vec<Probe>>> = HashMap::new();
+    for u in store.snapshot_units(new_snapshot).or_fail()? {
+        if let Some(b) = u.build {
+            current.insert(u.key, store.build(b).or_fail()?.plan);
+        }
+    }
+    let stale: Vec<&str> = sel
+        .new_units
+        .iter()
+        .zip(&plans)
+        .filter(|(u, p)| current.get(&u.key) != Some(*p))
+        .map(|(u, _)| u.key.as_str())
+        .collect();
+    let (argv, cwd) = if stale.is_empty() && selective.is_empty() {
         (Vec::new(), root.to_path_buf())
     } else {
         build_command(store, a.build.as_deref(), root)?
     };
     let t_build = Instant::now();
-    if !selective.is_empty() {
-        save_plans(store, &selective)?;
-        for (k, _, _) in &selective {
+    save_plans(store, &selective)?;
+    if !stale.is_empty() {
+        for k in &stale {
             remove_output(root, k);
         }
         let code = run_build(store, &argv, &cwd, recorded_options(store))?;
@@ -210,6 +229,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     // run T′ (its coverage is recorded below, recomputed, not as measured)
     let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
     let (run, results, summary) = execute(store, new_snapshot, None, "selected", &chosen, a.jobs, a.timeout)?;
+    if summary.stopped {
+        print_summary(&summary, chosen.len(), new_snapshot, false);
+        return Err(Fail::new(format!(
+            "interrupted: the coverage was not recomputed; the baseline stays snapshot {}",
+            sel.baseline.0
+        ))
+        .hint("rerun `retest run --selected`"));
+    }
 
     // what the selective builds measure, per new unit
     let t_rec = Instant::now();

@@ -235,6 +235,9 @@ pub fn execute(
     let pb = progress::bar(tests.len() as u64, "running");
     let started = Instant::now();
     let mut builds = Builds::new(store, snapshot).or_fail()?;
+    if matrix.is_none() && kind == "selected" {
+        builds = builds.allow_selective();
+    }
     let (tx, rx) = mpsc::channel::<TestOutcome>();
     let mut results: Vec<Executed> = Vec::new();
     let runner_result = std::thread::scope(|scope| -> Result<(), Fail> {

@@ -1,6 +1,6 @@
 //! `retest select` and `retest explain`: which tests must run again, and why.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -546,6 +546,10 @@ struct JsonSelection<'a> {
     /// Tests DejaVu selects that this algorithm eliminates, with why.
     eliminated: Vec<JsonEliminated<'a>>,
     dangerous_edges: usize,
+    /// The dangerous edges as the matrix numbers them: per baseline unit key, the
+    /// condition-level edges (unit-wide ids) that map onto a dangerous edge. A test
+    /// with known coverage is selected for them exactly when it covers one of them.
+    dangerous_condition_edges: BTreeMap<String, Vec<u32>>,
     multiply_visited_nodes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pairs_analysed: Option<usize>,
@@ -669,6 +673,16 @@ fn write_json(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
         selected,
         eliminated,
         dangerous_edges: sel.dangerous.len(),
+        dangerous_condition_edges: {
+            let mut m: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+            for d in &sel.dangerous {
+                let u = &sel.old_units[d.procedure.unit];
+                let base = u.unit.edge_bases()[d.procedure.proc];
+                let proc = &u.unit.procedures[d.procedure.proc];
+                m.entry(u.key.clone()).or_default().extend(proc.map.preimage(d.edge).map(|e| base + e.0));
+            }
+            m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect()
+        },
         multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
         pairs_analysed: sel.pairs_analysed,
         warnings: &sel.warnings,

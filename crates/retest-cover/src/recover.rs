@@ -78,8 +78,14 @@ impl EntityMap {
             for &(g, g2) in &w.visited {
                 partners.entry(g).or_default().insert(g2);
                 let (fo, fn_) = (members(po, g), members(pn, g2));
+                // the walk matched the groups; a declaration node's text (local
+                // declarations without initialisers) is compared through affected
+                // names instead, and its one way out corresponds all the same
                 let same_shape = fo.len() == fn_.len()
-                    && fo.iter().zip(&fn_).all(|(a, b)| po.cond.node(*a).text == pn.cond.node(*b).text);
+                    && fo.iter().zip(&fn_).all(|(a, b)| {
+                        let (x, y) = (po.cond.node(*a), pn.cond.node(*b));
+                        x.text == y.text || (x.kind == NodeKind::Declaration && y.kind == NodeKind::Declaration)
+                    });
                 if !same_shape {
                     m.unmatched.insert((n, g2));
                     continue;
