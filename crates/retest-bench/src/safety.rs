@@ -9,11 +9,17 @@
 //! revealing and non-revealing mutants are found.
 //!
 //! Phase 2 (retest, 2 mutants at a time): per mutant, a fresh copy; `retest
-//! init`, `retest build -- make`, `retest run` (the baseline); the mutant is
-//! written; `retest build -- make`; `retest select --format json` (timed);
-//! `retest audit --format json` (the whole suite on the new build). A *miss* is a
-//! test whose behaviour changed — by the harness's oracle or by the audit — that
-//! the selection left out.
+//! init`, `retest build --paths -- make`, `retest run` (the baseline, with
+//! Ball–Larus paths); the mutant is written; `retest build --paths -- make`;
+//! `retest select --format json` (timed); `retest audit --format json` (the
+//! whole suite on the new build); `retest compare-algorithms --format json`
+//! (every algorithm on the same change); `retest select --algorithm path` (its
+//! warnings). A *miss* is a test whose behaviour changed — by the harness's
+//! oracle or by the audit — that an algorithm left out. Per mutant the harness
+//! also checks the nesting path ⊆ valid ⊆ full ⊆ partial ⊆ dejavu, counts
+//! multiply-visited nodes, and records where the oracle and the audit disagree.
+//! It exits non-zero on any miss, nesting violation or failed mutant (after
+//! writing its outputs).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -461,6 +467,15 @@ pub fn run(c: &Common, a: &SafetyArgs) -> Result<()> {
     let md = render(&oracles, &results);
     write_text(&out.join("tables.md"), &md)?;
     println!("{md}");
+    let missing =
+        results.iter().filter(|r| !r.missed.is_empty() || r.algorithms.iter().any(|x| !x.missed.is_empty())).count();
+    let unnested = results.iter().filter(|r| !r.nesting_violations.is_empty()).count();
+    let failed = results.iter().filter(|r| r.error.is_some()).count();
+    anyhow::ensure!(
+        missing == 0 && unnested == 0 && failed == 0,
+        "{missing} mutant(s) with a miss, {unnested} with a nesting violation, {failed} that failed (see {})",
+        out.join("tables.md").display()
+    );
     Ok(())
 }
 
