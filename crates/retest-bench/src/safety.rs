@@ -9,11 +9,17 @@
 //! revealing and non-revealing mutants are found.
 //!
 //! Phase 2 (retest, 2 mutants at a time): per mutant, a fresh copy; `retest
-//! init`, `retest build -- make`, `retest run` (the baseline); the mutant is
-//! written; `retest build -- make`; `retest select --format json` (timed);
-//! `retest audit --format json` (the whole suite on the new build). A *miss* is a
-//! test whose behaviour changed — by the harness's oracle or by the audit — that
-//! the selection left out.
+//! init`, `retest build --paths -- make`, `retest run` (the baseline, with
+//! Ball–Larus paths); the mutant is written; `retest build --paths -- make`;
+//! `retest select --format json` (timed); `retest audit --format json` (the
+//! whole suite on the new build); `retest compare-algorithms --format json`
+//! (every algorithm on the same change); `retest select --algorithm path` (its
+//! warnings). A *miss* is a test whose behaviour changed — by the harness's
+//! oracle or by the audit — that an algorithm left out. Per mutant the harness
+//! also checks the nesting path ⊆ valid ⊆ full ⊆ partial ⊆ dejavu, counts
+//! multiply-visited nodes, and records where the oracle and the audit disagree.
+//! It exits non-zero on any miss, nesting violation or failed mutant (after
+//! writing its outputs).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,7 +81,46 @@ pub struct Oracle {
     pub hanging: usize,
     /// Compiling mutants, in study order (revealing or not), hangers excluded.
     pub classified: Vec<Classified>,
+    /// The original's whole universe, plain build, the harness's runner, 2 jobs.
     pub plain_suite_seconds: f64,
+    /// The same, one job at a time: median of three runs.
+    #[serde(default)]
+    pub plain_suite_seconds_j1: f64,
+}
+
+/// The algorithms of `retest compare-algorithms`, in nesting order: each
+/// edge-based one selects a subset of the one after it (000 §4, path ⊆ valid).
+pub const NESTED: [&str; 5] = ["path", "valid", "full", "partial", "dejavu"];
+
+/// One algorithm's selection for one mutant (`retest compare-algorithms`).
+#[derive(Clone, Serialize, Deserialize)]
+pub struct AlgorithmResult {
+    pub algorithm: String,
+    pub selected: Vec<String>,
+    pub analysis_seconds: f64,
+    /// Changed (oracle or audit) but not selected.
+    pub missed: Vec<String>,
+    /// Changed by the audit but not selected, as `compare-algorithms` reports it.
+    pub compare_missed: Vec<String>,
+}
+
+/// Every violation of the nesting path ⊆ valid ⊆ full ⊆ partial ⊆ dejavu, as
+/// `"A ⊄ B: tests"`; an algorithm missing from `algs` is a violation too.
+pub fn nesting_violations(algs: &[AlgorithmResult]) -> Vec<String> {
+    let get = |n: &str| algs.iter().find(|a| a.algorithm == n).map(|a| a.selected.iter().collect::<BTreeSet<_>>());
+    let mut v = Vec::new();
+    for w in NESTED.windows(2) {
+        match (get(w[0]), get(w[1])) {
+            (Some(small), Some(big)) => {
+                let extra: Vec<&str> = small.difference(&big).map(|s| s.as_str()).collect();
+                if !extra.is_empty() {
+                    v.push(format!("{} ⊄ {}: {}", w[0], w[1], extra.join(" ")));
+                }
+            }
+            _ => v.push(format!("{} or {} not reported", w[0], w[1])),
+        }
+    }
+    v
 }
 
 /// Phase 2 of one mutant.
@@ -99,6 +144,24 @@ pub struct MutantResult {
     /// Changed (oracle or audit) but not selected.
     pub missed: Vec<String>,
     pub audit_run_seconds: f64,
+    /// Changed by the oracle (plain builds) but not by the audit, and the reverse.
+    #[serde(default)]
+    pub oracle_only: Vec<String>,
+    #[serde(default)]
+    pub audit_only: Vec<String>,
+    /// Every algorithm of `retest compare-algorithms` (baseline built with `--paths`).
+    #[serde(default)]
+    pub algorithms: Vec<AlgorithmResult>,
+    #[serde(default)]
+    pub compare_seconds: f64,
+    /// Old nodes paired with more than one new node (000 §7).
+    #[serde(default)]
+    pub multiply_visited_nodes: usize,
+    #[serde(default)]
+    pub nesting_violations: Vec<String>,
+    /// Warnings of `retest select --algorithm path` (e.g. no paths recorded).
+    #[serde(default)]
+    pub path_warnings: Vec<String>,
     pub error: Option<String>,
 }
 
@@ -122,6 +185,11 @@ fn classify(c: &Common, s: &Subject, a: &SafetyArgs) -> Result<Oracle> {
     for (i, (x, y)) in orig.outcomes.iter().zip(&again.outcomes).enumerate() {
         anyhow::ensure!(!outcomes_differ(x, y), "{}: test {} is not deterministic", s.name, tests[i].name);
     }
+    let mut j1s = Vec::new();
+    for _ in 0..3 {
+        j1s.push(run_suite(&dir, &tests, a.timeout, 1, usize::MAX)?.elapsed.as_secs_f64());
+    }
+    let j1 = median(&j1s);
     let order = study_order(generate(&src), a.seed);
     let candidates = order.len();
     let (mut tried, mut not_compiling, mut hanging) = (0, 0, 0);
@@ -174,7 +242,16 @@ fn classify(c: &Common, s: &Subject, a: &SafetyArgs) -> Result<Oracle> {
         hanging,
         classified,
         plain_suite_seconds: orig.elapsed.as_secs_f64(),
+        plain_suite_seconds_j1: j1,
     })
+}
+
+/// Whether a cached phase 1 classified enough candidates for `a`: as many
+/// revealing and non-revealing mutants as asked for, or as many as it could.
+fn covers(o: &Oracle, a: &SafetyArgs) -> bool {
+    let rev = o.classified.iter().filter(|c| !c.changed.is_empty()).count();
+    let non = o.classified.len() - rev;
+    (rev >= a.revealing && non >= a.non_revealing) || o.tried >= a.max_candidates.min(o.candidates)
 }
 
 /// The mutants of phase 1 that phase 2 studies: the first `revealing` revealing
@@ -201,10 +278,10 @@ fn study(c: &Common, s: &Subject, cl: &Classified, timeout: f64) -> Result<Mutan
     let to = format!("{timeout}");
     let uni = ["--universe", "universe.txt"];
     r.run(&dir, &["init"], &[], &[0])?;
-    r.run(&dir, &["build", "--", "make"], &[], &[0])?;
+    r.run(&dir, &["build", "--paths", "--", "make"], &[], &[0])?;
     let base = r.run(&dir, &[&["run"][..], &uni, &["-j", "1", "--timeout", &to]].concat(), &[], &[0, 1])?;
     std::fs::write(&src_path, cl.mutant.apply(&src))?;
-    let build = r.run(&dir, &["build", "--", "make"], &[], &[0])?;
+    let build = r.run(&dir, &["build", "--paths", "--", "make"], &[], &[0])?;
     let sel = r.run(&dir, &[&["select", "--format", "json"][..], &uni].concat(), &[], &[0])?;
     let sj: serde_json::Value = serde_json::from_str(&sel.stdout).context("parsing `retest select --format json`")?;
     let selected: Vec<String> = sj["selected"]
@@ -229,6 +306,46 @@ fn study(c: &Common, s: &Subject, cl: &Classified, timeout: f64) -> Result<Mutan
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    let changed_any: BTreeSet<&String> = cl.changed.iter().chain(&audit_changed).collect();
+    let oracle_set: BTreeSet<&String> = cl.changed.iter().collect();
+    let audit_set: BTreeSet<&String> = audit_changed.iter().collect();
+    let oracle_only: Vec<String> = oracle_set.difference(&audit_set).map(|s| s.to_string()).collect();
+    let audit_only: Vec<String> = audit_set.difference(&oracle_set).map(|s| s.to_string()).collect();
+    // every algorithm on the same change; the audit above is what it counts misses against
+    let cmp = r.run(&dir, &[&["compare-algorithms", "--format", "json"][..], &uni].concat(), &[], &[0])?;
+    let cj: serde_json::Value =
+        serde_json::from_str(&cmp.stdout).context("parsing `retest compare-algorithms --format json`")?;
+    anyhow::ensure!(cj["schema"] == "retest.compare/1", "compare-algorithms: schema {}", cj["schema"]);
+    let algorithms: Vec<AlgorithmResult> = cj["algorithms"]
+        .as_array()
+        .context("no `algorithms` in the comparison")?
+        .iter()
+        .map(|row| {
+            let selected = names(&row["selected_tests"]);
+            let set: BTreeSet<&String> = selected.iter().collect();
+            AlgorithmResult {
+                algorithm: row["algorithm"].as_str().unwrap_or("?").to_string(),
+                missed: changed_any.iter().filter(|t| !set.contains(*t)).map(|t| t.to_string()).collect(),
+                compare_missed: names(&row["missed"]),
+                analysis_seconds: row["analysis_seconds"].as_f64().unwrap_or(f64::NAN),
+                selected,
+            }
+        })
+        .collect();
+    let nesting = nesting_violations(&algorithms);
+    if let Some(d) = algorithms.iter().find(|x| x.algorithm == "dejavu") {
+        anyhow::ensure!(
+            d.selected.iter().collect::<BTreeSet<_>>() == selected.iter().collect::<BTreeSet<_>>(),
+            "compare-algorithms' dejavu selection differs from `retest select`'s"
+        );
+    }
+    let pathsel =
+        r.run(&dir, &[&["select", "--algorithm", "path", "--format", "json"][..], &uni].concat(), &[], &[0])?;
+    let pj: serde_json::Value = serde_json::from_str(&pathsel.stdout).context("parsing the path selection")?;
+    let path_warnings: Vec<String> = pj["warnings"]
+        .as_array()
+        .map(|a| a.iter().map(|w| w.as_str().map(String::from).unwrap_or_else(|| w.to_string())).collect())
+        .unwrap_or_default();
     let res = MutantResult {
         subject: s.name.clone(),
         id: cl.mutant.id,
@@ -247,9 +364,22 @@ fn study(c: &Common, s: &Subject, cl: &Classified, timeout: f64) -> Result<Mutan
         missed,
         audit_run_seconds: aj["run_seconds"].as_f64().unwrap_or(f64::NAN),
         selected,
+        oracle_only,
+        audit_only,
+        compare_seconds: cmp.seconds,
+        multiply_visited_nodes: cj["multiply_visited_nodes"].as_u64().unwrap_or(0) as usize,
+        nesting_violations: nesting,
+        path_warnings,
+        algorithms,
         error: None,
     };
-    if res.missed.is_empty() && res.audit_missed.is_empty() {
+    let clean = res.missed.is_empty()
+        && res.audit_missed.is_empty()
+        && res.algorithms.iter().all(|a| a.missed.is_empty())
+        && res.nesting_violations.is_empty()
+        && res.oracle_only.is_empty()
+        && res.audit_only.is_empty();
+    if clean {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(res)
@@ -261,7 +391,7 @@ pub fn run(c: &Common, a: &SafetyArgs) -> Result<()> {
     for s in &c.subjects {
         let path = out.join(&s.name).join("mutants.json");
         let o = match std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str::<Oracle>(&t).ok()) {
-            Some(o) if o.seed == a.seed && !c.fresh => {
+            Some(o) if o.seed == a.seed && !c.fresh && covers(&o, a) => {
                 eprintln!("{}: phase 1 from {}", s.name, path.display());
                 o
             }
@@ -302,16 +432,30 @@ pub fn run(c: &Common, a: &SafetyArgs) -> Result<()> {
                     audit_selected_differs: false,
                     missed: vec![],
                     audit_run_seconds: f64::NAN,
+                    oracle_only: vec![],
+                    audit_only: vec![],
+                    algorithms: vec![],
+                    compare_seconds: f64::NAN,
+                    multiply_visited_nodes: 0,
+                    nesting_violations: vec![],
+                    path_warnings: vec![],
                     error: Some(format!("{e:#}")),
                 });
+                let per_alg: String =
+                    r.algorithms.iter().map(|x| format!(" {}={}", x.algorithm, x.selected.len())).collect();
+                let alg_missed: usize = r.algorithms.iter().map(|x| x.missed.len()).sum();
                 eprintln!(
-                    "  {} m{:<4} selected {:>3}/{:<3} changed {:>3} missed {}{}",
+                    "  {} m{:<4} selected {:>3}/{:<3} changed {:>3} missed {} |{per_alg} | alg-missed {alg_missed} nesting {} mv {} oracle≠audit {}/{}{}",
                     r.subject,
                     r.id,
                     r.selected.len(),
                     r.tests,
                     r.oracle_changed.len(),
                     r.missed.len(),
+                    r.nesting_violations.len(),
+                    r.multiply_visited_nodes,
+                    r.oracle_only.len(),
+                    r.audit_only.len(),
                     r.error.as_ref().map(|e| format!(" ERROR {e}")).unwrap_or_default()
                 );
                 r
@@ -323,6 +467,15 @@ pub fn run(c: &Common, a: &SafetyArgs) -> Result<()> {
     let md = render(&oracles, &results);
     write_text(&out.join("tables.md"), &md)?;
     println!("{md}");
+    let missing =
+        results.iter().filter(|r| !r.missed.is_empty() || r.algorithms.iter().any(|x| !x.missed.is_empty())).count();
+    let unnested = results.iter().filter(|r| !r.nesting_violations.is_empty()).count();
+    let failed = results.iter().filter(|r| r.error.is_some()).count();
+    anyhow::ensure!(
+        missing == 0 && unnested == 0 && failed == 0,
+        "{missing} mutant(s) with a miss, {unnested} with a nesting violation, {failed} that failed (see {})",
+        out.join("tables.md").display()
+    );
     Ok(())
 }
 
@@ -401,6 +554,194 @@ fn render(oracles: &[Oracle], results: &[MutantResult]) -> String {
     for r in results.iter().filter(|r| r.error.is_some()) {
         s.push_str(&format!("\nerror: {} mutant {}: {}\n", r.subject, r.id, r.error.as_deref().unwrap_or("")));
     }
+    s.push_str(&render_timing(oracles, results));
+    s.push_str(&render_algorithms(oracles, results));
+    s.push_str(&render_disagreements(results));
+    s
+}
+
+fn ok_results<'a>(results: &'a [MutantResult], subject: &str) -> Vec<&'a MutantResult> {
+    results.iter().filter(|r| r.subject == subject && r.error.is_none()).collect()
+}
+
+/// `retest select` wall time per mutant against the whole suite's run time.
+fn render_timing(oracles: &[Oracle], results: &[MutantResult]) -> String {
+    let mut rows = Vec::new();
+    for o in oracles {
+        let rs = ok_results(results, &o.subject);
+        let sel: Vec<f64> = rs.iter().map(|r| r.select_seconds).collect();
+        let ana: Vec<f64> = rs.iter().map(|r| r.select_analysis_seconds).collect();
+        let base: Vec<f64> = rs.iter().map(|r| r.baseline_run_seconds).collect();
+        let ratios: Vec<f64> = rs.iter().map(|r| r.select_seconds / r.baseline_run_seconds).collect();
+        rows.push(vec![
+            o.subject.clone(),
+            format!("{}", rs.len()),
+            format!("{} / {}", f(1e3 * mean(&sel), 1), f(1e3 * median(&sel), 1)),
+            format!("{} / {}", f(1e3 * mean(&ana), 2), f(1e3 * median(&ana), 2)),
+            format!("{} / {}", f(median(&base), 3), f(o.plain_suite_seconds_j1, 3)),
+            format!("{} %", f(100.0 * median(&ratios), 2)),
+            format!("{} %", f(100.0 * median(&sel) / o.plain_suite_seconds_j1, 2)),
+        ]);
+    }
+    let mut s = String::from("\n### Selection time against the whole suite\n\n");
+    s.push_str(&table(
+        &[
+            "subject",
+            "mutants",
+            "`retest select` wall ms: mean / median",
+            "analysis ms (`analysis_seconds`): mean / median",
+            "whole suite s: `retest run -j1` (instrumented, median) / plain build, harness runner -j1 (median of 3)",
+            "select / `retest run -j1` (median of per-mutant ratios)",
+            "median select / plain -j1",
+        ],
+        &rows,
+    ));
+    s
+}
+
+/// Issue 5: every algorithm per mutant.
+fn render_algorithms(oracles: &[Oracle], results: &[MutantResult]) -> String {
+    let algs = ["dejavu", "partial", "full", "valid", "path", "function", "file"];
+    let mut s = String::from("\n### Algorithms (`retest compare-algorithms`, baseline built with `--paths`)\n\n");
+    let mut rows = Vec::new();
+    let mut summary = Vec::new();
+    for o in oracles {
+        let rs: Vec<&MutantResult> =
+            ok_results(results, &o.subject).into_iter().filter(|r| !r.algorithms.is_empty()).collect();
+        for alg in algs {
+            let rows_of: Vec<&AlgorithmResult> =
+                rs.iter().filter_map(|r| r.algorithms.iter().find(|x| x.algorithm == alg)).collect();
+            let pct: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| {
+                    r.algorithms
+                        .iter()
+                        .find(|x| x.algorithm == alg)
+                        .map(|x| 100.0 * x.selected.len() as f64 / r.tests.max(1) as f64)
+                })
+                .collect();
+            let t: Vec<f64> = rows_of.iter().map(|x| 1e3 * x.analysis_seconds).collect();
+            let miss_m = rows_of.iter().filter(|x| !x.missed.is_empty()).count();
+            let miss_t: usize = rows_of.iter().map(|x| x.missed.len()).sum();
+            rows.push(vec![
+                o.subject.clone(),
+                alg.to_string(),
+                format!("{}", rows_of.len()),
+                f(mean(&pct), 1),
+                format!("{miss_m} ({miss_t} tests)"),
+                format!("{} / {}", f(mean(&t), 2), f(median(&t), 2)),
+            ]);
+        }
+        let sel = |r: &MutantResult, a: &str| r.algorithms.iter().find(|x| x.algorithm == a).map(|x| x.selected.len());
+        let mv: Vec<&&MutantResult> = rs.iter().filter(|r| r.multiply_visited_nodes > 0).collect();
+        let fewer = mv
+            .iter()
+            .filter(|r| ["partial", "full", "valid", "path"].iter().any(|a| sel(r, a) < sel(r, "dejavu")))
+            .count();
+        let fewer_any = rs
+            .iter()
+            .filter(|r| ["partial", "full", "valid", "path"].iter().any(|a| sel(r, a) < sel(r, "dejavu")))
+            .count();
+        let path_warned = rs.iter().filter(|r| !r.path_warnings.is_empty()).count();
+        summary.push(vec![
+            o.subject.clone(),
+            format!("{}", rs.len()),
+            format!("{}", rs.iter().filter(|r| !r.nesting_violations.is_empty()).count()),
+            format!("{}", mv.len()),
+            format!("{fewer}"),
+            format!("{fewer_any}"),
+            format!("{path_warned}"),
+        ]);
+    }
+    s.push_str(&table(
+        &[
+            "subject",
+            "algorithm",
+            "mutants",
+            "% selected (mean)",
+            "misses: mutants (tests)",
+            "analysis ms: mean / median",
+        ],
+        &rows,
+    ));
+    s.push('\n');
+    s.push_str(&table(
+        &[
+            "subject",
+            "mutants",
+            "nesting violations (path ⊆ valid ⊆ full ⊆ partial ⊆ dejavu)",
+            "with a multiply-visited node",
+            "… of which Ball's algorithms select fewer than dejavu",
+            "Ball's algorithms select fewer than dejavu (all mutants)",
+            "path selection with warnings",
+        ],
+        &summary,
+    ));
+    for r in results.iter().filter(|r| !r.nesting_violations.is_empty()) {
+        s.push_str(&format!(
+            "\n#### NESTING: {} mutant {} ({})\n\n{}\n\n```diff\n{}```\n",
+            r.subject,
+            r.id,
+            r.description,
+            r.nesting_violations.join("\n"),
+            r.diff
+        ));
+    }
+    for r in results {
+        for x in r.algorithms.iter().filter(|x| !x.missed.is_empty()) {
+            s.push_str(&format!(
+                "\n#### MISS ({}): {} mutant {} ({})\n\nmissed: {}\n\n```diff\n{}```\n",
+                x.algorithm,
+                r.subject,
+                r.id,
+                r.description,
+                x.missed.join(", "),
+                r.diff
+            ));
+        }
+    }
+    for r in results.iter().filter(|r| r.multiply_visited_nodes > 0) {
+        let counts: Vec<String> =
+            r.algorithms.iter().map(|x| format!("{} {}", x.algorithm, x.selected.len())).collect();
+        s.push_str(&format!(
+            "\n- multiply-visited: {} mutant {} ({}): {} node(s); selected: {}\n",
+            r.subject,
+            r.id,
+            r.description,
+            r.multiply_visited_nodes,
+            counts.join(", ")
+        ));
+    }
+    s
+}
+
+/// Mutants where the harness's oracle (plain builds) and `retest audit`
+/// (instrumented builds) disagree about which tests changed behaviour.
+fn render_disagreements(results: &[MutantResult]) -> String {
+    let mut s = String::from("\n### Oracle (plain builds) against `retest audit` (instrumented builds)\n\n");
+    let d: Vec<&MutantResult> = results
+        .iter()
+        .filter(|r| r.error.is_none() && (!r.oracle_only.is_empty() || !r.audit_only.is_empty()))
+        .collect();
+    if d.is_empty() {
+        s.push_str("They agree on every mutant.\n");
+    }
+    for r in d {
+        s.push_str(&format!(
+            "\n#### {} mutant {} ({})\n\noracle only: {}\naudit only: {}\nselected (dejavu): {}\n\n```diff\n{}```\n",
+            r.subject,
+            r.id,
+            r.description,
+            r.oracle_only.join(" "),
+            r.audit_only.join(" "),
+            if r.oracle_only.iter().chain(&r.audit_only).all(|t| r.selected.contains(t)) {
+                "all of them"
+            } else {
+                "NOT all"
+            },
+            r.diff
+        ));
+    }
     s
 }
 
@@ -408,4 +749,38 @@ fn render(oracles: &[Oracle], results: &[MutantResult]) -> String {
 pub fn load_oracle(work: &Path, subject: &str) -> Option<Oracle> {
     let t = std::fs::read_to_string(work.join("safety").join(subject).join("mutants.json")).ok()?;
     serde_json::from_str(&t).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alg(name: &str, sel: &[&str]) -> AlgorithmResult {
+        AlgorithmResult {
+            algorithm: name.into(),
+            selected: sel.iter().map(|s| s.to_string()).collect(),
+            analysis_seconds: 0.0,
+            missed: vec![],
+            compare_missed: vec![],
+        }
+    }
+
+    #[test]
+    fn nesting_holds_and_breaks() {
+        let mut v = vec![
+            alg("dejavu", &["t1", "t2", "t3"]),
+            alg("partial", &["t1", "t2"]),
+            alg("full", &["t1", "t2"]),
+            alg("valid", &["t1"]),
+            alg("path", &[]),
+            alg("file", &["t1", "t2", "t3", "t4"]),
+        ];
+        assert!(nesting_violations(&v).is_empty());
+        v[4] = alg("path", &["t2"]);
+        assert_eq!(nesting_violations(&v), vec!["path ⊄ valid: t2".to_string()]);
+        v.remove(2);
+        let n = nesting_violations(&v);
+        assert_eq!(n.len(), 3, "{n:?}");
+        assert!(n.iter().filter(|x| x.contains("not reported")).count() == 2);
+    }
 }
