@@ -363,10 +363,15 @@ pub struct RecordedTransfer<'p> {
     new_bases: Vec<Vec<u32>>,
     /// Tests share most evaluations and paths: each is mapped once.
     /// (old unit, procedure, decision, path id) → (new unit, procedure, decision, path id).
-    evaluations: RefCell<HashMap<(usize, usize, usize, u64), Result<(usize, usize, usize, u64), String>>>,
+    evaluations: RefCell<HashMap<Evaluated, Result<Evaluated, String>>>,
     /// (old unit, procedure, path id) → (new unit, procedure, path id).
-    paths: RefCell<HashMap<(usize, usize, u64), Result<(usize, usize, u64), String>>>,
+    paths: RefCell<HashMap<Profiled, Result<Profiled, String>>>,
 }
+
+/// An evaluation of a decision: (unit, procedure, decision, path id).
+type Evaluated = (usize, usize, usize, u64);
+/// An acyclic path of a procedure: (unit, procedure, path id).
+type Profiled = (usize, usize, u64);
 
 /// The (procedure, local edge) of a unit-wide edge number.
 fn locate(bases: &[u32], e: u32) -> Option<(usize, EdgeId)> {
