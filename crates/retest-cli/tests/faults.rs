@@ -88,7 +88,9 @@ fn project_with(slow: usize, flags: &[&str], extra: &[(&str, &str)]) -> tempfile
     // a slow test leaves a marker when its process has ended
     std::fs::create_dir(d.path().join("done")).unwrap();
     for i in 0..slow {
-        toml.push_str(&format!("[[test]]\nname = \"slow{i:02}\"\ncmd = './faulty slow && : > done/slow{i:02}'\n\n"));
+        toml.push_str(&format!(
+            "[[test]]\nname = \"slow{i:02}\"\ncmd = './faulty slow && echo \"$RETEST_TRACE_DIR\" > done/slow{i:02}'\n\n"
+        ));
     }
     std::fs::write(d.path().join("retest.toml"), toml).unwrap();
     retest(d.path(), &["init"], 0);
@@ -304,8 +306,10 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
             let e = e.unwrap();
             let ended = e.metadata().unwrap().modified().unwrap();
             let name = e.file_name().to_string_lossy().into_owned();
-            // (a test of an earlier killed run may still have been running)
-            let this_run = ended.duration_since(started).is_ok();
+            // (a test of an earlier killed run may still have been running: the
+            // marker names the run's trace directory, `…/run-N/…`)
+            let marker = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let this_run = ended.duration_since(started).is_ok() && marker.contains(&format!("/run-{run}/"));
             // (3 s: the machine running the tests may be loaded)
             if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(3)) {
                 checked_finished += 1;
