@@ -158,7 +158,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .map(|(pr, probes)| retest_graph::coverage::CellLayout::new(&pr.cond, probes).cells as u64)
             .sum()
     };
-    let full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
+    let mut full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
     let probes_full: u64 = new.units.iter().zip(&full).map(|(u, p)| count(p, u.unit)).sum();
     // full probes: a rerun test without old coverage cannot take transfers; with
     // nothing to rerun the build as it stands serves (no rebuild at all); and when
@@ -173,27 +173,30 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
     // two rebuilds (selective, then full again) pay off only when many probes go
     let worth_it = |keep: u64| a.selective_probes || keep.saturating_mul(4) <= probes_full.saturating_mul(3);
-    let (plans, full_probes) = match (selective_plans, would_keep) {
-        (Some(plans), Some(keep)) if worth_it(keep) => (plans, false),
+    let (plans, full_probes, probes_selective) = match (selective_plans, would_keep) {
+        (Some(plans), Some(keep)) if worth_it(keep) => (plans, false, keep),
         (_, keep) => {
             if let Some(keep) = keep {
                 eprintln!(
                     "retest: selective instrumentation would keep {keep} of {probes_full} probes; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
                 );
             }
-            (full, true)
+            (std::mem::take(&mut full), true, probes_full)
         }
     };
-    let probes_selective: u64 = new.units.iter().zip(&plans).map(|(u, p)| count(p, u.unit)).sum();
 
-    // rebuild the units whose plan differs from full instrumentation
-    let selective: Vec<UnitPlan> = sel
-        .new_units
-        .iter()
-        .zip(&plans)
-        .filter(|(u, p)| **p != full_plan(&u.unit))
-        .map(|(u, p)| (u.key.clone(), u.src_hash, p.clone()))
-        .collect();
+    // the units whose plan differs from full instrumentation
+    let selective: Vec<UnitPlan> = if full_probes {
+        Vec::new()
+    } else {
+        sel.new_units
+            .iter()
+            .zip(&plans)
+            .zip(&full)
+            .filter(|((_, p), f)| p != f)
+            .map(|((u, p), _)| (u.key.clone(), u.src_hash, p.clone()))
+            .collect()
+    };
     // what the objects hold now (an interrupted run may have left other plans)
     let mut current: HashMap<String, Vec<Vec<Probe>>> = HashMap::new();
     for u in store.snapshot_units(new_snapshot).or_fail()? {

@@ -239,6 +239,18 @@ impl Rng {
     }
 }
 
+/// `retest run` of the slow tests, quiet, in the background.
+fn spawn_slow_run(dir: &Path) -> std::process::Child {
+    Command::new(retest_bin())
+        .args(["run", "-j2", "--filter", "slow*"])
+        .current_dir(dir)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Kills `retest run` (SIGKILL, or SIGINT as Ctrl-C sends it) at random points,
 /// over and over on one store: after each kill the store opens cleanly, nothing
 /// is half-written, and every test whose process had ended well before the kill
@@ -257,14 +269,7 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
         // the last kill comes late enough that some tests are sure to have ended
         let delay = Duration::from_millis(if i == 7 { 4500 + rng.below(1500) } else { 100 + rng.below(6000) });
         let started = std::time::SystemTime::now();
-        let mut child = Command::new(retest_bin())
-            .args(["run", "-j2", "--filter", "slow*"])
-            .current_dir(d.path())
-            .env("CI", "1")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_slow_run(d.path());
         std::thread::sleep(delay);
         let killed_at = std::time::SystemTime::now();
         let st = Command::new("kill")
@@ -330,14 +335,7 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
 fn a_killed_run_leaves_a_consistent_store_with_every_finished_test() {
     let d = project(30);
     for (i, delay_ms) in [150u64, 420, 700, 990, 1300].into_iter().enumerate() {
-        let mut child = Command::new(retest_bin())
-            .args(["run", "-j2", "--filter", "slow*"])
-            .current_dir(d.path())
-            .env("CI", "1")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_slow_run(d.path());
         std::thread::sleep(Duration::from_millis(delay_ms));
         unsafe_kill(child.id());
         let _ = child.wait();
