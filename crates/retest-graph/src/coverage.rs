@@ -149,6 +149,63 @@ pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
     m
 }
 
+/// Drops every `Node` probe whose cell the others already imply, keeping edge
+/// coverage exact for every run in which no node stops the process part-way
+/// (a crash, or a call that never returns — see `completes`).
+///
+/// A node's start is *known* if it has a `Node` probe, or is `Derived` and every
+/// in-edge is *known*. An in-edge `p → n` is known if `p` has a `PerEdge` probe (the
+/// edge's own cell), or if `p` has exactly one out-edge, `completes(p)` (once
+/// started, `p` always goes on to its successor: no call, no `asm`, nothing opaque),
+/// `p`'s start is known, and `p → n` is not a back edge of the depth-first search
+/// (so no node is ever derived from itself). A `Node`-probed node other than the
+/// entry all of whose in-edges are known becomes `Derived`: it starts exactly when
+/// one of them is traversed, which [`edge_coverage`] computes from the remaining
+/// cells. Straight-line code keeps one probe at its head, a branch's first
+/// statement none, and the statement after a call its own.
+///
+/// Nodes unreachable from the entry keep their probes.
+pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> bool) -> Vec<Probe> {
+    assert_eq!(probes.len(), cfg.node_count());
+    let dfs = crate::reach::depth_first(cfg);
+    let mut back = FixedBitSet::with_capacity(cfg.edge_count());
+    for e in &dfs.back {
+        back.insert(e.index());
+    }
+    let mut out = probes.to_vec();
+    let mut known = FixedBitSet::with_capacity(cfg.node_count());
+    // reverse postorder: the source of every in-edge that is not a back edge comes first
+    for &v in &dfs.rpo {
+        let ins = cfg.in_edges(v);
+        let ins_known = v != cfg.entry()
+            && !ins.is_empty()
+            && ins.iter().all(|&e| {
+                let p = cfg.edge(e).src;
+                match out[p.index()] {
+                    Probe::PerEdge => true,
+                    Probe::Node | Probe::Derived => {
+                        !back.contains(e.index())
+                            && known.contains(p.index())
+                            && cfg.out_edges(p).len() == 1
+                            && completes(p)
+                    }
+                    Probe::Off => false,
+                }
+            });
+        match out[v.index()] {
+            Probe::Node => {
+                known.insert(v.index());
+                if ins_known {
+                    out[v.index()] = Probe::Derived;
+                }
+            }
+            Probe::Derived => known.set(v.index(), ins_known),
+            Probe::PerEdge | Probe::Off => {}
+        }
+    }
+    out
+}
+
 /// Nodes executed: nodes with a traversed out-edge (the exit: with a traversed in-edge).
 pub fn executed_nodes(cfg: &Cfg, edges: &FixedBitSet) -> FixedBitSet {
     let mut out = FixedBitSet::with_capacity(cfg.node_count());
@@ -201,5 +258,163 @@ mod tests {
         let l = CellLayout::new(&g, &off);
         let cov = edge_coverage(&g, &off, &l, &|_| true);
         assert_eq!(cov.ones().collect::<Vec<_>>(), vec![0]);
+    }
+
+    /// entry → a → b → p; p T→ c → d → x, p F→ x; d has a call; x exit.
+    fn straight_and_branch() -> Cfg {
+        let mut b = CfgBuilder::new("f");
+        let en = b.add_node(Node::new(NodeKind::Entry, ""));
+        let a = b.add_node(Node::new(NodeKind::Statement, "a = 1"));
+        let s = b.add_node(Node::new(NodeKind::Statement, "b = 2"));
+        let p = b.add_node(Node::new(NodeKind::Predicate, "a < b"));
+        let c = b.add_node(Node::new(NodeKind::Call, "g()"));
+        let d = b.add_node(Node::new(NodeKind::Statement, "c = 3"));
+        let x = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(en);
+        b.set_exit(x);
+        b.add_edge(en, a, EdgeLabel::Eps);
+        b.add_edge(a, s, EdgeLabel::Eps);
+        b.add_edge(s, p, EdgeLabel::Eps);
+        b.add_edge(p, c, EdgeLabel::True);
+        b.add_edge(p, x, EdgeLabel::False);
+        b.add_edge(c, d, EdgeLabel::Eps);
+        b.add_edge(d, x, EdgeLabel::Eps);
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn derived_probes_keep_the_head_of_straight_line_code_and_the_statement_after_a_call() {
+        use Probe::*;
+        let g = straight_and_branch();
+        let full = [Node, Node, Node, PerEdge, Node, Node, Derived];
+        let completes = |n: NodeId| g.node(n).kind != NodeKind::Call;
+        let thin = derive_probes(&g, &full, &completes);
+        // a and b follow the entry; g() follows p's T cell; c = 3 follows a call
+        assert_eq!(thin, vec![Node, Derived, Derived, PerEdge, Derived, Node, Derived]);
+        assert_eq!(CellLayout::new(&g, &thin).cells, 4);
+        assert_eq!(measured_edges(&g, &thin), measured_edges(&g, &full));
+        // a run that took T and returned from g(): entry, p:T, c = 3
+        let l = CellLayout::new(&g, &thin);
+        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0 || c == 1 || c == 3);
+        assert_eq!(cov.count_ones(..), 6);
+        // a run in which g() never returned: g()'s out-edge is claimed (it started,
+        // as with its own probe), c = 3's out-edge is not; p:F (4) was not taken
+        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0 || c == 1);
+        assert_eq!(cov.ones().collect::<Vec<_>>(), vec![0, 1, 2, 3, 5]);
+    }
+
+    #[test]
+    fn a_loop_body_reached_only_by_a_back_edge_keeps_its_probe() {
+        use Probe::{Derived, Node as N};
+        // entry → s; s → s (for (;;) x++;)
+        let mut b = CfgBuilder::new("f");
+        let en = b.add_node(Node::new(NodeKind::Entry, ""));
+        let s = b.add_node(Node::new(NodeKind::Statement, "x++"));
+        let x = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(en);
+        b.set_exit(x);
+        b.add_edge(en, s, EdgeLabel::Eps);
+        b.add_edge(s, s, EdgeLabel::Eps);
+        let g = b.build().unwrap();
+        let thin = derive_probes(&g, &[N, N, Derived], &|_| true);
+        assert_eq!(thin, vec![N, N, Derived]);
+    }
+
+    /// A random procedure: node 0 the entry (no in-edges), the last the exit, every
+    /// other node 1–3 out-edges (duplicate targets allowed); multiway nodes `PerEdge` (or, rarely, `Derived` — an
+    /// unprobeable condition), single-exit ones `Node` or `Derived`.
+    fn random_cfg(n: usize, outs: &[Vec<usize>], derived: &[bool]) -> (Cfg, Vec<Probe>) {
+        let mut b = CfgBuilder::new("r");
+        for i in 0..n {
+            let kind = if i == 0 {
+                NodeKind::Entry
+            } else if i == n - 1 {
+                NodeKind::Exit
+            } else {
+                NodeKind::Statement
+            };
+            b.add_node(Node::new(kind, format!("s{i}")));
+        }
+        b.set_entry(NodeId(0));
+        b.set_exit(NodeId(n as u32 - 1));
+        let mut probes = vec![Probe::Derived; n];
+        for i in 0..n - 1 {
+            let ts: Vec<usize> = outs[i].iter().map(|t| 1 + t % (n - 1)).collect();
+            let labels: Vec<EdgeLabel> = match ts.len() {
+                1 => vec![EdgeLabel::Eps],
+                2 => vec![EdgeLabel::True, EdgeLabel::False],
+                _ => (0..ts.len()).map(|k| EdgeLabel::Case(k.to_string())).collect(),
+            };
+            for (t, l) in ts.iter().zip(labels) {
+                b.add_edge(NodeId(i as u32), NodeId(*t as u32), l);
+            }
+            probes[i] = match (ts.len(), derived[i] && i != 0) {
+                (1, false) => Probe::Node,
+                (1, true) => Probe::Derived,
+                (_, false) => Probe::PerEdge,
+                (_, true) => Probe::Derived,
+            };
+        }
+        (b.build().unwrap(), probes)
+    }
+
+    /// The cells a run sets: `Node` cells when a node starts, `PerEdge` cells when
+    /// the edge is taken. A run stops part-way only at a node that does not complete.
+    fn run_cells(g: &Cfg, probes: &[Probe], completes: &[bool], choices: &[(u8, bool)]) -> Option<Vec<u32>> {
+        let l = CellLayout::new(g, probes);
+        let mut hit = Vec::new();
+        let mut v = g.entry();
+        let mut k = 0;
+        loop {
+            if v == g.exit() {
+                return Some(hit);
+            }
+            let (pick, stop) = *choices.get(k)?;
+            k += 1;
+            if probes[v.index()] == Probe::Node {
+                hit.push(l.cell_of_node(v));
+            }
+            if stop && !completes[v.index()] {
+                return Some(hit);
+            }
+            let outs: Vec<EdgeId> = g.out_edges(v).collect();
+            let e = outs[pick as usize % outs.len()];
+            if let Some(c) = l.cell_of_edge(g, probes, e) {
+                if probes[v.index()] == Probe::PerEdge {
+                    hit.push(c);
+                }
+            }
+            v = g.edge(e).dst;
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn derived_probes_measure_what_full_probes_measure(
+            n in 3usize..12,
+            outs in proptest::collection::vec(proptest::collection::vec(0usize..12, 1..4), 12),
+            derived in proptest::collection::vec(proptest::bool::weighted(0.15), 12),
+            completes in proptest::collection::vec(proptest::bool::weighted(0.7), 12),
+            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::bool::weighted(0.2)), 0..60), 1..4),
+        ) {
+            let (g, full) = random_cfg(n, &outs, &derived);
+            let completes = &completes[..n];
+            let thin = derive_probes(&g, &full, &|v| completes[v.index()]);
+            proptest::prop_assert!(CellLayout::new(&g, &thin).cells <= CellLayout::new(&g, &full).cells);
+            proptest::prop_assert_eq!(measured_edges(&g, &thin), measured_edges(&g, &full));
+            // the same runs, observed through both plans (runs that do not end are dropped)
+            let (lf, lt) = (CellLayout::new(&g, &full), CellLayout::new(&g, &thin));
+            let mut hf = std::collections::BTreeSet::new();
+            let mut ht = std::collections::BTreeSet::new();
+            for r in &runs {
+                if let (Some(a), Some(b)) = (run_cells(&g, &full, completes, r), run_cells(&g, &thin, completes, r)) {
+                    hf.extend(a);
+                    ht.extend(b);
+                }
+            }
+            let cf = edge_coverage(&g, &full, &lf, &|c| hf.contains(&c));
+            let ct = edge_coverage(&g, &thin, &lt, &|c| ht.contains(&c));
+            proptest::prop_assert_eq!(cf, ct);
+        }
     }
 }

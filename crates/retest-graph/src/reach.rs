@@ -56,6 +56,21 @@ pub fn backward(cfg: &Cfg, targets: impl IntoIterator<Item = NodeId>, keep: impl
 /// leaves the reachable part of the graph acyclic, whether or not it is reducible —
 /// the decomposition Ball–Larus path numbering uses (000 §5).
 pub fn back_edges(cfg: &Cfg) -> Vec<EdgeId> {
+    depth_first(cfg).back
+}
+
+/// The result of one depth-first search from the entry.
+#[derive(Clone, Debug)]
+pub struct DepthFirst {
+    /// Back edges (target on the DFS stack), sorted.
+    pub back: Vec<EdgeId>,
+    /// Reachable nodes in reverse postorder: a topological order of the reachable
+    /// graph without its back edges (every other edge goes forward in it).
+    pub rpo: Vec<NodeId>,
+}
+
+/// Depth-first search from the entry, out-edges in label order.
+pub fn depth_first(cfg: &Cfg) -> DepthFirst {
     #[derive(Clone, Copy, PartialEq)]
     enum C {
         White,
@@ -64,6 +79,7 @@ pub fn back_edges(cfg: &Cfg) -> Vec<EdgeId> {
     }
     let mut color = vec![C::White; cfg.node_count()];
     let mut back = Vec::new();
+    let mut post = Vec::new();
     let mut stack: Vec<(NodeId, Vec<EdgeId>, usize)> = Vec::new();
     let root = cfg.entry();
     color[root.index()] = C::Gray;
@@ -84,10 +100,12 @@ pub fn back_edges(cfg: &Cfg) -> Vec<EdgeId> {
         } else {
             let (v, _, _) = stack.pop().unwrap();
             color[v.index()] = C::Black;
+            post.push(v);
         }
     }
     back.sort();
-    back
+    post.reverse();
+    DepthFirst { back, rpo: post }
 }
 
 /// Strongly connected components of a graph given as successor lists (Tarjan,

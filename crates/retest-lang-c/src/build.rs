@@ -122,6 +122,9 @@ struct BNode {
     fallback: Option<(String, Option<Span>)>,
     site: Site,
     probe: Probe,
+    /// Once started, may end without reaching its successor although it calls
+    /// nothing (inline `asm`, a computed `goto`, text kept opaque).
+    stops: bool,
 }
 
 struct BEdge {
@@ -303,7 +306,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn add(&mut self, node: Node, group: Option<usize>, site: Site, probe: Probe) -> usize {
-        self.nodes.push(BNode { node, group, nop: false, fallback: None, site, probe });
+        self.nodes.push(BNode { node, group, nop: false, fallback: None, site, probe, stops: false });
         self.nodes.len() - 1
     }
 
@@ -315,6 +318,7 @@ impl<'a, 't> Builder<'a, 't> {
             fallback: None,
             site: Site::None,
             probe: Probe::Derived,
+            stops: false,
         });
         self.nodes.len() - 1
     }
@@ -505,6 +509,7 @@ impl<'a, 't> Builder<'a, 't> {
         let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.nodes[n].stops = true;
         self.link(inc, n);
         vec![eps(n)]
     }
@@ -521,6 +526,7 @@ impl<'a, 't> Builder<'a, 't> {
             Site::Stmt { start: kw.start_byte(), end: st.end_byte(), wrap: needs_wrap(st) },
             Probe::Node,
         );
+        self.nodes[n].stops = true;
         self.link(inc, n);
         // targets are filled in at the end, when all address-taken labels are known
         self.nodes[n].node.text.push(' ');
@@ -576,6 +582,7 @@ impl<'a, 't> Builder<'a, 't> {
             Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
             Probe::Node,
         );
+        self.nodes[n].stops = true;
         self.link(inc, n);
         for t in targets {
             let l = self.label_nop(&t);
@@ -1457,6 +1464,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut new_id = vec![u32::MAX; self.nodes.len()];
         let mut cb = CfgBuilder::new(name);
         let mut probes = Vec::new();
+        let mut completes = Vec::new();
         let mut sites = Vec::new();
         let mut node_group: Vec<usize> = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
@@ -1465,6 +1473,12 @@ impl<'a, 't> Builder<'a, 't> {
             }
             new_id[i] = cb.add_node(n.node.clone()).0;
             probes.push(n.probe);
+            completes.push(
+                !n.stops
+                    && matches!(n.node.kind, NodeKind::Entry | NodeKind::Statement | NodeKind::Declaration)
+                    && n.node.calls.is_empty()
+                    && !n.node.indirect_call,
+            );
             sites.push(n.site);
             node_group.push(n.group.expect("real nodes belong to a group"));
         }
@@ -1487,6 +1501,8 @@ impl<'a, 't> Builder<'a, 't> {
             fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
         }
         let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
+        // a statement that must run when its predecessors' probes say so needs none
+        let probes = retest_graph::coverage::derive_probes(&cond, &probes, &|n| completes[n.index()]);
         // an unlabelled edge between two groups would vanish from the statement
         // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
         for (s, d, _, coarse) in &fine_edges {
