@@ -379,10 +379,8 @@ mod tests {
             }
             let outs: Vec<EdgeId> = g.out_edges(v).collect();
             let e = outs[pick as usize % outs.len()];
-            if let Some(c) = l.cell_of_edge(g, probes, e) {
-                if probes[v.index()] == Probe::PerEdge {
-                    hit.push(c);
-                }
+            if probes[v.index()] == Probe::PerEdge {
+                hit.extend(l.cell_of_edge(g, probes, e));
             }
             v = g.edge(e).dst;
         }
