@@ -265,16 +265,22 @@ pub fn selective_probes(
                     on.insert(n);
                 }
             }
-            // a derived node can only be measured through measured in-edges
+            // a derived node can only be measured through measured in-edges, an
+            // `Ahead` node only through its successor
             let mut changed = true;
             while changed {
                 changed = false;
                 for n in on.clone().ones() {
-                    if p.probes[n] != Probe::Derived {
-                        continue;
-                    }
-                    for &e in p.cond.in_edges(NodeId(n as u32)) {
-                        let s = p.cond.edge(e).src.index();
+                    let needs: Vec<usize> = match p.probes[n] {
+                        Probe::Derived => {
+                            p.cond.in_edges(NodeId(n as u32)).iter().map(|&e| p.cond.edge(e).src.index()).collect()
+                        }
+                        Probe::Ahead => {
+                            p.cond.out_edges(NodeId(n as u32)).map(|e| p.cond.edge(e).dst.index()).collect()
+                        }
+                        Probe::Node | Probe::PerEdge | Probe::Off => Vec::new(),
+                    };
+                    for s in needs {
                         if !on.contains(s) {
                             on.insert(s);
                             changed = true;

@@ -6,7 +6,8 @@
 //! [`edge_coverage`] turns the set of hit cells back into the set of traversed
 //! edges. The rule for unprobed nodes over-approximates, never under-approximates:
 //! an unprobed node's out-edges count as traversed as soon as any of its in-edges
-//! is — "the node ran, so it left by its out-edge(s)".
+//! is — "the node ran, so it left by its out-edge(s)" — or, for a node that always
+//! goes on to a successor it alone leads to, as soon as that successor ran.
 
 use fixedbitset::FixedBitSet;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,11 @@ pub enum Probe {
     Node,
     /// One cell per out-edge, in out-edge order, set when that edge is taken.
     PerEdge,
+    /// No cell: the node has one out-edge, into a node that has no other in-edge
+    /// and whose start its own cells show (a `PerEdge` condition that always
+    /// takes one of its edges, or another `Ahead` node); the out-edge is traversed
+    /// iff that successor started.
+    Ahead,
 }
 
 /// Cell numbers of a procedure's probes, relative to the procedure's first cell.
@@ -47,7 +53,7 @@ impl CellLayout {
         for (n, p) in cfg.node_ids().zip(probes) {
             first.push(next);
             next += match p {
-                Probe::Derived | Probe::Off => 0,
+                Probe::Derived | Probe::Off | Probe::Ahead => 0,
                 Probe::Node => 1,
                 Probe::PerEdge => cfg.out_edges(n).len() as u32,
             };
@@ -59,7 +65,7 @@ impl CellLayout {
     pub fn cell_of_edge(&self, cfg: &Cfg, probes: &[Probe], e: EdgeId) -> Option<u32> {
         let src = cfg.edge(e).src;
         match probes[src.index()] {
-            Probe::Derived | Probe::Off => None,
+            Probe::Derived | Probe::Off | Probe::Ahead => None,
             Probe::Node => Some(self.first[src.index()]),
             Probe::PerEdge => {
                 let k = cfg.out_edges(src).position(|x| x == e).unwrap() as u32;
@@ -82,6 +88,15 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
     for n in cfg.node_ids() {
         match probes[n.index()] {
             Probe::Derived | Probe::Off => {}
+            Probe::Ahead => {
+                if started_ahead(cfg, probes, layout, hit, n) {
+                    for e in cfg.out_edges(n) {
+                        if !cov.put(e.index()) {
+                            work.push(cfg.edge(e).dst);
+                        }
+                    }
+                }
+            }
             Probe::Node => {
                 if hit(layout.first[n.index()]) {
                     for e in cfg.out_edges(n) {
@@ -114,14 +129,47 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
     cov
 }
 
+/// Whether `Ahead` node `n` started: whether the first node after its chain of
+/// `Ahead` successors did, as that node's cells show.
+fn started_ahead(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool, n: NodeId) -> bool {
+    match ahead_end(cfg, probes, n) {
+        Some(q) => match probes[q.index()] {
+            Probe::Node => hit(layout.first[q.index()]),
+            Probe::PerEdge => (0..cfg.out_edges(q).len() as u32).any(|k| hit(layout.first[q.index()] + k)),
+            Probe::Derived | Probe::Off | Probe::Ahead => false,
+        },
+        None => false,
+    }
+}
+
+/// The node after the chain of `Ahead` nodes starting at `n` (`None` on a cycle).
+fn ahead_end(cfg: &Cfg, probes: &[Probe], n: NodeId) -> Option<NodeId> {
+    let mut v = n;
+    for _ in 0..cfg.node_count() {
+        if probes[v.index()] != Probe::Ahead {
+            return Some(v);
+        }
+        v = cfg.edge(cfg.out_edges(v).next()?).dst;
+    }
+    None
+}
+
 /// Edges whose coverage a build with these probes determines: out-edges of
 /// probed nodes, and out-edges of unprobed (`Derived`) nodes all of whose in-edges
-/// are determined. Out-edges of `Off` nodes, and everything derived only through
-/// them, are unknown.
+/// are determined, and out-edges of `Ahead` nodes whose chain ends at a probed
+/// node. Out-edges of `Off` nodes, and everything derived only through them, are
+/// unknown.
 pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
     let mut m = FixedBitSet::with_capacity(cfg.edge_count());
     for n in cfg.node_ids() {
-        if matches!(probes[n.index()], Probe::Node | Probe::PerEdge) {
+        let measured = match probes[n.index()] {
+            Probe::Node | Probe::PerEdge => true,
+            Probe::Ahead => {
+                ahead_end(cfg, probes, n).is_some_and(|q| matches!(probes[q.index()], Probe::Node | Probe::PerEdge))
+            }
+            Probe::Derived | Probe::Off => false,
+        };
+        if measured {
             for e in cfg.out_edges(n) {
                 m.insert(e.index());
             }
@@ -149,22 +197,29 @@ pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
     m
 }
 
-/// Drops every `Node` probe whose cell the others already imply, keeping edge
-/// coverage exact for every run in which no node stops the process part-way
-/// (a crash, or a call that never returns — see `completes`).
+/// Drops every probe cell the others already imply, keeping edge coverage exact
+/// for every run in which no node stops the process part-way (a crash, or a call
+/// that never returns). `completes(n)`: once started, `n` always leaves by one of
+/// its out-edges (no call, no `asm`, nothing opaque).
 ///
-/// A node's start is *known* if it has a `Node` probe, or is `Derived` and every
-/// in-edge is *known*. An in-edge `p → n` is known if `p` has a `PerEdge` probe (the
-/// edge's own cell), or if `p` has exactly one out-edge, `completes(p)` (once
-/// started, `p` always goes on to its successor: no call, no `asm`, nothing opaque),
-/// `p`'s start is known, and `p → n` is not a back edge of the depth-first search
-/// (so no node is ever derived from itself). A `Node`-probed node other than the
-/// entry all of whose in-edges are known becomes `Derived`: it starts exactly when
-/// one of them is traversed, which [`edge_coverage`] computes from the remaining
-/// cells. Straight-line code keeps one probe at its head, a branch's first
-/// statement none, and the statement after a call its own.
+/// Two passes over the nodes reachable from the entry:
 ///
-/// Nodes unreachable from the entry keep their probes.
+/// * *Backwards* (postorder): a `Node` or `Derived` node `v` that completes and has
+///   one out-edge, not a back edge, into a node `q` that has no other in-edge and
+///   shows its own start — `q` a completing `PerEdge` condition (one of its cells
+///   is set whenever it runs) or itself `Ahead` — becomes [`Probe::Ahead`]: `v`
+///   started iff `q` did. A function that begins with straight-line code and then
+///   a condition needs no entry probe.
+/// * *Forwards* (reverse postorder): a node's start is *known* if it has a `Node`
+///   probe, is `Ahead`, or is `Derived` and every in-edge is known. An in-edge
+///   `p → n` is known if `p` has a `PerEdge` probe (the edge's own cell), or if
+///   `p` has exactly one out-edge, completes, and `p`'s start is known already
+///   (never so for the source of a back edge, which comes later: no node is
+///   derived from itself). A `Node`-probed node
+///   other than the entry all of whose in-edges are known becomes `Derived`.
+///
+/// Straight-line code keeps at most one probe, a branch's first statement none,
+/// and the statement after a call its own. Unreachable nodes keep their probes.
 pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> bool) -> Vec<Probe> {
     assert_eq!(probes.len(), cfg.node_count());
     let dfs = crate::reach::depth_first(cfg);
@@ -173,6 +228,28 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
         back.insert(e.index());
     }
     let mut out = probes.to_vec();
+    // postorder: the target of every out-edge that is not a back edge comes first
+    for &v in dfs.rpo.iter().rev() {
+        if !matches!(out[v.index()], Probe::Node | Probe::Derived) || !completes(v) {
+            continue;
+        }
+        let mut outs = cfg.out_edges(v);
+        let (Some(e), None) = (outs.next(), outs.next()) else {
+            continue;
+        };
+        let q = cfg.edge(e).dst;
+        if back.contains(e.index()) || q == cfg.entry() || cfg.in_edges(q).len() != 1 {
+            continue;
+        }
+        let shows_start = match out[q.index()] {
+            Probe::PerEdge => completes(q) && cfg.out_edges(q).len() > 0,
+            Probe::Ahead => true,
+            Probe::Node | Probe::Derived | Probe::Off => false,
+        };
+        if shows_start {
+            out[v.index()] = Probe::Ahead;
+        }
+    }
     let mut known = FixedBitSet::with_capacity(cfg.node_count());
     // reverse postorder: the source of every in-edge that is not a back edge comes first
     for &v in &dfs.rpo {
@@ -183,11 +260,9 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
                 let p = cfg.edge(e).src;
                 match out[p.index()] {
                     Probe::PerEdge => true,
-                    Probe::Node | Probe::Derived => {
-                        !back.contains(e.index())
-                            && known.contains(p.index())
-                            && cfg.out_edges(p).len() == 1
-                            && completes(p)
+                    // the source of a back edge comes later: not known yet
+                    Probe::Node | Probe::Derived | Probe::Ahead => {
+                        known.contains(p.index()) && cfg.out_edges(p).len() == 1 && completes(p)
                     }
                     Probe::Off => false,
                 }
@@ -199,6 +274,7 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
                     out[v.index()] = Probe::Derived;
                 }
             }
+            Probe::Ahead => known.insert(v.index()),
             Probe::Derived => known.set(v.index(), ins_known),
             Probe::PerEdge | Probe::Off => {}
         }
@@ -289,18 +365,22 @@ mod tests {
         let full = [Node, Node, Node, PerEdge, Node, Node, Derived];
         let completes = |n: NodeId| g.node(n).kind != NodeKind::Call;
         let thin = derive_probes(&g, &full, &completes);
-        // a and b follow the entry; g() follows p's T cell; c = 3 follows a call
-        assert_eq!(thin, vec![Node, Derived, Derived, PerEdge, Derived, Node, Derived]);
-        assert_eq!(CellLayout::new(&g, &thin).cells, 4);
+        // the entry, a and b run iff p does, which p's cells show; g() follows p's
+        // T cell; c = 3 follows a call
+        assert_eq!(thin, vec![Ahead, Ahead, Ahead, PerEdge, Derived, Node, Derived]);
+        assert_eq!(CellLayout::new(&g, &thin).cells, 3);
         assert_eq!(measured_edges(&g, &thin), measured_edges(&g, &full));
-        // a run that took T and returned from g(): entry, p:T, c = 3
+        // cells: 0 = p:T, 1 = p:F, 2 = c = 3
         let l = CellLayout::new(&g, &thin);
-        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0 || c == 1 || c == 3);
+        // a run that took T and returned from g()
+        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0 || c == 2);
         assert_eq!(cov.count_ones(..), 6);
         // a run in which g() never returned: g()'s out-edge is claimed (it started,
         // as with its own probe), c = 3's out-edge is not; p:F (4) was not taken
-        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0 || c == 1);
+        let cov = edge_coverage(&g, &thin, &l, &|c| c == 0);
         assert_eq!(cov.ones().collect::<Vec<_>>(), vec![0, 1, 2, 3, 5]);
+        // a run that never called f
+        assert_eq!(edge_coverage(&g, &thin, &l, &|_| false).count_ones(..), 0);
     }
 
     #[test]
@@ -358,16 +438,23 @@ mod tests {
         (b.build().unwrap(), probes)
     }
 
-    /// The cells a run sets: `Node` cells when a node starts, `PerEdge` cells when
-    /// the edge is taken. A run stops part-way only at a node that does not complete.
-    fn run_cells(g: &Cfg, probes: &[Probe], completes: &[bool], choices: &[(u8, bool)]) -> Option<Vec<u32>> {
+    /// What a run does: the cells it sets (`Node` cells when a node starts,
+    /// `PerEdge` cells when the edge is taken), the edges it takes, and whether it
+    /// stopped part-way — which it may only at a node that does not complete.
+    /// `None`: the choices ran out before the run ended.
+    fn run_cells(
+        g: &Cfg,
+        probes: &[Probe],
+        completes: &[bool],
+        choices: &[(u8, bool)],
+    ) -> Option<(Vec<u32>, Vec<usize>, bool)> {
         let l = CellLayout::new(g, probes);
-        let mut hit = Vec::new();
+        let (mut hit, mut taken) = (Vec::new(), Vec::new());
         let mut v = g.entry();
         let mut k = 0;
         loop {
             if v == g.exit() {
-                return Some(hit);
+                return Some((hit, taken, false));
             }
             let (pick, stop) = *choices.get(k)?;
             k += 1;
@@ -375,44 +462,59 @@ mod tests {
                 hit.push(l.cell_of_node(v));
             }
             if stop && !completes[v.index()] {
-                return Some(hit);
+                return Some((hit, taken, true));
             }
             let outs: Vec<EdgeId> = g.out_edges(v).collect();
             let e = outs[pick as usize % outs.len()];
             if probes[v.index()] == Probe::PerEdge {
                 hit.extend(l.cell_of_edge(g, probes, e));
             }
+            taken.push(e.index());
             v = g.edge(e).dst;
         }
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
         #[test]
         fn derived_probes_measure_what_full_probes_measure(
             n in 3usize..12,
             outs in proptest::collection::vec(proptest::collection::vec(0usize..12, 1..4), 12),
             derived in proptest::collection::vec(proptest::bool::weighted(0.15), 12),
-            completes in proptest::collection::vec(proptest::bool::weighted(0.7), 12),
-            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::bool::weighted(0.2)), 0..60), 1..4),
+            completes in proptest::collection::vec(proptest::bool::weighted(0.6), 12),
+            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::bool::weighted(0.4)), 0..60), 1..4),
         ) {
             let (g, full) = random_cfg(n, &outs, &derived);
             let completes = &completes[..n];
             let thin = derive_probes(&g, &full, &|v| completes[v.index()]);
             proptest::prop_assert!(CellLayout::new(&g, &thin).cells <= CellLayout::new(&g, &full).cells);
-            proptest::prop_assert_eq!(measured_edges(&g, &thin), measured_edges(&g, &full));
+            // everything full probes measure is measured (an `Ahead` node after an
+            // unmeasured one may add its out-edge)
+            proptest::prop_assert!(measured_edges(&g, &full).is_subset(&measured_edges(&g, &thin)));
             // the same runs, observed through both plans (runs that do not end are dropped)
             let (lf, lt) = (CellLayout::new(&g, &full), CellLayout::new(&g, &thin));
-            let mut hf = std::collections::BTreeSet::new();
-            let mut ht = std::collections::BTreeSet::new();
+            let (mut hf, mut ht) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+            let mut truth = FixedBitSet::with_capacity(g.edge_count());
+            let mut stopped = false;
             for r in &runs {
-                if let (Some(a), Some(b)) = (run_cells(&g, &full, completes, r), run_cells(&g, &thin, completes, r)) {
+                if let (Some((a, taken, stop)), Some((b, _, _))) =
+                    (run_cells(&g, &full, completes, r), run_cells(&g, &thin, completes, r))
+                {
                     hf.extend(a);
                     ht.extend(b);
+                    truth.extend(taken);
+                    stopped |= stop;
                 }
             }
             let cf = edge_coverage(&g, &full, &lf, &|c| hf.contains(&c));
             let ct = edge_coverage(&g, &thin, &lt, &|c| ht.contains(&c));
-            proptest::prop_assert_eq!(cf, ct);
+            // never less than the truth, never more than full probes claim …
+            proptest::prop_assert!(truth.is_subset(&ct));
+            proptest::prop_assert!(ct.is_subset(&cf));
+            // … and, when no run stopped part-way, exactly what they claim
+            if !stopped {
+                proptest::prop_assert_eq!(&cf, &ct);
+            }
         }
     }
 }

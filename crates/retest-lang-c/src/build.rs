@@ -1475,7 +1475,10 @@ impl<'a, 't> Builder<'a, 't> {
             probes.push(n.probe);
             completes.push(
                 !n.stops
-                    && matches!(n.node.kind, NodeKind::Entry | NodeKind::Statement | NodeKind::Declaration)
+                    && matches!(
+                        n.node.kind,
+                        NodeKind::Entry | NodeKind::Statement | NodeKind::Declaration | NodeKind::Predicate
+                    )
                     && n.node.calls.is_empty()
                     && !n.node.indirect_call,
             );

@@ -21,7 +21,7 @@
 //!   saved value (GNU `__typeof__` and a statement expression under
 //!   `__extension__`; GCC and Clang accept both in every C mode).
 //!
-//! Nodes whose probe is [`Probe::Derived`] or [`Probe::Off`] get nothing.
+//! Nodes whose probe is [`Probe::Derived`], [`Probe::Ahead`] or [`Probe::Off`] get nothing.
 
 use std::collections::BTreeMap;
 
@@ -123,7 +123,7 @@ pub fn instrument_with(
         let extra = &extras[pi];
         for n in p.cond.node_ids() {
             let probe = plan[pi][n.index()];
-            let probed = !matches!(probe, Probe::Derived | Probe::Off);
+            let probed = matches!(probe, Probe::Node | Probe::PerEdge);
             let cell = |label: &EdgeLabel| -> Option<u32> {
                 if !probed {
                     return None;
@@ -585,6 +585,7 @@ pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &Uni
                 Probe::Off => 1,
                 Probe::Node => 2,
                 Probe::PerEdge => 3,
+                Probe::Ahead => 4,
             }]);
         }
     }
