@@ -266,7 +266,7 @@ pub fn selective_probes(
                 }
             }
             // a derived node can only be measured through measured in-edges, an
-            // `Ahead` node only through its successor
+            // edge without a cell of its own only through its target
             let mut changed = true;
             while changed {
                 changed = false;
@@ -275,9 +275,13 @@ pub fn selective_probes(
                         Probe::Derived => {
                             p.cond.in_edges(NodeId(n as u32)).iter().map(|&e| p.cond.edge(e).src.index()).collect()
                         }
-                        Probe::Ahead => {
-                            p.cond.out_edges(NodeId(n as u32)).map(|e| p.cond.edge(e).dst.index()).collect()
-                        }
+                        probe @ (Probe::Ahead | Probe::Edges(_)) => p
+                            .cond
+                            .out_edges(NodeId(n as u32))
+                            .enumerate()
+                            .filter(|(k, _)| !probe.has_edge_cell(*k))
+                            .map(|(_, e)| p.cond.edge(e).dst.index())
+                            .collect(),
                         Probe::Node | Probe::PerEdge | Probe::Off => Vec::new(),
                     };
                     for s in needs {

@@ -6,13 +6,14 @@
 //! [`edge_coverage`] turns the set of hit cells back into the set of traversed
 //! edges. The rule for unprobed nodes over-approximates, never under-approximates:
 //! an unprobed node's out-edges count as traversed as soon as any of its in-edges
-//! is — "the node ran, so it left by its out-edge(s)" — or, for a node that always
-//! goes on to a successor it alone leads to, as soon as that successor ran.
+//! is — "the node ran, so it left by its out-edge(s)". An edge without a cell of
+//! its own may also lead into a node that has no other in-edge and shows its own
+//! start: then it was traversed iff that node started.
 
 use fixedbitset::FixedBitSet;
 use serde::{Deserialize, Serialize};
 
-use crate::cfg::{Cfg, EdgeId, NodeId};
+use crate::cfg::{Cfg, EdgeId, EdgeLabel, NodeId};
 
 /// How a node's out-edges are observed.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
@@ -28,10 +29,41 @@ pub enum Probe {
     /// One cell per out-edge, in out-edge order, set when that edge is taken.
     PerEdge,
     /// No cell: the node has one out-edge, into a node that has no other in-edge
-    /// and whose start its own cells show (a `PerEdge` condition that always
-    /// takes one of its edges, or another `Ahead` node); the out-edge is traversed
+    /// and shows its own start (see [`Probe::Edges`]); the out-edge is traversed
     /// iff that successor started.
     Ahead,
+    /// A cell for each out-edge whose bit is set (bit `k`: the `k`-th out-edge),
+    /// set when that edge is taken; an out-edge without a cell leads into a node
+    /// that has no other in-edge and shows its own start — a condition that,
+    /// once started, always takes one of its edges, each with a cell or itself
+    /// leading into such a node, or an `Ahead` node — and is traversed iff that
+    /// node started.
+    Edges(u32),
+}
+
+impl Probe {
+    /// Whether out-edge number `k` of a node with this probe has a cell of its own.
+    pub fn has_edge_cell(self, k: usize) -> bool {
+        match self {
+            Probe::PerEdge => true,
+            Probe::Edges(m) => k < 32 && m >> k & 1 == 1,
+            Probe::Derived | Probe::Off | Probe::Node | Probe::Ahead => false,
+        }
+    }
+
+    /// Whether out-edge number `k` is traversed iff its target started.
+    fn edge_ahead(self, k: usize) -> bool {
+        match self {
+            Probe::Ahead => true,
+            Probe::Edges(_) => !self.has_edge_cell(k),
+            Probe::Derived | Probe::Off | Probe::Node | Probe::PerEdge => false,
+        }
+    }
+
+    /// Whether the node has at least one cell.
+    pub fn is_probed(self) -> bool {
+        matches!(self, Probe::Node | Probe::PerEdge | Probe::Edges(_))
+    }
 }
 
 /// Cell numbers of a procedure's probes, relative to the procedure's first cell.
@@ -45,7 +77,7 @@ pub struct CellLayout {
 
 impl CellLayout {
     /// Numbers the cells: nodes in id order; a `Node` probe takes one cell, a
-    /// `PerEdge` probe one per out-edge.
+    /// `PerEdge` probe one per out-edge, an `Edges` probe one per set bit.
     pub fn new(cfg: &Cfg, probes: &[Probe]) -> CellLayout {
         assert_eq!(probes.len(), cfg.node_count());
         let mut first = Vec::with_capacity(probes.len());
@@ -55,21 +87,25 @@ impl CellLayout {
             next += match p {
                 Probe::Derived | Probe::Off | Probe::Ahead => 0,
                 Probe::Node => 1,
-                Probe::PerEdge => cfg.out_edges(n).len() as u32,
+                Probe::PerEdge | Probe::Edges(_) => {
+                    (0..cfg.out_edges(n).len()).filter(|&k| p.has_edge_cell(k)).count() as u32
+                }
             };
         }
         CellLayout { first, cells: next }
     }
 
-    /// The cell that records edge `e`, if its source is probed.
+    /// The cell that records edge `e`, if it has one.
     pub fn cell_of_edge(&self, cfg: &Cfg, probes: &[Probe], e: EdgeId) -> Option<u32> {
         let src = cfg.edge(e).src;
-        match probes[src.index()] {
+        let p = probes[src.index()];
+        match p {
             Probe::Derived | Probe::Off | Probe::Ahead => None,
             Probe::Node => Some(self.first[src.index()]),
-            Probe::PerEdge => {
-                let k = cfg.out_edges(src).position(|x| x == e).unwrap() as u32;
-                Some(self.first[src.index()] + k)
+            Probe::PerEdge | Probe::Edges(_) => {
+                let k = cfg.out_edges(src).position(|x| x == e).unwrap();
+                p.has_edge_cell(k)
+                    .then(|| self.first[src.index()] + (0..k).filter(|&j| p.has_edge_cell(j)).count() as u32)
             }
         }
     }
@@ -80,23 +116,65 @@ impl CellLayout {
     }
 }
 
+/// Whether each node started, for the nodes edges are derived from ahead; memoised,
+/// so a chain is followed once.
+struct Starts<'a> {
+    cfg: &'a Cfg,
+    probes: &'a [Probe],
+    memo: Vec<Option<bool>>,
+}
+
+impl<'a> Starts<'a> {
+    fn new(cfg: &'a Cfg, probes: &'a [Probe]) -> Starts<'a> {
+        Starts { cfg, probes, memo: vec![None; cfg.node_count()] }
+    }
+
+    /// Whether `q` started, where `leaf(q, Some(k))` says whether `q`'s out-edge
+    /// `k` (with a cell) was taken and `leaf(q, None)` whether `Node`-probed `q`
+    /// started. Chains of derived edges are acyclic and short (`derive_probes`
+    /// bounds them), so the recursion is shallow.
+    fn started(&mut self, q: NodeId, leaf: &dyn Fn(NodeId, Option<usize>) -> bool) -> bool {
+        if let Some(v) = self.memo[q.index()] {
+            return v;
+        }
+        self.memo[q.index()] = Some(false); // a cycle (not produced by derive_probes) shows nothing
+        let p = self.probes[q.index()];
+        let v = match p {
+            Probe::Node => leaf(q, None),
+            Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+                let outs: Vec<EdgeId> = self.cfg.out_edges(q).collect();
+                outs.iter().enumerate().any(|(k, &e)| {
+                    if p.edge_ahead(k) {
+                        self.started(self.cfg.edge(e).dst, leaf)
+                    } else {
+                        p.has_edge_cell(k) && leaf(q, Some(k))
+                    }
+                })
+            }
+            Probe::Derived | Probe::Off => false,
+        };
+        self.memo[q.index()] = Some(v);
+        v
+    }
+}
+
 /// Traversed edges given which cells were hit (`hit(cell)`), with the derivation
-/// rule for unprobed nodes applied to a fixpoint.
+/// rules for unprobed nodes and cell-less edges applied.
 pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool) -> FixedBitSet {
     let mut cov = FixedBitSet::with_capacity(cfg.edge_count());
     let mut work: Vec<NodeId> = Vec::new();
+    let leaf = |q: NodeId, k: Option<usize>| -> bool {
+        let f = layout.first[q.index()];
+        match k {
+            None => hit(f),
+            Some(k) => hit(f + (0..k).filter(|&j| probes[q.index()].has_edge_cell(j)).count() as u32),
+        }
+    };
+    let mut starts = Starts::new(cfg, probes);
     for n in cfg.node_ids() {
-        match probes[n.index()] {
+        let p = probes[n.index()];
+        match p {
             Probe::Derived | Probe::Off => {}
-            Probe::Ahead => {
-                if started_ahead(cfg, probes, layout, hit, n) {
-                    for e in cfg.out_edges(n) {
-                        if !cov.put(e.index()) {
-                            work.push(cfg.edge(e).dst);
-                        }
-                    }
-                }
-            }
             Probe::Node => {
                 if hit(layout.first[n.index()]) {
                     for e in cfg.out_edges(n) {
@@ -106,9 +184,15 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
                     }
                 }
             }
-            Probe::PerEdge => {
-                for (k, e) in cfg.out_edges(n).enumerate() {
-                    if hit(layout.first[n.index()] + k as u32) && !cov.put(e.index()) {
+            Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+                let outs: Vec<EdgeId> = cfg.out_edges(n).collect();
+                for (k, e) in outs.into_iter().enumerate() {
+                    let taken = if p.edge_ahead(k) {
+                        starts.started(cfg.edge(e).dst, &leaf)
+                    } else {
+                        p.has_edge_cell(k) && leaf(n, Some(k))
+                    };
+                    if taken && !cov.put(e.index()) {
                         work.push(cfg.edge(e).dst);
                     }
                 }
@@ -129,48 +213,29 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
     cov
 }
 
-/// Whether `Ahead` node `n` started: whether the first node after its chain of
-/// `Ahead` successors did, as that node's cells show.
-fn started_ahead(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool, n: NodeId) -> bool {
-    match ahead_end(cfg, probes, n) {
-        Some(q) => match probes[q.index()] {
-            Probe::Node => hit(layout.first[q.index()]),
-            Probe::PerEdge => (0..cfg.out_edges(q).len() as u32).any(|k| hit(layout.first[q.index()] + k)),
-            Probe::Derived | Probe::Off | Probe::Ahead => false,
-        },
-        None => false,
-    }
-}
-
-/// The node after the chain of `Ahead` nodes starting at `n` (`None` on a cycle).
-fn ahead_end(cfg: &Cfg, probes: &[Probe], n: NodeId) -> Option<NodeId> {
-    let mut v = n;
-    for _ in 0..cfg.node_count() {
-        if probes[v.index()] != Probe::Ahead {
-            return Some(v);
-        }
-        v = cfg.edge(cfg.out_edges(v).next()?).dst;
-    }
-    None
-}
-
-/// Edges whose coverage a build with these probes determines: out-edges of
-/// probed nodes, and out-edges of unprobed (`Derived`) nodes all of whose in-edges
-/// are determined, and out-edges of `Ahead` nodes whose chain ends at a probed
-/// node. Out-edges of `Off` nodes, and everything derived only through them, are
-/// unknown.
+/// Edges whose coverage a build with these probes determines: out-edges with a
+/// cell or derived from a node whose start is determined, out-edges of `Node`
+/// probes, and out-edges of unprobed (`Derived`) nodes all of whose in-edges are
+/// determined. Out-edges of `Off` nodes, and everything derived only through
+/// them, are unknown.
 pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
     let mut m = FixedBitSet::with_capacity(cfg.edge_count());
+    let mut memo = vec![None; cfg.node_count()];
     for n in cfg.node_ids() {
-        let measured = match probes[n.index()] {
-            Probe::Node | Probe::PerEdge => true,
-            Probe::Ahead => {
-                ahead_end(cfg, probes, n).is_some_and(|q| matches!(probes[q.index()], Probe::Node | Probe::PerEdge))
-            }
-            Probe::Derived | Probe::Off => false,
-        };
-        if measured {
-            for e in cfg.out_edges(n) {
+        let p = probes[n.index()];
+        for (k, e) in cfg.out_edges(n).enumerate() {
+            let determined = match p {
+                Probe::Node => true,
+                Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+                    if p.edge_ahead(k) {
+                        determined_start(cfg, probes, &mut memo, cfg.edge(e).dst)
+                    } else {
+                        p.has_edge_cell(k)
+                    }
+                }
+                Probe::Derived | Probe::Off => false,
+            };
+            if determined {
                 m.insert(e.index());
             }
         }
@@ -197,58 +262,116 @@ pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
     m
 }
 
+/// Whether the cells determine if `q` started: every cell-less edge it is
+/// derived through leads to such a node.
+fn determined_start(cfg: &Cfg, probes: &[Probe], memo: &mut Vec<Option<bool>>, q: NodeId) -> bool {
+    if let Some(v) = memo[q.index()] {
+        return v;
+    }
+    memo[q.index()] = Some(false);
+    let p = probes[q.index()];
+    let v = match p {
+        Probe::Node => true,
+        Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+            let outs: Vec<EdgeId> = cfg.out_edges(q).collect();
+            !outs.is_empty()
+                && outs.iter().enumerate().all(|(k, &e)| {
+                    if p.edge_ahead(k) {
+                        determined_start(cfg, probes, memo, cfg.edge(e).dst)
+                    } else {
+                        p.has_edge_cell(k)
+                    }
+                })
+        }
+        Probe::Derived | Probe::Off => false,
+    };
+    memo[q.index()] = Some(v);
+    v
+}
+
+/// Longest chain of cell-less edges `derive_probes` builds (bounds the work of
+/// following one).
+const MAX_CHAIN: u32 = 64;
+
 /// Drops every probe cell the others already imply, keeping edge coverage exact
 /// for every run in which no node stops the process part-way (a crash, or a call
 /// that never returns). `completes(n)`: once started, `n` always leaves by one of
-/// its out-edges (no call, no `asm`, nothing opaque).
+/// its out-edges (no call that might not return, no `asm`, nothing opaque).
 ///
 /// Two passes over the nodes reachable from the entry:
 ///
-/// * *Backwards* (postorder): a `Node` or `Derived` node `v` that completes and has
-///   one out-edge, not a back edge, into a node `q` that has no other in-edge and
-///   shows its own start — `q` a completing `PerEdge` condition (one of its cells
-///   is set whenever it runs) or itself `Ahead` — becomes [`Probe::Ahead`]: `v`
-///   started iff `q` did. A function that begins with straight-line code and then
-///   a condition needs no entry probe.
-/// * *Forwards* (reverse postorder): a node's start is *known* if it has a `Node`
-///   probe, is `Ahead`, or is `Derived` and every in-edge is known. An in-edge
-///   `p → n` is known if `p` has a `PerEdge` probe (the edge's own cell), or if
-///   `p` has exactly one out-edge, completes, and `p`'s start is known already
-///   (never so for the source of a back edge, which comes later: no node is
-///   derived from itself). A `Node`-probed node
-///   other than the entry all of whose in-edges are known becomes `Derived`.
+/// * *Backwards* (postorder). A node `q` other than the entry *shows its start*
+///   if it has exactly one in-edge and is a completing two-way condition whose
+///   every out-edge has a cell or leads into a node that shows its start, or is
+///   `Ahead` (a back edge's target is decided later, so never counts). An edge
+///   into such a node needs no cell: a
+///   condition's `T`/`F` edge loses its cell ([`Probe::Edges`]), and a `Node` or
+///   `Derived` node that completes and has that one out-edge becomes
+///   [`Probe::Ahead`]. So `if (a) … else if (b) …` and `a && b` record one cell
+///   per evaluation instead of one per condition, and a function that begins
+///   with straight-line code and a condition needs no entry probe.
+/// * *Forwards* (reverse postorder). A node's start is *known* if it has a
+///   `Node` probe, is `Ahead`, or is `Derived` and every in-edge is known. An
+///   in-edge `p → n` is known if it has a cell or is derived ahead, or if `p` has
+///   exactly one out-edge, completes, and `p`'s start is known already (never so
+///   for the source of a back edge, which comes later: no node is derived from
+///   itself). A `Node`-probed node other than the entry all of whose in-edges
+///   are known becomes `Derived`.
 ///
 /// Straight-line code keeps at most one probe, a branch's first statement none,
 /// and the statement after a call its own. Unreachable nodes keep their probes.
 pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> bool) -> Vec<Probe> {
     assert_eq!(probes.len(), cfg.node_count());
     let dfs = crate::reach::depth_first(cfg);
-    let mut back = FixedBitSet::with_capacity(cfg.edge_count());
-    for e in &dfs.back {
-        back.insert(e.index());
-    }
     let mut out = probes.to_vec();
+    // per node: whether it shows its start to an edge into it, and the longest
+    // chain of cell-less edges below it
+    let mut shows = FixedBitSet::with_capacity(cfg.node_count());
+    let mut chain = vec![0u32; cfg.node_count()];
+    let two_way = |v: NodeId| {
+        let labels: Vec<&EdgeLabel> = cfg.out_labels(v).collect();
+        labels == [&EdgeLabel::True, &EdgeLabel::False]
+    };
     // postorder: the target of every out-edge that is not a back edge comes first
     for &v in dfs.rpo.iter().rev() {
-        if !matches!(out[v.index()], Probe::Node | Probe::Derived) || !completes(v) {
-            continue;
-        }
-        let mut outs = cfg.out_edges(v);
-        let (Some(e), None) = (outs.next(), outs.next()) else {
-            continue;
+        let outs: Vec<EdgeId> = cfg.out_edges(v).collect();
+        // A node that shows its start has this edge as its only in-edge, so it is
+        // not the entry; the target of a back edge comes later and shows nothing yet.
+        let derivable = |e: EdgeId| {
+            let q = cfg.edge(e).dst;
+            shows.contains(q.index()) && chain[q.index()] < MAX_CHAIN
         };
-        let q = cfg.edge(e).dst;
-        if back.contains(e.index()) || q == cfg.entry() || cfg.in_edges(q).len() != 1 {
-            continue;
+        match out[v.index()] {
+            Probe::PerEdge if two_way(v) => {
+                let mut mask = 0u32;
+                for (k, &e) in outs.iter().enumerate() {
+                    if !derivable(e) {
+                        mask |= 1 << k;
+                    }
+                }
+                if mask != 0b11 {
+                    out[v.index()] = Probe::Edges(mask);
+                }
+                if completes(v) && cfg.in_edges(v).len() == 1 {
+                    shows.insert(v.index());
+                }
+            }
+            Probe::Node | Probe::Derived if completes(v) && outs.len() == 1 && derivable(outs[0]) => {
+                out[v.index()] = Probe::Ahead;
+                if cfg.in_edges(v).len() == 1 {
+                    shows.insert(v.index());
+                }
+            }
+            _ => {}
         }
-        let shows_start = match out[q.index()] {
-            Probe::PerEdge => completes(q) && cfg.out_edges(q).len() > 0,
-            Probe::Ahead => true,
-            Probe::Node | Probe::Derived | Probe::Off => false,
-        };
-        if shows_start {
-            out[v.index()] = Probe::Ahead;
-        }
+        let p = out[v.index()];
+        chain[v.index()] = outs
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| p.edge_ahead(*k))
+            .map(|(_, &e)| chain[cfg.edge(e).dst.index()] + 1)
+            .max()
+            .unwrap_or(0);
     }
     let mut known = FixedBitSet::with_capacity(cfg.node_count());
     // reverse postorder: the source of every in-edge that is not a back edge comes first
@@ -258,14 +381,16 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
             && !ins.is_empty()
             && ins.iter().all(|&e| {
                 let p = cfg.edge(e).src;
-                match out[p.index()] {
-                    Probe::PerEdge => true,
-                    // the source of a back edge comes later: not known yet
-                    Probe::Node | Probe::Derived | Probe::Ahead => {
-                        known.contains(p.index()) && cfg.out_edges(p).len() == 1 && completes(p)
-                    }
-                    Probe::Off => false,
+                let k = cfg.out_edges(p).position(|x| x == e).unwrap();
+                let pp = out[p.index()];
+                if pp.has_edge_cell(k) || pp.edge_ahead(k) {
+                    return true;
                 }
+                // the source of a back edge comes later: not known yet
+                matches!(pp, Probe::Node | Probe::Derived)
+                    && known.contains(p.index())
+                    && cfg.out_edges(p).len() == 1
+                    && completes(p)
             });
         match out[v.index()] {
             Probe::Node => {
@@ -276,7 +401,7 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
             }
             Probe::Ahead => known.insert(v.index()),
             Probe::Derived => known.set(v.index(), ins_known),
-            Probe::PerEdge | Probe::Off => {}
+            Probe::PerEdge | Probe::Edges(_) | Probe::Off => {}
         }
     }
     out
@@ -438,8 +563,8 @@ mod tests {
         (b.build().unwrap(), probes)
     }
 
-    /// What a run does: the cells it sets (`Node` cells when a node starts,
-    /// `PerEdge` cells when the edge is taken), the edges it takes, and whether it
+    /// What a run does: the cells it sets (`Node` cells when a node starts, edge
+    /// cells when the edge is taken), the edges it takes, and whether it
     /// stopped part-way — which it may only at a node that does not complete.
     /// `None`: the choices ran out before the run ended.
     fn run_cells(
@@ -465,8 +590,9 @@ mod tests {
                 return Some((hit, taken, true));
             }
             let outs: Vec<EdgeId> = g.out_edges(v).collect();
-            let e = outs[pick as usize % outs.len()];
-            if probes[v.index()] == Probe::PerEdge {
+            let k = pick as usize % outs.len();
+            let e = outs[k];
+            if probes[v.index()].has_edge_cell(k) {
                 hit.extend(l.cell_of_edge(g, probes, e));
             }
             taken.push(e.index());

@@ -123,7 +123,7 @@ pub fn instrument_with(
         let extra = &extras[pi];
         for n in p.cond.node_ids() {
             let probe = plan[pi][n.index()];
-            let probed = matches!(probe, Probe::Node | Probe::PerEdge);
+            let probed = probe.is_probed();
             let cell = |label: &EdgeLabel| -> Option<u32> {
                 if !probed {
                     return None;
@@ -580,13 +580,17 @@ pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &Uni
     for procedure in plan {
         h.update(&(procedure.len() as u32).to_le_bytes());
         for p in procedure {
-            h.update(&[match p {
-                Probe::Derived => 0u8,
-                Probe::Off => 1,
-                Probe::Node => 2,
-                Probe::PerEdge => 3,
-                Probe::Ahead => 4,
-            }]);
+            match p {
+                Probe::Derived => h.update(&[0u8]),
+                Probe::Off => h.update(&[1u8]),
+                Probe::Node => h.update(&[2u8]),
+                Probe::PerEdge => h.update(&[3u8]),
+                Probe::Ahead => h.update(&[4u8]),
+                Probe::Edges(m) => {
+                    h.update(&[5u8]);
+                    h.update(&m.to_le_bytes());
+                }
+            }
         }
     }
     h.digest128().to_le_bytes()
