@@ -68,8 +68,13 @@ pub struct FunctionCfgs {
     pub cond: Cfg,
     pub stmt: Cfg,
     pub map: Contraction,
-    /// Per condition-level node: how it is probed.
+    /// Per condition-level node: how it is probed, one probe per node (the unit
+    /// drops the redundant ones once it knows which calls return).
     pub probes: Vec<Probe>,
+    /// Per condition-level node: once started, it leaves by an out-edge unless a
+    /// function it calls by name does not return (no indirect call, no `asm`,
+    /// nothing opaque); `calls` of the node lists those functions.
+    pub completes_unless_calls: Vec<bool>,
     /// Per condition-level node: where instrumentation goes (C-specific; not stored).
     pub sites: Vec<Site>,
     /// The function's local declarations (also on the declaration node).
@@ -308,6 +313,14 @@ impl<'a, 't> Builder<'a, 't> {
     fn add(&mut self, node: Node, group: Option<usize>, site: Site, probe: Probe) -> usize {
         self.nodes.push(BNode { node, group, nop: false, fallback: None, site, probe, stops: false });
         self.nodes.len() - 1
+    }
+
+    /// Marks node `n` as possibly stopping part-way if its text has a syntax error
+    /// (a call inside the error would be invisible).
+    fn mark_errors(&mut self, n: usize, ts: Ts<'_>) {
+        if syntax::has_syntax_error(ts, self.src) || syntax::has_missing(ts, self.src) {
+            self.nodes[n].stops = true;
+        }
     }
 
     fn nop(&mut self) -> usize {
@@ -557,6 +570,7 @@ impl<'a, 't> Builder<'a, 't> {
             Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
             Probe::Node,
         );
+        self.mark_errors(n, s);
         self.link(inc, n);
         if self.noreturn_call(e) {
             self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
@@ -616,6 +630,7 @@ impl<'a, 't> Builder<'a, 't> {
             Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
             Probe::Node,
         );
+        self.mark_errors(n, s);
         self.link(inc, n);
         self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
         Vec::new()
@@ -690,6 +705,7 @@ impl<'a, 't> Builder<'a, 't> {
         // declarations are never probed: a probe may not precede a declaration in C89,
         // and the declaration's out-edge is traversed whenever its in-edge is.
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.mark_errors(n, s);
         self.link(inc, n);
         if inits.iter().any(|v| self.noreturn_call(*v)) {
             self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
@@ -850,6 +866,7 @@ impl<'a, 't> Builder<'a, 't> {
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, e, text);
         let n = self.add(node, Some(g), Site::Expr { start: e.start_byte(), end: e.end_byte() }, Probe::Node);
+        self.mark_errors(n, e);
         self.link(inc, n);
         vec![eps(n)]
     }
@@ -1055,6 +1072,7 @@ impl<'a, 't> Builder<'a, 't> {
         let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
         let node = self.make_node(kind, x, text);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
+        self.mark_errors(n, x);
         self.link(inc, n);
         if self.noreturn_call(x) {
             // the statement-level node folds this path into its ε edge
@@ -1149,6 +1167,7 @@ impl<'a, 't> Builder<'a, 't> {
             self.problem(Some(e), "condition with a syntax error is not probed");
         }
         let n = self.add(node, Some(g), site, probe);
+        self.mark_errors(n, e);
         self.link(inc, n);
         (
             vec![Pend { node: n, label: EdgeLabel::True, coarse: None }],
@@ -1335,6 +1354,7 @@ pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason
         stmt,
         map,
         probes: vec![Probe::Derived, Probe::Derived],
+        completes_unless_calls: vec![false, false],
         sites: vec![Site::None, Site::None],
         locals: Vec::new(),
         unanalysable: Some(reason),
@@ -1477,9 +1497,12 @@ impl<'a, 't> Builder<'a, 't> {
                 !n.stops
                     && matches!(
                         n.node.kind,
-                        NodeKind::Entry | NodeKind::Statement | NodeKind::Declaration | NodeKind::Predicate
+                        NodeKind::Entry
+                            | NodeKind::Statement
+                            | NodeKind::Declaration
+                            | NodeKind::Predicate
+                            | NodeKind::Call
                     )
-                    && n.node.calls.is_empty()
                     && !n.node.indirect_call,
             );
             sites.push(n.site);
@@ -1504,8 +1527,6 @@ impl<'a, 't> Builder<'a, 't> {
             fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
         }
         let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
-        // a statement that must run when its predecessors' probes say so needs none
-        let probes = retest_graph::coverage::derive_probes(&cond, &probes, &|n| completes[n.index()]);
         // an unlabelled edge between two groups would vanish from the statement
         // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
         for (s, d, _, coarse) in &fine_edges {
@@ -1543,6 +1564,7 @@ impl<'a, 't> Builder<'a, 't> {
             stmt,
             map,
             probes,
+            completes_unless_calls: completes,
             sites,
             locals: self.local_decls,
             unanalysable: self.unanalysable,

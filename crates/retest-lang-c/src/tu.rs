@@ -7,9 +7,10 @@
 //! become [`Problem`]s, and a function that cannot be built exactly is marked
 //! unanalysable.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use retest_graph::{Problem, Procedure, Span, Unit};
+use retest_graph::coverage::{Probe, derive_probes};
+use retest_graph::{NodeId, Problem, Procedure, Span, Unit};
 use tree_sitter::{Node as Ts, Parser};
 
 use crate::build::{Site, TuFacts, build_function};
@@ -73,6 +74,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut problems = Vec::new();
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
+    let mut completes = Vec::new();
     let facts = TuFacts { src, locate: &locate, noreturn: &noreturn };
     for n in &top {
         let system = file_of(*n).is_none_or(|f| f.system);
@@ -92,6 +94,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
                 let cfgs = build_function(*n, &name, &facts);
                 problems.extend(cfgs.problems.iter().cloned());
                 sites.push(cfgs.sites);
+                completes.push(cfgs.completes_unless_calls);
                 functions.push(Procedure {
                     name,
                     is_static,
@@ -138,6 +141,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         }
     }
     let address_taken = address_taken_functions(root, src, &fn_names);
+    derive_unit_probes(&mut functions, &completes);
     TuAnalysis {
         unit: Unit {
             files: pre.files.clone(),
@@ -149,6 +153,59 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             unattributed_error,
         },
         sites,
+    }
+}
+
+/// Drops the probes the others imply (`retest_graph::coverage::derive_probes`),
+/// except in unanalysable functions.
+/// A node completes if it does unless a call does not return, and every function
+/// it calls returns: a `static` function of this unit (so no other definition can
+/// be bound to the call) whose every node completes in that sense — the greatest
+/// fixpoint, so recursion alone does not make a function non-returning. Calls to
+/// anything else (other units, libraries, `exit`) may not return.
+fn derive_unit_probes(functions: &mut [Procedure], completes: &[Vec<bool>]) {
+    let mut returns: BTreeSet<&str> = BTreeSet::new();
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in functions.iter().filter(|f| f.is_static) {
+        *count.entry(f.name.as_str()).or_default() += 1;
+    }
+    for f in functions.iter() {
+        if f.is_static && f.unanalysable.is_none() && count[f.name.as_str()] == 1 {
+            returns.insert(f.name.as_str());
+        }
+    }
+    let node_completes = |f: usize, n: usize, returns: &BTreeSet<&str>| {
+        completes[f][n] && functions[f].cond.node(NodeId(n as u32)).calls.iter().all(|c| returns.contains(c.as_str()))
+    };
+    loop {
+        let gone: Vec<&str> = functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| returns.contains(f.name.as_str()))
+            .filter(|(i, f)| {
+                // every node that can reach the exit must complete; the exit itself is the return
+                f.cond.node_ids().any(|n| n != f.cond.exit() && !node_completes(*i, n.index(), &returns))
+            })
+            .map(|(_, f)| f.name.as_str())
+            .collect();
+        if gone.is_empty() {
+            break;
+        }
+        for g in gone {
+            returns.remove(g);
+        }
+    }
+    let derived: Vec<Vec<Probe>> = functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.unanalysable {
+            // a graph we could not build exactly does not justify dropping probes
+            Some(_) => f.probes.clone(),
+            None => derive_probes(&f.cond, &f.probes, &|n| node_completes(i, n.index(), &returns)),
+        })
+        .collect();
+    for (f, p) in functions.iter_mut().zip(derived) {
+        f.probes = p;
     }
 }
 

@@ -373,3 +373,84 @@ int main(void) {
     let (i, b) = p.procedure("bump");
     assert_eq!(label_edges(b, &cov[i], "seen > 100"), BTreeSet::from(["F".to_string()]));
 }
+
+/// Probes are dropped only where other cells imply them: a condition that calls a
+/// `static` function of the unit that always returns shows its own start, so the
+/// entry needs no probe; the statement after a call that may not return (a
+/// `static` function that calls `exit`, a function of another unit) keeps its
+/// own, and coverage stays exact when those calls do end the process.
+#[test]
+fn derived_probes_stay_exact_across_calls_that_exit() {
+    const UNIT: &str = "#include <stdlib.h>
+void ext(int);
+static int twice(int x) { return x + x; }
+static void die(int c) { if (c) exit(c); }
+int f(int a)
+{
+    int r = 0;
+    if (twice(a) > 2)
+        r = 1;
+    die(a == 5);
+    r += 2;
+    ext(a);
+    r += 3;
+    return r;
+}
+";
+    const DRIVER: &str = "#include <stdlib.h>
+int f(int a);
+void ext(int a) { if (a == 2) exit(0); }
+int main(int argc, char **argv) { return argc > 1 ? f(atoi(argv[1])) * 0 : 1; }
+";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("unit.c"), UNIT).unwrap();
+    let p = build(src.path(), "unit.c", &[], DRIVER, &["-O2"]);
+    let (i, f) = p.procedure("f");
+    use retest_graph::coverage::Probe;
+    let probe_of = |text: &str| {
+        let n = f.cond.node_ids().find(|&n| f.cond.node(n).text == text).unwrap_or_else(|| panic!("no node `{text}`"));
+        f.probes[n.index()]
+    };
+    assert_eq!(f.probes[f.cond.entry().index()], Probe::Ahead, "the entry is implied by the first condition");
+    assert_eq!(probe_of("r += 2 ;"), Probe::Node, "die() may exit");
+    assert_eq!(probe_of("r += 3 ;"), Probe::Node, "ext() may exit");
+    let head = [("entry", "ε", "decl"), ("decl", "ε", "int r = 0 ;"), ("int r = 0 ;", "ε", "twice ( a ) > 2")];
+    let all = |taken: &[(&'static str, &'static str, &'static str)]| {
+        let mut v: Vec<_> = head.to_vec();
+        v.extend_from_slice(taken);
+        edges(&v)
+    };
+    // a = 0: the condition is false, every call returns
+    assert_eq!(
+        stmt_edges(f, &p.run(&["0"], "")[i]),
+        all(&[
+            ("twice ( a ) > 2", "F", "die ( a == 5 ) ;"),
+            ("die ( a == 5 ) ;", "ε", "r += 2 ;"),
+            ("r += 2 ;", "ε", "ext ( a ) ;"),
+            ("ext ( a ) ;", "ε", "r += 3 ;"),
+            ("r += 3 ;", "ε", "return r ;"),
+            ("return r ;", "ε", "exit"),
+        ])
+    );
+    // a = 2: true, then ext() exits: nothing after it ran
+    assert_eq!(
+        stmt_edges(f, &p.run(&["2"], "")[i]),
+        all(&[
+            ("twice ( a ) > 2", "T", "r = 1 ;"),
+            ("r = 1 ;", "ε", "die ( a == 5 ) ;"),
+            ("die ( a == 5 ) ;", "ε", "r += 2 ;"),
+            ("r += 2 ;", "ε", "ext ( a ) ;"),
+            ("ext ( a ) ;", "ε", "r += 3 ;"),
+        ]),
+        "the call's own edge counts (it started), the statement after it did not run"
+    );
+    // a = 5: die() exits
+    assert_eq!(
+        stmt_edges(f, &p.run(&["5"], "")[i]),
+        all(&[
+            ("twice ( a ) > 2", "T", "r = 1 ;"),
+            ("r = 1 ;", "ε", "die ( a == 5 ) ;"),
+            ("die ( a == 5 ) ;", "ε", "r += 2 ;"),
+        ])
+    );
+}
