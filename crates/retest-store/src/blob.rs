@@ -1,4 +1,4 @@
-//! Encodings of the blobs the store keeps: units (JSON, LZ4-compressed), probe
+//! Encodings of the blobs the store keeps: units (binary, LZ4-compressed), probe
 //! plans, roaring bitmaps (portable format), edge indexes, what a build records
 //! beyond edges, and what a test recorded beyond edges.
 
@@ -9,19 +9,39 @@ use roaring::RoaringBitmap;
 
 use crate::{EdgeIndex, Recorded};
 
-/// Blob format tag, so a future encoding can be told apart.
-const UNIT_V1: u8 = 1;
+/// Blob format tags, so encodings can be told apart: 1 is JSON, still read (stores
+/// written before version 3 of the schema hold it until migrated); 2 is
+/// [`crate::unitbin`]'s binary layout. Both are LZ4-compressed after the tag.
+const UNIT_JSON: u8 = 1;
+const UNIT_BIN: u8 = 2;
 
 pub fn encode_unit(u: &Unit) -> Vec<u8> {
+    let mut out = vec![UNIT_BIN];
+    out.extend(lz4_flex::compress_prepend_size(&crate::unitbin::encode(u)));
+    out
+}
+
+/// The JSON encoding (tag 1) that stores before schema version 3 hold.
+#[cfg(test)]
+pub fn encode_unit_json(u: &Unit) -> Vec<u8> {
     let json = serde_json::to_vec(u).expect("a unit always serialises");
-    let mut out = vec![UNIT_V1];
+    let mut out = vec![UNIT_JSON];
     out.extend(lz4_flex::compress_prepend_size(&json));
     out
 }
 
+/// Whether a unit blob is in the current encoding.
+pub fn unit_is_current(b: &[u8]) -> bool {
+    b.first() == Some(&UNIT_BIN)
+}
+
 pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
     match b.split_first() {
-        Some((&UNIT_V1, rest)) => {
+        Some((&UNIT_BIN, rest)) => {
+            let raw = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
+            crate::unitbin::decode(&raw)
+        }
+        Some((&UNIT_JSON, rest)) => {
             let json = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
             serde_json::from_slice(&json).map_err(|e| e.to_string())
         }

@@ -1,7 +1,7 @@
 //! `retest-store`: persistence in one SQLite file, `.retest/store.db`.
 //!
 //! What is stored:
-//! * **units** — analysed translation units ([`retest_graph::Unit`]), keyed by the
+//! * **units** — analysed translation units ([`retest_graph::Unit`], binary-encoded), keyed by the
 //!   content hash of their preprocessed text (`src_hash`), stored once however many
 //!   snapshots contain them;
 //! * **builds** — an instrumented variant of a unit, keyed by the hash the running
@@ -23,6 +23,7 @@
 
 mod blob;
 mod schema;
+mod unitbin;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -2,12 +2,12 @@
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use crate::StoreError;
+use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -85,7 +85,7 @@ CREATE TABLE edge_index(
 
 /// Version 2: what builds record beyond edges (`retest cc --mcdc`, `--paths`)
 /// and, per test and unit, what they recorded.
-const V2: &str = "
+pub(crate) const V2: &str = "
 ALTER TABLE builds ADD COLUMN recording BLOB;
 CREATE TABLE recordings(
     snapshot INTEGER NOT NULL,
@@ -97,8 +97,34 @@ CREATE TABLE recordings(
 CREATE INDEX recordings_by_unit ON recordings(snapshot, unit, test);
 ";
 
+/// Version 3: units in the binary encoding (blob tag 2) instead of JSON (tag 1).
+/// The schema is unchanged; each unit blob is re-encoded. A blob that does not
+/// decode is left as it is (reading it reports the damage, as before).
+fn v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let old: Vec<(i64, Vec<u8>)> = {
+        let mut st = tx.prepare("SELECT id, data FROM units")?;
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    };
+    let mut up = tx.prepare("UPDATE units SET data = ?1 WHERE id = ?2")?;
+    for (id, data) in old {
+        if blob::unit_is_current(&data) {
+            continue;
+        }
+        if let Ok(unit) = blob::decode_unit(&data) {
+            up.execute(params![blob::encode_unit(&unit), id])?;
+        }
+    }
+    Ok(())
+}
+
+/// One step of the schema's history.
+enum Step {
+    Sql(&'static str),
+    Code(fn(&Transaction<'_>) -> rusqlite::Result<()>),
+}
+
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[&str] = &[V2];
+const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -106,18 +132,32 @@ pub fn create(conn: &Connection) -> rusqlite::Result<()> {
     tx.execute_batch(V1)?;
     tx.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", [])?;
     tx.commit()?;
-    upgrade(conn, 1)
+    upgrade(conn)
 }
 
-/// Brings a store at version `from` to [`VERSION`], one transaction per step.
-fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<()> {
-    for (i, step) in STEPS.iter().enumerate().skip((from - 1).max(0) as usize) {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(step)?;
-        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [(i as i64 + 2).to_string()])?;
+fn version(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get::<_, String>(0))
+        .optional()
+        .map(|v| v.and_then(|v| v.parse().ok()))
+}
+
+/// Brings a store to [`VERSION`], one IMMEDIATE transaction per step; each step
+/// re-reads the version inside its transaction, so two processes opening an old
+/// store at once apply every step exactly once.
+fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
+    loop {
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let found = version(&tx)?.unwrap_or(VERSION);
+        if found >= VERSION {
+            return tx.commit();
+        }
+        match &STEPS[(found - 1).max(0) as usize] {
+            Step::Sql(sql) => tx.execute_batch(sql)?,
+            Step::Code(f) => f(&tx)?,
+        }
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [(found + 1).to_string()])?;
         tx.commit()?;
     }
-    Ok(())
 }
 
 /// Checks the version and brings an older schema up to date.
@@ -138,7 +178,7 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, known: VERSION });
     }
     if found < VERSION {
-        upgrade(conn, found).map_err(sql)?;
+        upgrade(conn).map_err(sql)?;
     }
     Ok(())
 }

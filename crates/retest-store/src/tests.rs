@@ -226,37 +226,169 @@ proptest! {
     }
 }
 
+/// A unit that uses every variant and optional field the unit encoding knows.
+fn rich_unit() -> Unit {
+    use retest_graph::{DeclKind, Declaration, Problem, SourceFile, Span};
+    let span = |line| Some(Span { file: 1, line, col: 3, end_line: line + 300 });
+    let decl = |kind, name: &str, mentions: &[&str]| Declaration {
+        kind,
+        names: vec![name.to_string(), format!("{name}_2")],
+        text: format!("int {name} [ N ] ;"),
+        mentions: mentions.iter().map(|m| m.to_string()).collect(),
+        span: span(7),
+    };
+    let mut b = CfgBuilder::new("big");
+    let en = b.add_node(Node::new(NodeKind::Entry, "int big ( int x )").with_span(span(1).unwrap()));
+    let mut dn = Node::new(NodeKind::Declaration, "int y ;");
+    dn.decls = vec![decl(DeclKind::Variable, "y", &["N"])];
+    let dn = b.add_node(dn);
+    let sw = b.add_node(Node::new(NodeKind::Switch, "switch ( x )"));
+    let mut call = Node::new(NodeKind::Call, "f ( x ) ; ( * p ) ( ) ;");
+    call.calls = vec!["f".into()];
+    call.refs = vec!["f".into(), "x".into(), "p".into()];
+    call.indirect_call = true;
+    let call = b.add_node(call);
+    let pr = b.add_node(Node::new(NodeKind::Predicate, "x > 0 é ✓"));
+    let st = b.add_node(Node::new(NodeKind::Statement, "goto * t ;"));
+    let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+    b.set_entry(en);
+    b.set_exit(ex);
+    b.add_edge(en, dn, EdgeLabel::Eps);
+    b.add_edge(dn, sw, EdgeLabel::Eps);
+    b.add_edge(sw, call, EdgeLabel::Case("1 ... 5".into()));
+    b.add_edge(sw, pr, EdgeLabel::Case("'a'".into()));
+    b.add_edge(sw, ex, EdgeLabel::Default);
+    b.add_edge(call, pr, EdgeLabel::Eps);
+    b.add_edge(pr, st, EdgeLabel::True);
+    b.add_edge(pr, ex, EdgeLabel::False);
+    b.add_edge(st, call, EdgeLabel::Goto("L1".into()));
+    b.add_edge(st, ex, EdgeLabel::Goto("L2".into()));
+    let cond = b.build().unwrap();
+    let n = cond.node_count() as u32;
+    let e = cond.edge_count() as u32;
+    let problem = |m: &str| Problem { span: span(2), message: m.to_string() };
+    let mut u = tiny_unit("small");
+    u.procedures[0].unanalysable = Some("asm goto".into());
+    u.procedures[0].is_static = true;
+    u.procedures.push(Procedure {
+        name: "big".into(),
+        is_static: false,
+        span: span(1),
+        stmt: cond.clone(),
+        cond,
+        map: Contraction {
+            node: (0..n).map(NodeId).collect(),
+            edge: (0..e).map(|i| (i % 3 != 1).then_some(EdgeId(i * 1000))).collect(),
+        },
+        probes: [
+            Probe::Derived,
+            Probe::Off,
+            Probe::Node,
+            Probe::PerEdge,
+            Probe::Ahead,
+            Probe::Edges(0b101),
+            Probe::Edges(u32::MAX),
+        ]
+        .into_iter()
+        .cycle()
+        .take(n as usize)
+        .collect(),
+        locals: vec![decl(DeclKind::Variable, "y", &[])],
+        unanalysable: None,
+        digest: u64::MAX - 5,
+    });
+    u.files = vec![
+        SourceFile { path: "<built-in>".into(), system: true },
+        SourceFile { path: "src/big.c".into(), system: false },
+    ];
+    u.decls = vec![
+        decl(DeclKind::Variable, "v", &["T"]),
+        decl(DeclKind::Function, "f", &[]),
+        decl(DeclKind::Type, "T", &["S"]),
+        decl(DeclKind::Tag, "S", &[]),
+        Declaration { span: None, ..decl(DeclKind::Enumerator, "E", &[]) },
+        decl(DeclKind::Other, "_", &[]),
+    ];
+    u.address_taken = vec!["f".into()];
+    u.noreturn = vec!["abort".into(), "exit".into()];
+    u.problems = vec![problem("a problem"), Problem { span: None, message: String::new() }];
+    u.unattributed_error = Some(problem("syntax error"));
+    u
+}
+
 #[test]
 fn unit_blobs_round_trip_and_reject_garbage() {
-    let u = tiny_unit("g");
-    assert_eq!(blob::decode_unit(&blob::encode_unit(&u)).unwrap(), u);
+    for u in [tiny_unit("g"), rich_unit(), Unit::default()] {
+        assert_eq!(blob::decode_unit(&blob::encode_unit(&u)).unwrap(), u);
+        assert_eq!(blob::decode_unit(&blob::encode_unit_json(&u)).unwrap(), u);
+    }
     assert!(blob::decode_unit(&[]).is_err());
     assert!(blob::decode_unit(&[9, 1, 2]).is_err());
     assert!(blob::decode_unit(&[1, 1, 2, 3]).is_err());
+    assert!(blob::decode_unit(&[2, 1, 2, 3]).is_err());
 }
 
-/// A store written at schema version 1 opens and is upgraded in place: its data
-/// stays, the version-2 tables work.
+/// Every cut, and every single-byte change, of a binary unit either fails to
+/// decode or decodes to a unit: it never panics, and a cut never decodes.
 #[test]
-fn a_version_1_store_is_upgraded() {
+fn damaged_binary_units_are_errors_not_panics() {
+    let raw = unitbin::encode(&rich_unit());
+    for cut in 0..raw.len() {
+        assert!(unitbin::decode(&raw[..cut]).is_err(), "a unit cut at {cut} of {} decoded", raw.len());
+    }
+    let mut extra = raw.clone();
+    extra.push(0);
+    assert!(unitbin::decode(&extra).is_err());
+    for i in 0..raw.len() {
+        for b in [0u8, 1, 0x7f, 0x80, 0xff] {
+            let mut bad = raw.clone();
+            bad[i] = b;
+            let _ = unitbin::decode(&bad);
+        }
+    }
+}
+
+/// A store at schema version 2 holds its units as JSON: it opens, is upgraded,
+/// and its units read back the same, now in the binary encoding.
+#[test]
+fn a_version_2_store_with_json_units_is_upgraded() {
     let d = tempfile::tempdir().unwrap();
     let dir = Store::dir_for(d.path());
     std::fs::create_dir_all(&dir).unwrap();
+    let units = [tiny_unit("f"), rich_unit()];
     {
         let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
         conn.execute_batch(schema::V1).unwrap();
-        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '1')", []).unwrap();
-        conn.execute("INSERT INTO tests(name, cmd) VALUES ('old', 'true')", []).unwrap();
+        conn.execute_batch(schema::V2).unwrap();
+        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '2')", []).unwrap();
+        for (i, u) in units.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3)",
+                rusqlite::params![vec![i as u8; 16], u.edge_count(), blob::encode_unit_json(u)],
+            )
+            .unwrap();
+        }
+        // a damaged blob stays as it is and does not stop the upgrade
+        conn.execute(
+            "INSERT INTO units(src_hash, edges, data) VALUES (?1, 0, ?2)",
+            rusqlite::params![vec![9u8; 16], vec![1u8, 7]],
+        )
+        .unwrap();
     }
-    let mut s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
-    assert_eq!(s.tests().unwrap()[0].name, "old");
-    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
-    let rec = UnitRecording { procs: vec![Default::default()], mcdc_cells: Some(3), path_cells: None };
-    s.put_build_with(&[2; 16], u, 2, &[vec![Probe::Node, Probe::Node, Probe::Derived]], &rec).unwrap();
-    assert_eq!(s.build_by_hash(&[2; 16]).unwrap().unwrap().recording, rec);
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
+    for (i, u) in units.iter().enumerate() {
+        let id = s.unit_by_hash(&[i as u8; 16]).unwrap().unwrap();
+        assert_eq!(*s.unit(id).unwrap(), *u);
+        let data: Vec<u8> = s.conn.query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0)).unwrap();
+        assert!(blob::unit_is_current(&data));
+    }
+    let bad = s.unit_by_hash(&[9; 16]).unwrap().unwrap();
+    assert!(matches!(s.unit(bad), Err(StoreError::Corrupt { .. })));
     drop(s);
-    Store::open(&dir).unwrap();
+    // opening again changes nothing
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
 }
 
 fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {

@@ -1,0 +1,368 @@
+//! The compact binary layout of a stored [`Unit`] (blob encoding 2).
+//!
+//! Fields in declaration order; every struct is destructured exhaustively on
+//! both sides, so a field added to a unit type does not compile until it has a
+//! place here (and then needs a new blob tag, keeping this decoder for the
+//! blobs already stored). Integers are LEB128 varints, except digests (`u64`
+//! little-endian); strings and sequences are a varint length, then the items;
+//! `Option`s a byte 0/1, then the value; enums a byte (case labels and goto
+//! targets follow as strings, a probe's edge-cell mask as a varint).
+
+use retest_graph::Unit;
+use retest_graph::cfg::{
+    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Span,
+};
+use retest_graph::coverage::Probe;
+use retest_graph::unit::{Problem, Procedure, SourceFile};
+
+pub fn encode(u: &Unit) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(1 << 14));
+    let Unit { files, procedures, decls, address_taken, noreturn, problems, unattributed_error } = u;
+    w.seq(files, |w, f| {
+        let SourceFile { path, system } = f;
+        w.str(path);
+        w.bool(*system);
+    });
+    w.seq(procedures, |w, p| {
+        let Procedure { name, is_static, span, cond, stmt, map, probes, locals, unanalysable, digest } = p;
+        w.str(name);
+        w.bool(*is_static);
+        w.opt(span, W::span);
+        w.cfg(cond);
+        w.cfg(stmt);
+        let Contraction { node, edge } = map;
+        w.seq(node, |w, n| w.u32(n.0));
+        w.seq(edge, |w, e| w.u32(e.map_or(0, |e| e.0 + 1)));
+        w.seq(probes, |w, p| match *p {
+            Probe::Derived => w.byte(0),
+            Probe::Off => w.byte(1),
+            Probe::Node => w.byte(2),
+            Probe::PerEdge => w.byte(3),
+            Probe::Ahead => w.byte(4),
+            Probe::Edges(cells) => {
+                w.byte(5);
+                w.u32(cells);
+            }
+        });
+        w.seq(locals, W::decl);
+        w.opt(unanalysable, |w, s| w.str(s));
+        w.0.extend(digest.to_le_bytes());
+    });
+    w.seq(decls, W::decl);
+    w.seq(address_taken, |w, s| w.str(s));
+    w.seq(noreturn, |w, s| w.str(s));
+    w.seq(problems, W::problem);
+    w.opt(unattributed_error, W::problem);
+    w.0
+}
+
+pub fn decode(b: &[u8]) -> Result<Unit, String> {
+    let mut r = R { b, pos: 0 };
+    let files = r.seq(|r| Ok(SourceFile { path: r.str()?, system: r.bool()? }))?;
+    let procedures = r.seq(|r| {
+        Ok(Procedure {
+            name: r.str()?,
+            is_static: r.bool()?,
+            span: r.opt(R::span)?,
+            cond: r.cfg()?,
+            stmt: r.cfg()?,
+            map: Contraction {
+                node: r.seq(|r| r.u32().map(NodeId))?,
+                edge: r.seq(|r| r.u32().map(|e| e.checked_sub(1).map(EdgeId)))?,
+            },
+            probes: r.seq(|r| {
+                Ok(match r.byte()? {
+                    0 => Probe::Derived,
+                    1 => Probe::Off,
+                    2 => Probe::Node,
+                    3 => Probe::PerEdge,
+                    4 => Probe::Ahead,
+                    5 => Probe::Edges(r.u32()?),
+                    t => return Err(format!("unknown probe {t}")),
+                })
+            })?,
+            locals: r.seq(R::decl)?,
+            unanalysable: r.opt(R::str)?,
+            digest: u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes")),
+        })
+    })?;
+    let u = Unit {
+        files,
+        procedures,
+        decls: r.seq(R::decl)?,
+        address_taken: r.seq(R::str)?,
+        noreturn: r.seq(R::str)?,
+        problems: r.seq(R::problem)?,
+        unattributed_error: r.opt(R::problem)?,
+    };
+    if r.pos != b.len() {
+        return Err("trailing bytes after unit".to_string());
+    }
+    Ok(u)
+}
+
+struct W(Vec<u8>);
+
+impl W {
+    fn byte(&mut self, b: u8) {
+        self.0.push(b);
+    }
+
+    fn bool(&mut self, b: bool) {
+        self.0.push(b as u8);
+    }
+
+    fn u32(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+
+    fn len(&mut self, n: usize) {
+        self.u32(u32::try_from(n).expect("fewer than 2^32 items"));
+    }
+
+    fn str(&mut self, s: &str) {
+        self.len(s.len());
+        self.0.extend(s.as_bytes());
+    }
+
+    fn seq<T>(&mut self, items: &[T], mut f: impl FnMut(&mut W, &T)) {
+        self.len(items.len());
+        for i in items {
+            f(self, i);
+        }
+    }
+
+    fn opt<T>(&mut self, v: &Option<T>, f: impl FnOnce(&mut W, &T)) {
+        match v {
+            None => self.byte(0),
+            Some(v) => {
+                self.byte(1);
+                f(self, v);
+            }
+        }
+    }
+
+    fn span(&mut self, s: &Span) {
+        let Span { file, line, col, end_line } = *s;
+        for v in [file, line, col, end_line] {
+            self.u32(v);
+        }
+    }
+
+    fn decl(&mut self, d: &Declaration) {
+        let Declaration { kind, names, text, mentions, span } = d;
+        self.byte(match kind {
+            DeclKind::Variable => 0,
+            DeclKind::Function => 1,
+            DeclKind::Type => 2,
+            DeclKind::Tag => 3,
+            DeclKind::Enumerator => 4,
+            DeclKind::Other => 5,
+        });
+        self.seq(names, |w, s| w.str(s));
+        self.str(text);
+        self.seq(mentions, |w, s| w.str(s));
+        self.opt(span, W::span);
+    }
+
+    fn problem(&mut self, p: &Problem) {
+        let Problem { span, message } = p;
+        self.opt(span, W::span);
+        self.str(message);
+    }
+
+    fn cfg(&mut self, g: &Cfg) {
+        self.str(g.name());
+        self.u32(g.entry().0);
+        self.u32(g.exit().0);
+        self.len(g.node_count());
+        for (_, n) in g.nodes() {
+            let Node { kind, text, span, refs, calls, indirect_call, decls } = n;
+            self.byte(match kind {
+                NodeKind::Entry => 0,
+                NodeKind::Exit => 1,
+                NodeKind::Statement => 2,
+                NodeKind::Predicate => 3,
+                NodeKind::Switch => 4,
+                NodeKind::Call => 5,
+                NodeKind::Declaration => 6,
+            });
+            self.str(text);
+            self.opt(span, W::span);
+            self.seq(refs, |w, s| w.str(s));
+            self.seq(calls, |w, s| w.str(s));
+            self.bool(*indirect_call);
+            self.seq(decls, W::decl);
+        }
+        self.len(g.edge_count());
+        for (_, e) in g.edges() {
+            let Edge { src, dst, label } = e;
+            self.u32(src.0);
+            self.u32(dst.0);
+            match label {
+                EdgeLabel::Eps => self.byte(0),
+                EdgeLabel::True => self.byte(1),
+                EdgeLabel::False => self.byte(2),
+                EdgeLabel::Case(c) => {
+                    self.byte(3);
+                    self.str(c);
+                }
+                EdgeLabel::Default => self.byte(4),
+                EdgeLabel::Goto(g) => {
+                    self.byte(5);
+                    self.str(g);
+                }
+            }
+        }
+    }
+}
+
+struct R<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> R<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let s = self.b.get(self.pos..self.pos.checked_add(n).ok_or("truncated unit")?).ok_or("truncated unit")?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8, String> {
+        let b = *self.b.get(self.pos).ok_or("truncated unit")?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn bool(&mut self) -> Result<bool, String> {
+        match self.byte()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => Err(format!("bad boolean {b}")),
+        }
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let mut v = 0u32;
+        for shift in (0..35).step_by(7) {
+            let b = self.byte()?;
+            let part = u32::from(b & 0x7f);
+            if shift == 28 && part > 0x0f {
+                return Err("varint overflows 32 bits".to_string());
+            }
+            v |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint overflows 32 bits".to_string())
+    }
+
+    /// A length, checked against the bytes left (every item takes at least one byte).
+    fn len(&mut self) -> Result<usize, String> {
+        let n = self.u32()? as usize;
+        if n > self.b.len() - self.pos {
+            return Err("length beyond the end of the unit".to_string());
+        }
+        Ok(n)
+    }
+
+    fn str(&mut self) -> Result<String, String> {
+        let n = self.len()?;
+        let s = self.take(n)?;
+        std::str::from_utf8(s).map(str::to_owned).map_err(|e| e.to_string())
+    }
+
+    fn seq<T>(&mut self, mut f: impl FnMut(&mut R<'a>) -> Result<T, String>) -> Result<Vec<T>, String> {
+        let n = self.len()?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(f(self)?);
+        }
+        Ok(v)
+    }
+
+    fn opt<T>(&mut self, f: impl FnOnce(&mut R<'a>) -> Result<T, String>) -> Result<Option<T>, String> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => f(self).map(Some),
+            b => Err(format!("bad option tag {b}")),
+        }
+    }
+
+    fn span(&mut self) -> Result<Span, String> {
+        Ok(Span { file: self.u32()?, line: self.u32()?, col: self.u32()?, end_line: self.u32()? })
+    }
+
+    fn decl(&mut self) -> Result<Declaration, String> {
+        Ok(Declaration {
+            kind: match self.byte()? {
+                0 => DeclKind::Variable,
+                1 => DeclKind::Function,
+                2 => DeclKind::Type,
+                3 => DeclKind::Tag,
+                4 => DeclKind::Enumerator,
+                5 => DeclKind::Other,
+                t => return Err(format!("unknown declaration kind {t}")),
+            },
+            names: self.seq(R::str)?,
+            text: self.str()?,
+            mentions: self.seq(R::str)?,
+            span: self.opt(R::span)?,
+        })
+    }
+
+    fn problem(&mut self) -> Result<Problem, String> {
+        Ok(Problem { span: self.opt(R::span)?, message: self.str()? })
+    }
+
+    fn cfg(&mut self) -> Result<Cfg, String> {
+        let mut b = CfgBuilder::new(self.str()?);
+        let entry = NodeId(self.u32()?);
+        let exit = NodeId(self.u32()?);
+        let nodes = self.len()?;
+        for _ in 0..nodes {
+            b.add_node(Node {
+                kind: match self.byte()? {
+                    0 => NodeKind::Entry,
+                    1 => NodeKind::Exit,
+                    2 => NodeKind::Statement,
+                    3 => NodeKind::Predicate,
+                    4 => NodeKind::Switch,
+                    5 => NodeKind::Call,
+                    6 => NodeKind::Declaration,
+                    t => return Err(format!("unknown node kind {t}")),
+                },
+                text: self.str()?,
+                span: self.opt(R::span)?,
+                refs: self.seq(R::str)?,
+                calls: self.seq(R::str)?,
+                indirect_call: self.bool()?,
+                decls: self.seq(R::decl)?,
+            });
+        }
+        b.set_entry(entry);
+        b.set_exit(exit);
+        let edges = self.len()?;
+        for _ in 0..edges {
+            let src = NodeId(self.u32()?);
+            let dst = NodeId(self.u32()?);
+            let label = match self.byte()? {
+                0 => EdgeLabel::Eps,
+                1 => EdgeLabel::True,
+                2 => EdgeLabel::False,
+                3 => EdgeLabel::Case(self.str()?),
+                4 => EdgeLabel::Default,
+                5 => EdgeLabel::Goto(self.str()?),
+                t => return Err(format!("unknown edge label {t}")),
+            };
+            b.add_edge(src, dst, label);
+        }
+        b.build().map_err(|e| e.to_string())
+    }
+}
