@@ -273,7 +273,7 @@ pub fn execute(
     pb.finish_and_clear();
     let _ = std::fs::remove_dir_all(&trace_root);
     runner_result?;
-    store.finish_run(run).or_fail()?;
+    store.finish_run(run, matrix).or_fail()?;
     let mut s = RunSummary { elapsed: started.elapsed(), stopped: stop.load(Ordering::SeqCst), ..Default::default() };
     results.sort_by_key(|r| r.outcome.index);
     for r in &results {

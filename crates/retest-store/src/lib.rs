@@ -15,7 +15,9 @@
 //!   `unknown` with a reason) and per unit a roaring bitmap of the covered
 //!   condition-level edges; and the inverted **edge index** (per edge, a roaring
 //!   bitmap of the tests that traversed it) that `TestsOnEdge` reads. The index is
-//!   derived: recording coverage invalidates it, reading rebuilds it.
+//!   derived: recording coverage deletes it for the units it touches; finishing a
+//!   run, or writing a whole matrix, rebuilds it in the same transaction; reading
+//!   a missing one builds it.
 //!
 //! Every write is one transaction; a killed process leaves every completed write
 //! and nothing half-written. The schema carries a version; a store written by a
@@ -611,9 +613,20 @@ impl Store {
             .map_err(|e| self.sql(e))
     }
 
-    pub fn finish_run(&mut self, run: RunId) -> Result<()> {
+    /// Marks a run finished. When its results went into `matrix`'s coverage, the
+    /// same transaction also builds the `TestsOnEdge` index of every unit of that
+    /// matrix whose index is missing (recording coverage removed it), so that
+    /// selection reads it instead of building it. A run killed before this
+    /// leaves those indexes missing; reading one then builds it.
+    pub fn finish_run(&mut self, run: RunId, matrix: Option<SnapshotId>) -> Result<()> {
         let t = now();
-        self.write(|tx| tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0]).map(|_| ()))
+        self.write(|tx| {
+            tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0])?;
+            if let Some(m) = matrix {
+                index_missing(tx, m)?;
+            }
+            Ok(())
+        })
     }
 
     /// Records one test's result and, when `into_matrix` is given, its coverage in
@@ -820,48 +833,19 @@ impl Store {
     }
 
     /// `TestsOnEdge` for one unit of a matrix: read from the stored index, or built
-    /// from the per-test coverage (and stored) when missing.
+    /// from the per-test coverage (and stored) when missing. The coverage is read
+    /// and the index written in one transaction, so a test recorded meanwhile
+    /// cannot be left out of a stored index.
     pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
-        let stored: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2",
-                params![snapshot.0, unit.0],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.sql(e))?;
-        if let Some(data) = stored {
-            return blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)));
-        }
-        // transpose: per edge the tests, in ascending id order (tests arrive sorted)
-        let coverage = self.unit_coverage(snapshot, unit)?;
-        let edges = coverage.iter().filter_map(|(_, bm)| bm.max()).max().map_or(0, |m| m as usize + 1);
-        let mut per_edge: Vec<Vec<u32>> = vec![Vec::new(); edges];
-        for (t, bm) in &coverage {
-            for e in bm.iter() {
-                per_edge[e as usize].push(t.0 as u32);
-            }
-        }
-        drop(coverage);
-        let mut idx = EdgeIndex::default();
-        for (e, mut tests) in per_edge.into_iter().enumerate() {
-            if !tests.is_empty() {
-                tests.dedup();
-                let bm = RoaringBitmap::from_sorted_iter(tests).map_err(|e| self.corrupt(e.to_string()))?;
-                idx.edges.insert(e as u32, bm);
-            }
-        }
-        let data = blob::encode_index(&idx);
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
-                params![snapshot.0, unit.0, data],
-            )
-            .map(|_| ())
-        })?;
-        Ok(idx)
+        let stored = read_index(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?;
+        let data = match stored {
+            Some(data) => data,
+            None => self.write(|tx| match read_index(tx, snapshot, unit)? {
+                Some(data) => Ok(data),
+                None => build_index(tx, snapshot, unit),
+            })?,
+        };
+        blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)))
     }
 
     /// Copies a matrix wholesale (used when a build changes nothing observable).
@@ -883,7 +867,11 @@ impl Store {
                 "INSERT INTO matrix_tests(snapshot, test, run, state, reason) SELECT ?1, test, run, state, reason FROM matrix_tests WHERE snapshot = ?2",
                 params![to.0, from.0],
             )?;
-            Ok(())
+            tx.execute(
+                "INSERT INTO edge_index(snapshot, unit, data) SELECT ?1, unit, data FROM edge_index WHERE snapshot = ?2",
+                params![to.0, from.0],
+            )?;
+            index_missing(tx, to)
         })
     }
 
@@ -936,6 +924,7 @@ impl Store {
                     rc.execute(params![snapshot.0, t, u, b])?;
                 }
             }
+            index_missing(tx, snapshot)?;
             if advance {
                 tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [snapshot.0])?;
                 tx.execute(
@@ -951,6 +940,78 @@ impl Store {
     pub fn file_size(&self) -> u64 {
         std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
     }
+}
+
+fn read_index(conn: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Option<Vec<u8>>> {
+    conn.query_row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", params![snapshot.0, unit.0], |r| {
+        r.get(0)
+    })
+    .optional()
+}
+
+fn bad_blob(what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, what.into())
+}
+
+/// Transposes per-test coverage rows of one unit, tests ascending, into the
+/// encoded `TestsOnEdge` index: per edge, the tests that traversed it.
+fn transpose(rows: &[(i64, Vec<u8>)], unit: i64) -> rusqlite::Result<Vec<u8>> {
+    let mut per_edge: Vec<Vec<u32>> = Vec::new();
+    for (t, b) in rows {
+        let bm = blob::decode_bitmap(b).map_err(|e| bad_blob(format!("coverage of test {t} in unit {unit}: {e}")))?;
+        if let Some(max) = bm.max()
+            && max as usize >= per_edge.len()
+        {
+            per_edge.resize(max as usize + 1, Vec::new());
+        }
+        let t = u32::try_from(*t).map_err(|_| bad_blob(format!("test id {t} out of range")))?;
+        for e in bm.iter() {
+            per_edge[e as usize].push(t);
+        }
+    }
+    let mut idx = EdgeIndex::default();
+    for (e, mut tests) in per_edge.into_iter().enumerate() {
+        if !tests.is_empty() {
+            // tests arrive in ascending order
+            tests.dedup();
+            let bm = RoaringBitmap::from_sorted_iter(tests).map_err(|e| bad_blob(e.to_string()))?;
+            idx.edges.insert(e as u32, bm);
+        }
+    }
+    Ok(blob::encode_index(&idx))
+}
+
+/// Builds and stores one unit's index inside the caller's transaction.
+fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Vec<u8>> {
+    let rows: Vec<(i64, Vec<u8>)> = {
+        let mut st =
+            tx.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")?;
+        st.query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
+    };
+    let data = transpose(&rows, unit.0)?;
+    tx.execute(
+        "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
+         ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
+        params![snapshot.0, unit.0, data],
+    )?;
+    Ok(data)
+}
+
+/// Builds, inside the caller's transaction, the index of every unit of a matrix
+/// (its snapshot's units and any unit it has coverage of) that has none.
+fn index_missing(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> {
+    let units: Vec<i64> = {
+        let mut st = tx.prepare(
+            "SELECT unit FROM snapshot_units WHERE snapshot = ?1
+             UNION SELECT DISTINCT unit FROM coverage WHERE snapshot = ?1
+             EXCEPT SELECT unit FROM edge_index WHERE snapshot = ?1",
+        )?;
+        st.query_map([snapshot.0], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    for u in units {
+        build_index(tx, snapshot, UnitId(u))?;
+    }
+    Ok(())
 }
 
 fn row_snapshot(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {

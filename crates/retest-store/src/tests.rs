@@ -133,7 +133,7 @@ fn results_coverage_and_tests_on_edge() {
         &TestRecord { test: ids[2], outcome: outcome("timeout"), coverage: Err("timed out".into()), recorded: vec![] },
     )
     .unwrap();
-    s.finish_run(run).unwrap();
+    s.finish_run(run, None).unwrap();
     assert_eq!(s.latest_run(snap, "full").unwrap(), Some(run));
     assert_eq!(s.latest_run(snap, "audit").unwrap(), None);
 
@@ -481,4 +481,67 @@ proptest! {
             prop_assert!(blob::decode_recorded(&b[..cut]).is_err());
         }
     }
+}
+
+fn stored_index_units(s: &Store, snap: SnapshotId) -> Vec<i64> {
+    let mut st = s.conn.prepare("SELECT unit FROM edge_index WHERE snapshot = ?1 ORDER BY unit").unwrap();
+    st.query_map([snap.0], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+}
+
+/// Finishing a run into a matrix stores the index of every unit of the matrix
+/// (covered or not); a run that never finished leaves the index of what it
+/// recorded missing, and reading it builds the same index.
+#[test]
+fn finishing_a_run_stores_the_edge_index() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u1 = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let u2 = s.put_unit(&[2; 16], &tiny_unit("g")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "f.c", "f.c", u1, None, "[]").unwrap();
+    s.record_unit(snap, "g.c", "g.c", u2, None, "[]").unwrap();
+    let ids = s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into())]).unwrap();
+    let record = |s: &mut Store, run, t: TestId, edges: &[u32]| {
+        s.record_result(
+            run,
+            Some(snap),
+            &TestRecord { test: t, outcome: outcome("pass"), coverage: Ok(vec![(u1, bm(edges))]), recorded: vec![] },
+        )
+        .unwrap()
+    };
+    let run = s.begin_run(snap, "full").unwrap();
+    record(&mut s, run, ids[0], &[0, 1]);
+    record(&mut s, run, ids[1], &[1]);
+    assert!(stored_index_units(&s, snap).is_empty());
+    s.finish_run(run, Some(snap)).unwrap();
+    assert_eq!(stored_index_units(&s, snap), vec![u1.0, u2.0]);
+    let (t1, t2) = (ids[0].0 as u32, ids[1].0 as u32);
+    let idx = s.edge_index(snap, u1).unwrap();
+    assert_eq!(idx.tests_on_edge(0), Some(&bm(&[t1])));
+    assert_eq!(idx.tests_on_edge(1), Some(&bm(&[t1, t2])));
+    assert_eq!(s.edge_index(snap, u2).unwrap(), EdgeIndex::default());
+
+    // a second run is killed after recording t2 anew: u1's index is gone, u2's stays
+    let run2 = s.begin_run(snap, "full").unwrap();
+    record(&mut s, run2, ids[1], &[0]);
+    assert_eq!(stored_index_units(&s, snap), vec![u2.0]);
+    let idx = s.edge_index(snap, u1).unwrap();
+    assert_eq!(idx.tests_on_edge(0), Some(&bm(&[t1, t2])));
+    assert_eq!(idx.tests_on_edge(1), Some(&bm(&[t1])));
+    assert_eq!(stored_index_units(&s, snap), vec![u1.0, u2.0]);
+
+    // a whole matrix written at once comes with its index
+    s.seal(snap).unwrap();
+    let next = s.open_snapshot().unwrap();
+    assert_ne!(next, snap);
+    let row = |t: TestId, edges: &[u32]| MatrixRow {
+        test: t,
+        run,
+        state: CoverageState::Known,
+        coverage: vec![(u1, bm(edges))],
+        recorded: vec![],
+    };
+    s.write_matrix(next, &[row(ids[0], &[1]), row(ids[1], &[0, 1])]).unwrap();
+    assert_eq!(stored_index_units(&s, next), vec![u1.0, u2.0]);
+    assert_eq!(s.edge_index(next, u1).unwrap().tests_on_edge(1), Some(&bm(&[t1, t2])));
 }
