@@ -123,8 +123,8 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         &old,
         &new,
         &map,
-        sel.old_units.iter().map(|u| &u.recording).collect(),
-        sel.new_units.iter().map(|u| &u.recording).collect(),
+        sel.old_units.iter().map(|u| u.recording(store)).collect::<Result<_, _>>()?,
+        sel.new_units.iter().map(|u| u.recording(store)).collect::<Result<_, _>>()?,
     );
     let mut transferred: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
     // T′: the selected tests, plus those whose coverage cannot be carried over exactly

@@ -1,5 +1,6 @@
 //! `retest select` and `retest explain`: which tests must run again, and why.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use retest_select::ball;
 use retest_select::coarse::{Granularity, coarsen};
 use retest_select::refine::{Elimination, PathData, Verdict, Why, refine, refine_with_paths};
 use retest_select::{Dangerous, Mode, Outcome, Program, UnitRef, select, tests_for};
-use retest_store::{CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
+use retest_store::{BuildId, CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
 use serde::Serialize;
 
 use crate::context;
@@ -121,8 +122,24 @@ pub struct Loaded {
     pub unit_id: Option<UnitId>,
     pub src_hash: [u8; 16],
     pub broken: Option<String>,
+    /// The unit's instrumented build, if it was built with the wrapper.
+    pub build: Option<BuildId>,
+    /// What the build records beyond edges, read on first use.
+    recording: OnceCell<retest_store::UnitRecording>,
+}
+
+impl Loaded {
     /// What the unit's build records beyond edges (nothing when not built).
-    pub recording: retest_store::UnitRecording,
+    pub fn recording(&self, store: &Store) -> Result<&retest_store::UnitRecording, Fail> {
+        if let Some(r) = self.recording.get() {
+            return Ok(r);
+        }
+        let r = match self.build {
+            Some(b) => store.build_recording(b).or_fail()?,
+            None => Default::default(),
+        };
+        Ok(self.recording.get_or_init(|| r))
+    }
 }
 
 /// The outcome of a selection, with tests resolved.
@@ -179,10 +196,8 @@ pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Fail>
         .map(|su| {
             Ok(Loaded {
                 unit: store.unit(su.unit).or_fail()?,
-                recording: match su.build {
-                    Some(b) => store.build(b).or_fail()?.recording,
-                    None => Default::default(),
-                },
+                build: su.build,
+                recording: OnceCell::new(),
                 key: su.key,
                 flags: su.flags,
                 unit_id: Some(su.unit),
@@ -238,7 +253,8 @@ pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Fail
             unit_id: None,
             src_hash,
             broken,
-            recording: Default::default(),
+            build: None,
+            recording: OnceCell::new(),
         })
         .collect();
     Ok(loaded)
@@ -276,7 +292,7 @@ impl RecordedPaths {
                 }
                 None => HashMap::new(),
             };
-            units.insert(ui, (PathLayout::new(&u.unit), u.recording.clone(), rec));
+            units.insert(ui, (PathLayout::new(&u.unit), u.recording(store)?.clone(), rec));
         }
         if !units.is_empty() && units.values().all(|(_, r, _)| r.path_cells.is_none()) {
             warnings.push(

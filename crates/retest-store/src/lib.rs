@@ -397,6 +397,20 @@ impl Store {
         self.build_by_hash(&hash)?.ok_or(StoreError::Missing { what: "build", id: id.0 })
     }
 
+    /// What a build records beyond edges (without reading its probe plan).
+    pub fn build_recording(&self, id: BuildId) -> Result<UnitRecording> {
+        let rec: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT recording FROM builds WHERE id = ?1", [id.0], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "build", id: id.0 })?;
+        match rec {
+            Some(b) => blob::decode_recording(&b).map_err(|e| self.corrupt(format!("build {}: {e}", id.0))),
+            None => Ok(UnitRecording::default()),
+        }
+    }
+
     /// The build a trace reports by its hash, if this store knows it.
     pub fn build_by_hash(&self, hash: &Hash) -> Result<Option<BuildInfo>> {
         type Row = (i64, i64, u32, Vec<u8>, Option<Vec<u8>>);
