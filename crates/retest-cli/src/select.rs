@@ -424,6 +424,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             format!("{at}: {} (code there is not analysed, so every test is selected)", p.message)
         })
         .collect();
+    let mut dangerous_text: HashMap<usize, String> = HashMap::new();
     for name in &suite {
         let mut why: Vec<String> = Vec::new();
         let mut gone: Option<&Vec<Elimination>> = None;
@@ -449,17 +450,21 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                                         via: None,
                                         reason: d.reason.clone(),
                                     });
+                                    // many tests share a dangerous edge: its text is formatted once
+                                    why.push(dangerous_text.entry(i).or_insert_with(|| d.reason.to_string()).clone());
                                 }
                             }
                             w
                         }
-                        Some(Verdict::Selected(w)) => w.clone(),
+                        Some(Verdict::Selected(w)) => {
+                            why.extend(w.iter().map(Why::to_string));
+                            w.clone()
+                        }
                         Some(Verdict::Eliminated(e)) => {
                             gone = Some(e);
                             Vec::new()
                         }
                     };
-                    why.extend(whys.iter().map(Why::to_string));
                     if !whys.is_empty() {
                         reasons.insert(name.clone(), whys);
                     }
@@ -511,7 +516,11 @@ pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
         Format::Json => write_json(&sel, &mut out),
     }
     .and_then(|_| out.flush())
-    .or_fail()
+    .or_fail()?;
+    // the process ends here: freeing both programs' graphs one by one would take
+    // longer than the selection's output did
+    std::mem::forget(sel);
+    Ok(())
 }
 
 /// `^(a|b)$` with regex metacharacters escaped; matches nothing when empty.

@@ -9,7 +9,7 @@
 //! as modified; selection is postponed to the statements that do, instead of
 //! selecting every test that enters the scope of the declaration.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 
 use retest_graph::Declaration;
 
@@ -45,17 +45,29 @@ impl Affected {
 /// A declaration with where it is, for explanations.
 pub struct Decl<'a> {
     pub d: &'a Declaration,
-    pub file: String,
+    pub file: &'a str,
 }
 
-fn texts<'a>(decls: &[Decl<'a>]) -> BTreeMap<&'a str, BTreeSet<&'a str>> {
-    let mut m: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+/// Per name, the set of its declarations' texts (sorted, without duplicates).
+fn texts<'a>(decls: &[Decl<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut m: HashMap<&str, Vec<&str>> = HashMap::with_capacity(decls.len());
     for d in decls {
         for n in &d.d.names {
-            m.entry(n.as_str()).or_default().insert(d.d.text.as_str());
+            m.entry(n.as_str()).or_default().push(d.d.text.as_str());
+        }
+    }
+    for t in m.values_mut() {
+        if t.len() > 1 {
+            t.sort_unstable();
+            t.dedup();
         }
     }
     m
+}
+
+/// The items of sorted `a` that are not in sorted `b`, in order.
+fn difference<'s, 'a>(a: &'s [&'a str], b: &'s [&'a str]) -> impl Iterator<Item = &'a str> + 's {
+    a.iter().copied().filter(move |x| b.binary_search(x).is_err())
 }
 
 fn short(s: &str) -> String {
@@ -67,13 +79,13 @@ fn short(s: &str) -> String {
 pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affected {
     let (to, tn) = (texts(old), texts(new));
     let mut out = Affected::default();
-    let names: BTreeSet<&str> = to.keys().chain(tn.keys()).copied().collect();
-    let empty = BTreeSet::new();
+    let names = to.keys().chain(tn.keys().filter(|n| !to.contains_key(*n))).copied();
+    let empty = Vec::new();
     let locate = |decls: &[Decl<'_>], name: &str| -> Option<(String, u32)> {
         decls
             .iter()
             .find(|d| d.d.names.iter().any(|n| n == name))
-            .and_then(|d| d.d.span.map(|s| (d.file.clone(), s.line)))
+            .and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
     };
     for n in names {
         let (a, b) = (to.get(n).unwrap_or(&empty), tn.get(n).unwrap_or(&empty));
@@ -81,8 +93,8 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             let show = |t: &str| {
                 if t.starts_with('#') { "(in a system header)".to_string() } else { format!("`{}`", short(t)) }
             };
-            let gone: Vec<&&str> = a.difference(b).collect();
-            let came: Vec<&&str> = b.difference(a).collect();
+            let gone: Vec<&str> = difference(a, b).collect();
+            let came: Vec<&str> = difference(b, a).collect();
             let detail = match (gone.first(), came.first()) {
                 (Some(g), Some(c)) => format!("the declaration of `{n}` changed: {} → {}", show(g), show(c)),
                 (Some(g), None) if b.is_empty() => format!("`{n}` is no longer declared (was {})", show(g)),
@@ -150,7 +162,7 @@ mod tests {
         let mut new = old.clone();
         new[0] = d(DeclKind::Tag, &["pair"], "struct pair { long a , b ; }", &[]);
         fn wrap(v: &[Declaration]) -> Vec<Decl<'_>> {
-            v.iter().map(|d| Decl { d, file: "x.h".into() }).collect()
+            v.iter().map(|d| Decl { d, file: "x.h" }).collect()
         }
         let a = affected(&wrap(&old), &wrap(&new), &Affected::default());
         let names: Vec<&str> = a.names.keys().map(String::as_str).collect();
@@ -161,15 +173,15 @@ mod tests {
     #[test]
     fn identical_declarations_in_several_units_are_one_text() {
         let x = d(DeclKind::Variable, &["x"], "extern int x ;", &[]);
-        let old = vec![Decl { d: &x, file: "a.c".into() }];
-        let new = vec![Decl { d: &x, file: "a.c".into() }, Decl { d: &x, file: "b.c".into() }];
+        let old = vec![Decl { d: &x, file: "a.c" }];
+        let new = vec![Decl { d: &x, file: "a.c" }, Decl { d: &x, file: "b.c" }];
         assert!(affected(&old, &new, &Affected::default()).names.is_empty());
     }
 
     #[test]
     fn seeds_propagate_into_locals() {
         let local = d(DeclKind::Variable, &["s"], "struct pair s ;", &["pair"]);
-        let old = vec![Decl { d: &local, file: "f.c".into() }];
+        let old = vec![Decl { d: &local, file: "f.c" }];
         let mut seeds = Affected::default();
         seeds.names.insert("pair".into(), Why { detail: "changed".into(), old_at: None, new_at: None });
         let a = affected(&old, &old, &seeds);

@@ -58,7 +58,7 @@ impl<'p, 'a> Ctx<'p, 'a> {
                 .map(|(ui, di)| {
                     let u = p.units[ui].unit;
                     let d = &u.decls[di];
-                    Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() }
+                    Decl { d, file: d.span.map(|s| u.file_path(&s)).unwrap_or_default() }
                 })
                 .collect()
         };
@@ -135,7 +135,7 @@ impl<'p, 'a> Ctx<'p, 'a> {
             p.procedure(r)
                 .locals
                 .iter()
-                .map(|d| Decl { d, file: d.span.map(|s| u.file_path(&s).to_string()).unwrap_or_default() })
+                .map(|d| Decl { d, file: d.span.map(|s| u.file_path(&s)).unwrap_or_default() })
                 .collect()
         };
         affected(&wrap(self.old, o), &wrap(self.new, n), &self.globals)
