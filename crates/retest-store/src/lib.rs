@@ -967,63 +967,107 @@ fn bad_blob(what: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, what.into())
 }
 
-/// Transposes per-test coverage rows of one unit, tests ascending, into the
-/// encoded `TestsOnEdge` index: per edge, the tests that traversed it.
-fn transpose(rows: &[(i64, Vec<u8>)], unit: i64) -> rusqlite::Result<Vec<u8>> {
-    let mut per_edge: Vec<Vec<u32>> = Vec::new();
-    for (t, b) in rows {
-        let bm = blob::decode_bitmap(b).map_err(|e| bad_blob(format!("coverage of test {t} in unit {unit}: {e}")))?;
-        if let Some(max) = bm.max()
-            && max as usize >= per_edge.len()
-        {
-            per_edge.resize(max as usize + 1, Vec::new());
+/// Transposes per-test coverage rows of one unit into its `TestsOnEdge` index:
+/// per edge, the tests that traversed it.
+#[derive(Default)]
+struct Transpose {
+    per_edge: Vec<Vec<u32>>,
+}
+
+impl Transpose {
+    fn add(&mut self, test: i64, unit: i64, edges: &[u8]) -> rusqlite::Result<()> {
+        let bm =
+            blob::decode_bitmap(edges).map_err(|e| bad_blob(format!("coverage of test {test} in unit {unit}: {e}")))?;
+        let t = u32::try_from(test).map_err(|_| bad_blob(format!("test id {test} out of range")))?;
+        // covered edges come in runs (straight-line code, whole procedures)
+        let mut runs = bm.iter();
+        while let Some(r) = runs.next_range() {
+            let (a, b) = (*r.start() as usize, *r.end() as usize);
+            if b >= self.per_edge.len() {
+                self.per_edge.resize(b + 1, Vec::new());
+            }
+            for tests in &mut self.per_edge[a..=b] {
+                tests.push(t);
+            }
         }
-        let t = u32::try_from(*t).map_err(|_| bad_blob(format!("test id {t} out of range")))?;
-        for e in bm.iter() {
-            per_edge[e as usize].push(t);
-        }
+        Ok(())
     }
-    let mut idx = EdgeIndex::default();
-    for (e, mut tests) in per_edge.into_iter().enumerate() {
-        if !tests.is_empty() {
-            // tests arrive in ascending order
-            tests.dedup();
-            let bm = RoaringBitmap::from_sorted_iter(tests).map_err(|e| bad_blob(e.to_string()))?;
+
+    /// The encoded index.
+    fn finish(self) -> Vec<u8> {
+        let mut idx = EdgeIndex::default();
+        let mut bits: Vec<u8> = Vec::new();
+        for (e, tests) in self.per_edge.into_iter().enumerate() {
+            let Some(&max) = tests.iter().max() else { continue };
+            let bytes = max as usize / 8 + 1;
+            let bm = if bytes <= 64 * tests.len() {
+                // dense (test ids are small): set the bits, build the bitmap from them
+                bits.clear();
+                bits.resize(bytes, 0);
+                for t in &tests {
+                    bits[*t as usize / 8] |= 1 << (t % 8);
+                }
+                RoaringBitmap::from_lsb0_bytes(0, &bits)
+            } else {
+                tests.into_iter().collect()
+            };
             idx.edges.insert(e as u32, bm);
         }
+        blob::encode_index(&idx)
     }
-    Ok(blob::encode_index(&idx))
+}
+
+fn store_index(tx: &Connection, snapshot: SnapshotId, unit: i64, data: &[u8]) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
+         ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
+    )?
+    .execute(params![snapshot.0, unit, data])
+    .map(|_| ())
 }
 
 /// Builds and stores one unit's index inside the caller's transaction.
 fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Vec<u8>> {
-    let rows: Vec<(i64, Vec<u8>)> = {
-        let mut st =
-            tx.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")?;
-        st.query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?
-    };
-    let data = transpose(&rows, unit.0)?;
-    tx.execute(
-        "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
-         ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
-        params![snapshot.0, unit.0, data],
-    )?;
+    let mut t = Transpose::default();
+    let mut st = tx.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2")?;
+    let mut rows = st.query(params![snapshot.0, unit.0])?;
+    while let Some(r) = rows.next()? {
+        t.add(r.get(0)?, unit.0, r.get_ref(1)?.as_blob()?)?;
+    }
+    let data = t.finish();
+    store_index(tx, snapshot, unit.0, &data)?;
     Ok(data)
 }
 
 /// Builds, inside the caller's transaction, the index of every unit of a matrix
-/// (its snapshot's units and any unit it has coverage of) that has none.
+/// (its snapshot's units and any unit it has coverage of) that has none, from
+/// one pass over the matrix's coverage.
 fn index_missing(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> {
-    let units: Vec<i64> = {
+    let mut missing: HashMap<i64, Transpose> = {
         let mut st = tx.prepare(
             "SELECT unit FROM snapshot_units WHERE snapshot = ?1
              UNION SELECT DISTINCT unit FROM coverage WHERE snapshot = ?1
              EXCEPT SELECT unit FROM edge_index WHERE snapshot = ?1",
         )?;
-        st.query_map([snapshot.0], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+        st.query_map([snapshot.0], |r| r.get(0))?
+            .map(|u| u.map(|u| (u, Transpose::default())))
+            .collect::<rusqlite::Result<_>>()?
     };
-    for u in units {
-        build_index(tx, snapshot, UnitId(u))?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut st = tx.prepare("SELECT test, unit, edges FROM coverage WHERE snapshot = ?1")?;
+    let mut rows = st.query([snapshot.0])?;
+    while let Some(r) = rows.next()? {
+        let unit: i64 = r.get(1)?;
+        if let Some(t) = missing.get_mut(&unit) {
+            t.add(r.get(0)?, unit, r.get_ref(2)?.as_blob()?)?;
+        }
+    }
+    let mut units: Vec<(i64, Transpose)> = missing.into_iter().collect();
+    units.sort_by_key(|(u, _)| *u);
+    for (u, t) in units {
+        store_index(tx, snapshot, u, &t.finish())?;
     }
     Ok(())
 }

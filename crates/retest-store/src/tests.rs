@@ -545,3 +545,41 @@ fn finishing_a_run_stores_the_edge_index() {
     assert_eq!(stored_index_units(&s, next), vec![u1.0, u2.0]);
     assert_eq!(s.edge_index(next, u1).unwrap().tests_on_edge(1), Some(&bm(&[t1, t2])));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// The stored index is the exact transposition of the coverage, built when
+    /// a run finishes or when read, for dense and for sparse test ids.
+    #[test]
+    fn the_edge_index_is_the_transposed_coverage(
+        tests in proptest::collection::btree_map(
+            prop_oneof![1i64..200, 1i64..2_000_000],
+            proptest::collection::btree_set(0u32..300, 0..60),
+            1..25,
+        )
+    ) {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+        for id in tests.keys() {
+            s.conn.execute("INSERT INTO tests(id, name, cmd) VALUES (?1, ?2, 'true')", params![id, format!("t{id}")]).unwrap();
+        }
+        let run = s.begin_run(snap, "full").unwrap();
+        for (id, edges) in &tests {
+            let cov = edges.iter().copied().collect::<RoaringBitmap>();
+            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![] }).unwrap();
+        }
+        let mut expected: HashMap<u32, RoaringBitmap> = HashMap::new();
+        for (id, edges) in &tests {
+            for e in edges {
+                expected.entry(*e).or_default().insert(*id as u32);
+            }
+        }
+        s.finish_run(run, Some(snap)).unwrap();
+        prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
+        s.conn.execute("DELETE FROM edge_index", []).unwrap();
+        prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
+    }
+}
