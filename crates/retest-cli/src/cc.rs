@@ -87,8 +87,18 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
     };
     let tmp = store_dir.join("tmp");
     std::fs::create_dir_all(&tmp).or_fail()?;
+    // until the compiler has finished and the units are recorded, what it writes
+    // is journalled: killed in between, the next build removes it (crate::writing)
+    let outputs: Vec<std::path::PathBuf> = prepared.outputs().iter().map(|o| cwd.join(o)).collect();
+    let journal = crate::writing::Journal::begin(&store_dir, &outputs).or_fail()?;
     let status = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
     if !status.success() {
+        // a compiler that fails removes what it wrote; one killed by a signal cannot
+        if let Some(j) = journal
+            && status.code().is_some()
+        {
+            j.finish();
+        }
         if !prepared.units.is_empty() {
             eprintln!(
                 "retest cc: the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
@@ -148,6 +158,9 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                 let _ = writeln!(f, "{}", u.key);
             }
         }
+    }
+    if let Some(j) = journal {
+        j.finish();
     }
     Ok(exit_code(status))
 }
@@ -256,6 +269,17 @@ pub fn run_build(
             .filter(|v| !v.contains("retest") && !v.trim().is_empty())
             .unwrap_or_else(|| default.to_string())
     };
+    let removed = crate::writing::remove_abandoned(&store_dir);
+    if !removed.is_empty() {
+        let root = store_dir.parent().and_then(|r| std::fs::canonicalize(r).ok()).unwrap_or_default();
+        let names: Vec<String> =
+            removed.iter().map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string()).collect();
+        eprintln!(
+            "retest build: removed {} file(s) an interrupted build may have left half written, so the build makes them again: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
     let q = shell_quote(&exe);
     let status = Command::new(&command[0])
         .args(&command[1..])
