@@ -393,10 +393,20 @@ fn slow_project_at_v1(ms: u32) -> tempfile::TempDir {
     d
 }
 
+/// When an interruption comes: so many ms after `retest run --selected` started,
+/// or after it advanced the baseline (it then rebuilds with full instrumentation).
+#[derive(Clone, Copy, Debug)]
+enum After {
+    Start(u64),
+    Advance(u64),
+}
+
 /// `retest run --selected` in its own process group, killed (the whole group, as a
-/// terminal's Ctrl-C or a CI runner's cancel does) with `signal` after `ms`.
-fn interrupt_run_selected(dir: &Path, build: &str, signal: &str, ms: u64) {
+/// terminal's Ctrl-C or a CI runner's cancel does) with `signal` at `after`.
+fn interrupt_run_selected(dir: &Path, build: &str, signal: &str, after: After) {
     use std::os::unix::process::CommandExt;
+    let store = retest_store::Store::open(&retest_store::Store::dir_for(dir)).unwrap();
+    let baseline = store.baseline().unwrap();
     let mut child = std::process::Command::new(retest_bin())
         .args(["run", "--selected", "--selective-probes", "-j1", "--build", build])
         .current_dir(dir)
@@ -406,6 +416,17 @@ fn interrupt_run_selected(dir: &Path, build: &str, signal: &str, ms: u64) {
         .process_group(0)
         .spawn()
         .unwrap();
+    let ms = match after {
+        After::Start(ms) => ms,
+        After::Advance(ms) => {
+            // however loaded the machine, this point comes after the advance
+            while store.baseline().unwrap() == baseline {
+                assert!(child.try_wait().unwrap().is_none(), "run --selected ended without advancing the baseline");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            ms
+        }
+    };
     std::thread::sleep(std::time::Duration::from_millis(ms));
     let pgid = format!("-{}", child.id());
     let kill = |sig: &str| {
@@ -462,25 +483,32 @@ fn check_after_interruption(
 fn run_selected_interrupted_at_any_point_leaves_the_old_baseline_or_an_exact_new_one() {
     let want = (rerun_all(V1), rerun_all(V2));
     // build 0.6 s (sleeps around make), T′ = {t3, t4} 2 × 0.4 s at -j1, then the
-    // baseline advances and the objects are rebuilt fully (another 0.6 s)
+    // baseline advances and the objects are rebuilt fully (another 0.6 s: the
+    // interruptions 350 ms after the advance come during that rebuild's make)
     let build = "sleep 0.3 && make -s && sleep 0.3";
-    let mut advanced = 0;
-    let points = [("-KILL", 150), ("-KILL", 450), ("-KILL", 1000), ("-KILL", 1500), ("-KILL", 2300)];
-    let points = points.into_iter().chain([("-INT", 450), ("-INT", 1000), ("-INT", 2300)]);
-    for (signal, ms) in points {
+    let points = [
+        ("-KILL", After::Start(150)),
+        ("-KILL", After::Start(450)),
+        ("-KILL", After::Start(1000)),
+        ("-KILL", After::Start(1500)),
+        ("-KILL", After::Advance(350)),
+        ("-INT", After::Start(450)),
+        ("-INT", After::Start(1000)),
+        ("-INT", After::Advance(350)),
+    ];
+    for (signal, after) in points {
         // afterwards: retry `run --selected` first, or first a plain build and full run
         for retry_first in [true, false] {
             let d = slow_project_at_v1(400);
             let before = raw_matrix(d.path());
-            interrupt_run_selected(d.path(), build, signal, ms);
-            let at = format!("{signal} after {ms} ms (retry first: {retry_first})");
-            if check_after_interruption(d.path(), &before, &want, &at, retry_first) {
-                advanced += 1;
+            interrupt_run_selected(d.path(), build, signal, after);
+            let at = format!("{signal} {after:?} (retry first: {retry_first})");
+            let advanced = check_after_interruption(d.path(), &before, &want, &at, retry_first);
+            if let After::Advance(_) = after {
+                assert!(advanced, "{at}: the baseline had advanced");
             }
         }
     }
-    // the late interruptions hit after the baseline moved (else this test would not cover it)
-    assert!(advanced >= 1, "no interruption came after the baseline advanced");
 }
 
 /// A stand-in for the compiler: on the `KILL_AT`-th run of it that writes
