@@ -87,8 +87,18 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
     };
     let tmp = store_dir.join("tmp");
     std::fs::create_dir_all(&tmp).or_fail()?;
+    // until the compiler has finished and the units are recorded, what it writes
+    // is journalled: killed in between, the next build removes it (crate::writing)
+    let outputs: Vec<std::path::PathBuf> = prepared.outputs().iter().map(|o| cwd.join(o)).collect();
+    let journal = crate::writing::Journal::begin(&store_dir, &outputs).or_fail()?;
     let status = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
     if !status.success() {
+        // a compiler that fails removes what it wrote; one killed by a signal cannot
+        if let Some(j) = journal
+            && status.code().is_some()
+        {
+            j.finish();
+        }
         if !prepared.units.is_empty() {
             eprintln!(
                 "retest cc: the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
@@ -148,6 +158,9 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                 let _ = writeln!(f, "{}", u.key);
             }
         }
+    }
+    if let Some(j) = journal {
+        j.finish();
     }
     Ok(exit_code(status))
 }
@@ -235,6 +248,22 @@ pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path
     Ok(())
 }
 
+/// Meta key set while a build runs through `run_build` (to the pid of the
+/// `retest` process running it), cleared when it succeeds.
+const BUILD_RUNNING_KEY: &str = "build_running";
+
+/// Whether the outputs on disk may not be what the last build would have made:
+/// a build run by `retest` did not finish (interrupted, or it failed), or a
+/// wrapper was killed while its compiler wrote (see [`crate::writing`]).
+pub fn last_build_interrupted(store: &retest_store::Store) -> Result<bool, Fail> {
+    let running = store.meta(BUILD_RUNNING_KEY).or_fail()?.and_then(|v| v.parse::<u32>().ok());
+    if running.is_some_and(|pid| !retest_run::exec::process_alive(pid) || pid == std::process::id()) {
+        return Ok(true);
+    }
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(!crate::writing::abandoned(&store_dir).is_empty())
+}
+
 /// Runs `command` in `cwd` through the wrapper into the store's open snapshot,
 /// recording what `options` ask beyond edges. (`retest build` also records the
 /// command, for `retest run --selected`.)
@@ -256,6 +285,19 @@ pub fn run_build(
             .filter(|v| !v.contains("retest") && !v.trim().is_empty())
             .unwrap_or_else(|| default.to_string())
     };
+    let removed = crate::writing::remove_abandoned(&store_dir);
+    if !removed.is_empty() {
+        let root = store_dir.parent().and_then(|r| std::fs::canonicalize(r).ok()).unwrap_or_default();
+        let names: Vec<String> =
+            removed.iter().map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string()).collect();
+        eprintln!(
+            "retest build: removed {} file(s) an interrupted build may have left half written, so the build makes them again: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    // cleared once the command succeeds (see `last_build_interrupted`)
+    store.set_meta(BUILD_RUNNING_KEY, &std::process::id().to_string()).or_fail()?;
     let q = shell_quote(&exe);
     let status = Command::new(&command[0])
         .args(&command[1..])
@@ -273,6 +315,7 @@ pub fn run_build(
     let compiled = std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);
     let _ = std::fs::remove_file(&log);
     if status.success() {
+        store.set_meta(BUILD_RUNNING_KEY, "").or_fail()?;
         if compiled == 0 {
             eprintln!(
                 "retest build: no C source was compiled through the wrapper — either everything was up to date, or the build does not use $CC (try `make CC=\"$CC\"` or a clean build)"

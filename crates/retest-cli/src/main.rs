@@ -16,6 +16,7 @@ mod record;
 mod recover;
 mod run;
 mod select;
+mod writing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

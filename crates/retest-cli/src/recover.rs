@@ -3,7 +3,9 @@
 //!
 //! 1. select (MOD-DejaVu: tests T′, change set, matched pairs → `entityMap`);
 //! 2. plan the selective instrumentation and rebuild the affected units with it
-//!    (their objects are removed, the recorded build command runs);
+//!    (their objects are removed, the recorded build command runs; it also runs
+//!    when the last build did not finish, and first removes what an interrupted
+//!    build left half written: `crate::writing`);
 //! 3. run T′ on that build;
 //! 4. recompute the matrix: measured entities from the run, every other entry
 //!    transferred from the old matrix through `entityMap`;
@@ -211,20 +213,29 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         .filter(|(u, p)| current.get(&u.key) != Some(*p))
         .map(|(u, _)| u.key.as_str())
         .collect();
-    let (argv, cwd) = if stale.is_empty() && selective.is_empty() {
+    // a build that did not finish may have left objects or the program half
+    // written, or objects linked into no program yet: the build runs again first
+    // (it removes what was half written), however current the objects' plans are
+    let unfinished = !rerun.is_empty() && crate::cc::last_build_interrupted(store)?;
+    let rebuild = !stale.is_empty() || unfinished;
+    let (argv, cwd) = if !rebuild && selective.is_empty() {
         (Vec::new(), root.to_path_buf())
     } else {
         build_command(store, a.build.as_deref(), root)?
     };
     let t_build = Instant::now();
     save_plans(store, &selective)?;
-    if !stale.is_empty() {
+    if rebuild {
+        if stale.is_empty() {
+            eprintln!("retest: the last build did not finish; building again before the tests run");
+        }
         for k in &stale {
             remove_output(root, k);
         }
         let code = run_build(store, &argv, &cwd, recorded_options(store))?;
         if code != ExitCode::SUCCESS {
-            return Err(Fail::new("the selectively instrumented rebuild failed").hint("see the build output above"));
+            let what = if full_probes { "the rebuild" } else { "the selectively instrumented rebuild" };
+            return Err(Fail::new(format!("{what} failed")).hint("see the build output above"));
         }
     }
     let build_seconds = t_build.elapsed().as_secs_f64();

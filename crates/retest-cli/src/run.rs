@@ -218,6 +218,18 @@ pub fn execute(
     let ids = store.upsert_tests(&names).or_fail()?;
     let run = store.begin_run(snapshot, kind).or_fail()?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let half: Vec<String> = crate::writing::abandoned(&store_dir)
+        .into_iter()
+        .flat_map(|a| a.files)
+        .filter(|f| f.is_file())
+        .map(|f| f.display().to_string())
+        .collect();
+    if !half.is_empty() {
+        eprintln!(
+            "retest: warning: a build was interrupted while writing {} — the tests may run on half-written files; `retest build` makes them again",
+            half.join(", ")
+        );
+    }
     let trace_root = std::fs::canonicalize(&store_dir).unwrap_or(store_dir).join("tmp").join(format!("run-{}", run.0));
     std::fs::create_dir_all(&trace_root).or_fail()?;
     let stop = Arc::new(AtomicBool::new(false));

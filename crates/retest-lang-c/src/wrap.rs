@@ -208,6 +208,35 @@ impl Prepared {
         out
     }
 
+    /// The files the compiler run writes — the object of each instrumented
+    /// source, the `-o` output, the program a link writes — as given (relative
+    /// to the directory the compiler runs in). Dependency files are not among
+    /// them. Killed while writing one, the compiler leaves it half written and
+    /// newer than its inputs, which a build tool takes as up to date.
+    pub fn outputs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        if !self.passthrough {
+            for u in &self.units {
+                match (&u.output, self.args.mode) {
+                    (Some(o), _) => out.push(o.clone()),
+                    (None, Mode::Assemble) => {
+                        out.push(Path::new(&u.source).with_extension("s").to_string_lossy().into_owned())
+                    }
+                    (None, _) => {}
+                }
+            }
+        }
+        match (&self.args.output, self.args.mode) {
+            (Some(o), _) => out.push(o.clone()),
+            (None, Mode::Link) if self.links => out.push("a.out".into()),
+            _ => {}
+        }
+        out.retain(|o| o != "-"); // standard output
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Runs the real compiler: each prepared unit from its instrumented text, the
     /// other inputs as given, plus `runtime` (an object) when linking.
     pub fn compile(&self, opts: &WrapOptions<'_>, tmp: &Path, runtime: Option<&Path>) -> Result<ExitStatus, WrapError> {
@@ -421,4 +450,38 @@ fn tempfile_dir(parent: &Path) -> Result<PathBuf, WrapError> {
     ));
     std::fs::create_dir_all(&d).map_err(|source| WrapError::Io { path: d.clone(), source })?;
     Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::instrument::full_plan;
+
+    #[test]
+    fn outputs_are_the_objects_and_programs_the_command_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("a.c"), "int main(void) { return 0; }\n").unwrap();
+        let plan_for = |_: &str, _: &[u8; 16], u: &Unit| Plan { probes: full_plan(u), recording: Default::default() };
+        let opts = WrapOptions {
+            compiler: "cc".into(),
+            root: root.clone(),
+            cwd: root.clone(),
+            cplusplus: false,
+            plan_for: &plan_for,
+        };
+        let outputs = |cmd: &str| {
+            let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+            Prepared::new(&args, &opts).outputs()
+        };
+        assert_eq!(outputs("-c a.c"), ["a.o"]);
+        assert_eq!(outputs("-c a.c -o obj/a.o"), ["obj/a.o"]);
+        assert_eq!(outputs("-S a.c"), ["a.s"]);
+        assert_eq!(outputs("a.c -o prog"), ["prog"]);
+        assert_eq!(outputs("a.c"), ["a.out"]);
+        assert_eq!(outputs("a.o b.o -o prog -lm"), ["prog"]);
+        assert_eq!(outputs("-E a.c -o a.i"), ["a.i"]);
+        assert!(outputs("-E a.c").is_empty());
+        assert!(outputs("-c a.c -o -").is_empty());
+    }
 }

@@ -693,6 +693,30 @@ fn group_alive(pgid: libc::pid_t) -> bool {
     live_member_in_proc(pgid).unwrap_or(true)
 }
 
+/// Whether process `pid` is still running: it exists and is not a zombie (a
+/// killed process whose parent died too stays a zombie where the container's
+/// init does not reap it).
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 only checks for existence.
+    let r = unsafe { libc::kill(pid, 0) };
+    if r != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+        return false;
+    }
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) state ..."; comm may contain anything
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_ascii_whitespace().next()),
+            Some("Z" | "X" | "x")
+        ),
+        Err(e) if e.kind() == io::ErrorKind::NotFound && Path::new("/proc/self").exists() => false,
+        Err(_) => true,
+    }
+}
+
 /// Scans `/proc` for a process of group `pgid` that is not a zombie; `None`
 /// when `/proc` cannot be read.
 fn live_member_in_proc(pgid: libc::pid_t) -> Option<bool> {
