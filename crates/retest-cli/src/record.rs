@@ -102,8 +102,13 @@ impl Builds {
         for (hash, kind, hits) in cov.iter_cells() {
             let known_here = self.snapshot.contains_key(hash);
             let Some(view) = self.view(store, hash)? else {
-                // not this project's code (an instrumented tool from elsewhere)
-                continue;
+                // a build this store never recorded: an object left from before `retest
+                // init`, or a tool instrumented by another store — its edges cannot be
+                // attributed, and dropping them could hide what the test ran
+                return Err(
+                    "the test ran instrumented code this store has no record of (built before `retest init`, or by another project's retest) — rebuild from clean with `retest build`"
+                        .to_string(),
+                );
             };
             if !known_here {
                 return Err(format!(

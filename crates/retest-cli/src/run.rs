@@ -324,6 +324,12 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
         Fail::new("nothing has been built with the wrapper yet")
             .hint("run `retest build -- make` (or `CC=\"retest cc\" make`) first")
     })?;
+    // coverage recorded against a snapshot without units would be empty for every
+    // test, and no later change could select one
+    if store.snapshot_units(snapshot.id).or_fail()?.is_empty() {
+        return Err(Fail::new(format!("snapshot {} holds no translation unit built with the wrapper", snapshot.id.0))
+            .hint("rebuild from clean so every source goes through the wrapper (`make clean`, then `retest build -- make`)"));
+    }
     let full = a.filter.is_none();
     let (_, _results, s) = execute(
         &mut store,

@@ -202,3 +202,27 @@ fn the_demo_runs_on_a_fresh_scratch_copy() {
     let e = stderr(&retest(d.path(), &["demo", "--change", "nope"], 2));
     assert!(e.contains("no bundled change named `nope`") && e.contains("brake-check"), "{e}");
 }
+
+/// Objects left from before `retest init` are code the store has no record of:
+/// a run on them must not record empty coverage that no later change selects.
+#[test]
+fn objects_the_store_has_no_record_of_are_refused_or_make_coverage_unknown() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    let tests = test_names(dir).len();
+    // a new store; `make` finds everything up to date, so nothing goes through the wrapper
+    std::fs::remove_dir_all(dir.join(".retest")).unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let out = retest(dir, &["run"], 1);
+    assert!(stderr(&out).contains("holds no translation unit built with the wrapper"), "{}", stderr(&out));
+    // one unit rebuilt: the others still run objects of the old store
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let parse = dir.join("parse.c");
+    std::fs::write(&parse, std::fs::read_to_string(&parse).unwrap() + "\n").unwrap();
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let out = retest(dir, &["run"], 0);
+    assert!(stdout(&out).contains(&format!("{tests} with unknown coverage")), "{}", stdout(&out));
+    assert!(stderr(&out).contains("this store has no record of"), "{}", stderr(&out));
+}
