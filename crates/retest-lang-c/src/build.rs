@@ -73,7 +73,7 @@ pub struct FunctionCfgs {
     pub probes: Vec<Probe>,
     /// Per condition-level node: once started, it leaves by an out-edge unless a
     /// function it calls by name does not return (no indirect call, no `asm`,
-    /// nothing opaque); `calls` of the node lists those functions.
+    /// nothing opaque, no syntax error); `calls` of the node lists those functions.
     pub completes_unless_calls: Vec<bool>,
     /// Per condition-level node: where instrumentation goes (C-specific; not stored).
     pub sites: Vec<Site>,
@@ -127,8 +127,9 @@ struct BNode {
     fallback: Option<(String, Option<Span>)>,
     site: Site,
     probe: Probe,
-    /// Once started, may end without reaching its successor although it calls
-    /// nothing (inline `asm`, a computed `goto`, text kept opaque).
+    /// Once started, may end without reaching its successor whatever it calls
+    /// (inline `asm`, a computed `goto`, text kept opaque or with a syntax error,
+    /// which could hide a call).
     stops: bool,
 }
 
