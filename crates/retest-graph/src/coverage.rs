@@ -51,6 +51,12 @@ impl Probe {
         }
     }
 
+    /// Edge cells among the first `k` out-edges: the offset of out-edge `k`'s cell
+    /// from the node's first cell (and, for `k` = the out-degree, their number).
+    fn edge_cells_before(self, k: usize) -> u32 {
+        (0..k).filter(|&j| self.has_edge_cell(j)).count() as u32
+    }
+
     /// Whether out-edge number `k` is traversed iff its target started.
     fn edge_ahead(self, k: usize) -> bool {
         match self {
@@ -87,9 +93,7 @@ impl CellLayout {
             next += match p {
                 Probe::Derived | Probe::Off | Probe::Ahead => 0,
                 Probe::Node => 1,
-                Probe::PerEdge | Probe::Edges(_) => {
-                    (0..cfg.out_edges(n).len()).filter(|&k| p.has_edge_cell(k)).count() as u32
-                }
+                Probe::PerEdge | Probe::Edges(_) => p.edge_cells_before(cfg.out_edges(n).len()),
             };
         }
         CellLayout { first, cells: next }
@@ -104,8 +108,7 @@ impl CellLayout {
             Probe::Node => Some(self.first[src.index()]),
             Probe::PerEdge | Probe::Edges(_) => {
                 let k = cfg.out_edges(src).position(|x| x == e).unwrap();
-                p.has_edge_cell(k)
-                    .then(|| self.first[src.index()] + (0..k).filter(|&j| p.has_edge_cell(j)).count() as u32)
+                p.has_edge_cell(k).then(|| self.first[src.index()] + p.edge_cells_before(k))
             }
         }
     }
@@ -167,7 +170,7 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
         let f = layout.first[q.index()];
         match k {
             None => hit(f),
-            Some(k) => hit(f + (0..k).filter(|&j| probes[q.index()].has_edge_cell(j)).count() as u32),
+            Some(k) => hit(f + probes[q.index()].edge_cells_before(k)),
         }
     };
     let mut starts = Starts::new(cfg, probes);
