@@ -14,6 +14,7 @@ use clap::Args;
 use retest_cover::plan::{RecordOptions, not_recorded, recording};
 use retest_lang_c::instrument::full_plan;
 use retest_lang_c::wrap::{Plan, Prepared, WrapOptions, runtime_object};
+use retest_run::trace::UNRECORDED_DIR;
 
 use crate::context;
 use crate::fail::{Fail, OrFail};
@@ -79,8 +80,13 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
     let prepared = Prepared::new(&args, &opts);
     let runtime = if prepared.links {
         Some(
-            runtime_object(&compiler, &prepared.args.target_flags(), &store_dir.join("rt"))
-                .or_fail_hint("the coverage runtime must compile with the same compiler; check $RETEST_CC")?,
+            runtime_object(
+                &compiler,
+                &prepared.args.target_flags(),
+                &store_dir.join("rt"),
+                Some(&std::fs::canonicalize(&store_dir).unwrap_or_else(|_| store_dir.clone()).join(UNRECORDED_DIR)),
+            )
+            .or_fail_hint("the coverage runtime must compile with the same compiler; check $RETEST_CC")?,
         )
     } else {
         None

@@ -230,7 +230,9 @@ pub fn execute(
             half.join(", ")
         );
     }
-    let trace_root = std::fs::canonicalize(&store_dir).unwrap_or(store_dir).join("tmp").join(format!("run-{}", run.0));
+    let store_dir = std::fs::canonicalize(&store_dir).unwrap_or(store_dir);
+    let unrecorded = UnrecordedWatch::start(&store_dir);
+    let trace_root = store_dir.join("tmp").join(format!("run-{}", run.0));
     std::fs::create_dir_all(&trace_root).or_fail()?;
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -267,7 +269,10 @@ pub fn execute(
                 Status::TimedOut => Err("the test timed out".to_string()),
                 Status::Stopped => Err("the run was interrupted".to_string()),
                 Status::SpawnFailed { message } => Err(format!("the test could not start: {message}")),
-                _ => builds.coverage(store, &o.trace_dir, o.lingering),
+                _ => match unrecorded.take(o.group) {
+                    Some(why) => Err(why),
+                    None => builds.coverage(store, &o.trace_dir, o.lingering),
+                },
             };
             let _ = std::fs::remove_dir_all(&o.trace_dir);
             let rec = TestRecord {
@@ -284,6 +289,13 @@ pub fn execute(
     });
     pb.finish_and_clear();
     let _ = std::fs::remove_dir_all(&trace_root);
+    for u in unrecorded.finish() {
+        eprintln!(
+            "retest: warning: pid {} ({}) ran instrumented code without RETEST_TRACE_DIR during the run, outside every test's process group; its coverage is not recorded",
+            u.pid,
+            shown_command(&u.command)
+        );
+    }
     runner_result?;
     store.finish_run(run, matrix).or_fail()?;
     let mut s = RunSummary { elapsed: started.elapsed(), stopped: stop.load(Ordering::SeqCst), ..Default::default() };
@@ -299,6 +311,72 @@ pub fn execute(
         }
     }
     Ok((run, results, s))
+}
+
+/// Processes that ran instrumented code without `RETEST_TRACE_DIR`.
+///
+/// While a run lasts, `<store>/unrecorded` exists and the runtime of every
+/// image that registers instrumented code without the variable reports itself
+/// there (docs/trace-format.md, `RETEST_RT_UNRECORDED`), named by its process
+/// group. Such a test would otherwise look like one that ran no instrumented
+/// code and never be selected; instead its coverage is unknown. Each run marks
+/// itself with `.run-<pid>`; the last one to finish removes the directory, so
+/// programs run outside `retest run` pay one failed `open` and leave nothing.
+struct UnrecordedWatch {
+    dir: PathBuf,
+    me: PathBuf,
+}
+
+impl UnrecordedWatch {
+    fn start(store_dir: &Path) -> UnrecordedWatch {
+        let dir = store_dir.join(retest_run::trace::UNRECORDED_DIR);
+        let me = dir.join(format!(".run-{}", std::process::id()));
+        // without the directory nothing is reported: the run is as before
+        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
+        UnrecordedWatch { dir, me }
+    }
+
+    /// Why the coverage of the test whose process group is `group` is unknown,
+    /// if a process of it reported; its reports are consumed.
+    fn take(&self, group: u32) -> Option<String> {
+        if group == 0 {
+            return None;
+        }
+        let mine: Vec<_> =
+            retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| u.group == group).collect();
+        for u in &mine {
+            let _ = std::fs::remove_file(&u.path);
+        }
+        let u = mine.first()?;
+        Some(format!(
+            "a process of the test (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR in its environment (cleared by `env -i` or by the test harness?), so its coverage was not recorded — let the variable through",
+            u.pid,
+            shown_command(&u.command)
+        ))
+    }
+
+    /// Ends this run's watch: the reports no test claimed (processes that left
+    /// their test's process group, or programs run beside the run). The
+    /// directory goes when no other run on this store is alive.
+    fn finish(self) -> Vec<retest_run::trace::Unrecorded> {
+        let left = retest_run::trace::read_unrecorded(&self.dir);
+        let _ = std::fs::remove_file(&self.me);
+        let others_alive = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().any(|e| {
+            let name = e.file_name();
+            name.to_str()
+                .and_then(|n| n.strip_prefix(".run-"))
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(retest_run::exec::process_alive)
+        });
+        if !others_alive {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        left
+    }
+}
+
+fn shown_command(command: &[String]) -> String {
+    if command.is_empty() { "command line unknown".to_string() } else { command.join(" ") }
 }
 
 pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {

@@ -221,6 +221,42 @@ fn damaged_trace_files_give_a_clear_warning() {
     }
 }
 
+/// A process of a test that lost `RETEST_TRACE_DIR` (`env -i`, `env -u`, a
+/// harness that builds the environment from scratch) runs the program but
+/// records nothing. Without the runtime's report the test would look like one
+/// that ran no instrumented code, and no change could select it; with it the
+/// coverage is unknown and the warning says which process and why.
+#[test]
+fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
+    let d = project_with(
+        0,
+        &[],
+        &[
+            ("lost-cleared", "env -i ./faulty ok"),
+            ("lost-unset", "env -u RETEST_TRACE_DIR ./faulty fork"),
+            ("lost-kept", "./faulty ok"),
+        ],
+    );
+    let o = retest(d.path(), &["run", "-j2", "--filter", "lost-*"], 0);
+    let err = stderr(&o);
+    for (t, cmd) in [("lost-cleared", "./faulty ok"), ("lost-unset", "./faulty fork")] {
+        let (s, why) = state(d.path(), t);
+        assert_eq!(s, "unknown", "{t}: {err}");
+        assert!(why.contains("ran instrumented code without RETEST_TRACE_DIR") && why.contains(cmd), "{t}: {why}");
+        assert!(err.contains(&format!("coverage unknown for {t}: a process of the test (pid ")), "{err}");
+    }
+    assert_eq!(state(d.path(), "lost-kept").0, "ok");
+    assert!(stdout(&o).contains("2 with unknown coverage"), "{}", stdout(&o));
+    assert!(!err.contains("outside every test's process group"), "{err}");
+    // the report directory lives only as long as the run: the program run by
+    // hand afterwards leaves nothing behind
+    let reports = d.path().join(".retest").join("unrecorded");
+    assert!(!reports.exists());
+    let st = Command::new(d.path().join("faulty")).env_remove("RETEST_TRACE_DIR").status().unwrap();
+    assert!(st.success());
+    assert!(!reports.exists());
+}
+
 /// A small xorshift generator for the kill points, seeded from the clock unless
 /// `RETEST_FAULT_SEED` is set (the seed is in every failure message).
 struct Rng(u64);

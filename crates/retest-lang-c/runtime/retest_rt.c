@@ -33,6 +33,14 @@
  *                           static links, where they would clash with libc.a)
  *   RETEST_RT_NO_DLSYM      never use dlsym(RTLD_NEXT); always exec through
  *                           the raw system call (used by the tests)
+ *   RETEST_RT_UNRECORDED    a directory (string literal): an image that
+ *                           registers instrumented code without
+ *                           RETEST_TRACE_DIR in its environment creates
+ *                           <dir>/<pgid>-<pid>-<nonce> there, holding its
+ *                           command line, if the directory exists (it does
+ *                           while `retest run` runs), so a test whose process
+ *                           lost the variable (`env -i`) is not taken for one
+ *                           that ran no instrumented code
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -1130,11 +1138,61 @@ static int rt_set_dir(const char *dir)
     return s.overflow ? -1 : 0;
 }
 
+#ifdef RETEST_RT_UNRECORDED
+/* This image runs instrumented code but records nothing: says so in
+   RETEST_RT_UNRECORDED if that directory exists (one failed open otherwise). */
+static void rt_report_unrecorded(void)
+{
+    struct rt_str s;
+    int fd, attempt;
+    size_t off = 0;
+    for (attempt = 0; attempt < 16; attempt++) {
+        rt_str_init(&s, g_marker, sizeof g_marker);
+        rt_str_put(&s, RETEST_RT_UNRECORDED);
+        rt_str_put(&s, "/");
+        rt_str_dec(&s, (retest_u64) getpgrp());
+        rt_str_put(&s, "-");
+        rt_str_dec(&s, (retest_u64) getpid());
+        rt_str_put(&s, "-");
+        rt_str_hex16(&s, rt_nonce());
+        if (s.overflow) {
+            return;
+        }
+        fd = open(g_marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            break;
+        }
+        if (errno != EEXIST) {
+            return; /* no run is active (or the directory is unusable) */
+        }
+    }
+    if (fd < 0) {
+        return;
+    }
+    rt_read_cmdline();
+    while (off < g_cmdline_len) {
+        ssize_t w = write(fd, g_cmdline + off, g_cmdline_len - off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            break;
+        }
+        off += (size_t) w;
+    }
+    close(fd);
+    g_marker[0] = '\0';
+}
+#endif
+
 /* Returns 0 when the runtime becomes active. */
 static int rt_setup(void)
 {
     const char *dir = getenv("RETEST_TRACE_DIR");
     if (dir == NULL || dir[0] == '\0') {
+#ifdef RETEST_RT_UNRECORDED
+        rt_report_unrecorded();
+#endif
         return -1;
     }
     if (rt_set_dir(dir) != 0) {

@@ -398,12 +398,22 @@ fn run(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapEr
 }
 
 /// The runtime object for `compiler` and `target_flags`, compiled on first use
-/// into `cache_dir` (atomically, so parallel link steps share it).
-pub fn runtime_object(compiler: &str, target_flags: &[String], cache_dir: &Path) -> Result<PathBuf, WrapError> {
+/// into `cache_dir` (atomically, so parallel link steps share it). With
+/// `unrecorded`, an image that runs instrumented code without `RETEST_TRACE_DIR`
+/// says so in that directory while it exists (`RETEST_RT_UNRECORDED`, see
+/// docs/trace-format.md).
+pub fn runtime_object(
+    compiler: &str,
+    target_flags: &[String],
+    cache_dir: &Path,
+    unrecorded: Option<&Path>,
+) -> Result<PathBuf, WrapError> {
     let static_link = target_flags.iter().any(|f| f == "-static");
+    let unrecorded =
+        unrecorded.map(|d| format!("-DRETEST_RT_UNRECORDED={}", c_string_literal(d.as_os_str().as_encoded_bytes())));
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(compiler.as_bytes());
-    for f in target_flags {
+    for f in target_flags.iter().chain(&unrecorded) {
         h.update(f.as_bytes());
         h.update(b"\0");
     }
@@ -422,6 +432,7 @@ pub fn runtime_object(compiler: &str, target_flags: &[String], cache_dir: &Path)
     if static_link {
         a.push("-DRETEST_RT_NO_INTERPOSE".into());
     }
+    a.extend(unrecorded);
     a.push(src.to_string_lossy().into_owned());
     a.push("-o".into());
     a.push(tmp_obj.to_string_lossy().into_owned());
@@ -440,6 +451,24 @@ pub fn runtime_object(compiler: &str, target_flags: &[String], cache_dir: &Path)
     std::fs::rename(&tmp_obj, &obj).map_err(|source| WrapError::Io { path: obj.clone(), source })?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(obj)
+}
+
+/// `s` as a C string literal: quoted, ASCII, with `\\`, `"` and every byte
+/// outside printable ASCII escaped (octal), so any path survives.
+fn c_string_literal(s: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in s {
+        match b {
+            b'\\' | b'"' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn tempfile_dir(parent: &Path) -> Result<PathBuf, WrapError> {

@@ -194,6 +194,8 @@ pub struct TestOutcome {
     /// Processes of the test outlived its shell and had to be killed (or
     /// kept its output pipes open): their coverage is incomplete.
     pub lingering: bool,
+    /// The test's process group (its shell's pid; 0 if it never started).
+    pub group: u32,
 }
 
 /// Why [`run_tests`] could not run at all.
@@ -313,6 +315,7 @@ impl Worker<'_> {
             duration: start.elapsed(),
             trace_dir: trace_dir.clone(),
             lingering: false,
+            group: 0,
         };
         if let Err(e) = prepared {
             return Started::Failed(failed(format!("cannot create the trace directory {}: {e}", trace_dir.display())));
@@ -426,6 +429,7 @@ impl RunningTest {
                     duration: self.start.elapsed(),
                     trace_dir: self.trace_dir,
                     lingering: false,
+                    group: pgid as u32,
                 };
             }
         };
@@ -575,6 +579,7 @@ impl RunningTest {
             duration: ended_at.unwrap_or_else(Instant::now) - self.start,
             trace_dir: self.trace_dir,
             lingering,
+            group: pgid as u32,
         }
     }
 }

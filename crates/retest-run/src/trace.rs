@@ -536,20 +536,57 @@ pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
                     .and_then(|s| s.to_str())
                     .and_then(|s| s.split('-').next())
                     .and_then(|p| p.parse().ok());
-                let command = fs::read(&path)
-                    .map(|b| {
-                        b.split(|&c| c == 0)
-                            .filter(|a| !a.is_empty())
-                            .map(|a| String::from_utf8_lossy(a).into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let command = fs::read(&path).map(|b| command_line(&b)).unwrap_or_default();
                 out.live.push(LiveMarker { path, pid, command });
             }
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// Name of the directory in the store into which the runtime reports images
+/// that ran instrumented code without `RETEST_TRACE_DIR` (`RETEST_RT_UNRECORDED`
+/// in the runtime; docs/trace-format.md). It exists only while `retest run` runs.
+pub const UNRECORDED_DIR: &str = "unrecorded";
+
+/// A report of one process image that ran instrumented code but recorded
+/// nothing, because its environment lacked `RETEST_TRACE_DIR` (`env -i`, a
+/// harness that builds the environment from scratch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub path: PathBuf,
+    /// Process group of the image, from the file name (`<pgid>-<pid>-<nonce>`).
+    pub group: u32,
+    /// Process id of the image.
+    pub pid: u32,
+    /// Its command line (may be cut short; empty if unavailable).
+    pub command: Vec<String>,
+}
+
+/// Every report in `dir` (an [`UNRECORDED_DIR`]), sorted by path; files whose
+/// names do not parse are left out. A missing directory has none.
+pub fn read_unrecorded(dir: &Path) -> Vec<Unrecorded> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<Unrecorded> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name();
+            let mut parts = name.to_str()?.split('-');
+            let group = parts.next()?.parse().ok()?;
+            let pid = parts.next()?.parse().ok()?;
+            let path = e.path();
+            let command = fs::read(&path).map(|b| command_line(&b)).unwrap_or_default();
+            Some(Unrecorded { path, group, pid, command })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// The NUL-separated arguments the runtime stores (as in /proc/self/cmdline).
+fn command_line(bytes: &[u8]) -> Vec<String> {
+    bytes.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
 }
 
 /// Hit cells of one cell array, unioned over traces.

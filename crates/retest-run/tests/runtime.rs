@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -66,6 +66,9 @@ struct Programs {
     prog_export: PathBuf,
     /// Same as `prog` with the runtime built with `RETEST_RT_NO_DLSYM`.
     prog_nodlsym: PathBuf,
+    /// Same as `prog` with the runtime built with `RETEST_RT_UNRECORDED` = `unrecorded`.
+    prog_unrecorded: PathBuf,
+    unrecorded: PathBuf,
     prog2: PathBuf,
     plugin: PathBuf,
 }
@@ -87,6 +90,8 @@ fn programs() -> &'static Programs {
         compile(&cc, &[&warn[..], &["-c", rt, "-o", &o("rt.o")]].concat());
         compile(&cc, &[&warn[..], &["-fPIC", "-c", rt, "-o", &o("rt_pic.o")]].concat());
         compile(&cc, &[&warn[..], &["-DRETEST_RT_NO_DLSYM", "-c", rt, "-o", &o("rt_nodlsym.o")]].concat());
+        let unrecorded = format!("-DRETEST_RT_UNRECORDED=\"{}\"", o("unrecorded"));
+        compile(&cc, &[&warn[..], &[&unrecorded, "-c", rt, "-o", &o("rt_unrecorded.o")]].concat());
         for tu in ["main_tu", "util_tu"] {
             compile(&cc, &["-O1", "-Wall", "-c", &s(&format!("{tu}.c")), "-o", &o(&format!("{tu}.o"))]);
         }
@@ -99,12 +104,15 @@ fn programs() -> &'static Programs {
         link("rt.o", "prog", &[]);
         link("rt.o", "prog_export", &["-Wl,--export-dynamic-symbol=__retest_*"]);
         link("rt_nodlsym.o", "prog_nodlsym", &[]);
+        link("rt_unrecorded.o", "prog_unrecorded", &[]);
         compile(&cc, &["-O1", &s("prog2.c"), &o("rt.o"), "-o", &o("prog2")]);
         compile(&cc, &["-O1", "-shared", "-fPIC", &s("plugin.c"), &o("rt_pic.o"), "-o", &o("plugin.so")]);
         Programs {
             prog: dir.join("prog"),
             prog_export: dir.join("prog_export"),
             prog_nodlsym: dir.join("prog_nodlsym"),
+            prog_unrecorded: dir.join("prog_unrecorded"),
+            unrecorded: dir.join("unrecorded"),
             prog2: dir.join("prog2"),
             plugin: dir.join("plugin.so"),
             dir,
@@ -473,6 +481,43 @@ fn inert_without_trace_dir() {
     }
 }
 
+/// Built with `RETEST_RT_UNRECORDED`, an image without `RETEST_TRACE_DIR`
+/// reports itself — process group, pid, command line — while that directory
+/// exists, and nothing else changes: it stays inert, and its forked child
+/// (same image, same group) adds no second report.
+#[test]
+fn an_image_without_trace_dir_reports_itself_while_the_directory_exists() {
+    let p = programs();
+    let unset = |cmd: &mut Command| {
+        cmd.env_remove("RETEST_TRACE_DIR").process_group(0);
+    };
+    // no directory: no report, no file anywhere
+    let r = run_with(&p.prog_unrecorded, &["fork"], unset);
+    assert_eq!(r.status.code(), Some(0));
+    assert!(!p.unrecorded.exists());
+    assert_eq!(std::fs::read_dir(r.dir.path()).unwrap().count(), 0);
+
+    std::fs::create_dir(&p.unrecorded).unwrap();
+    let r = run_with(&p.prog_unrecorded, &["fork"], unset);
+    assert_eq!(r.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(r.dir.path()).unwrap().count(), 0, "no trace, no marker");
+    let reports = trace::read_unrecorded(&p.unrecorded);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let pid = r.pid as u32;
+    assert_eq!((reports[0].group, reports[0].pid), (pid, pid));
+    assert_eq!(reports[0].command, vec![p.prog_unrecorded.display().to_string(), "fork".to_string()]);
+    let name = reports[0].path.file_name().unwrap().to_str().unwrap().to_string();
+    let nonce = name.rsplit('-').next().unwrap();
+    assert!(nonce.len() == 16 && nonce.chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+
+    // with the variable the image records as usual and reports nothing
+    let r = run(&p.prog_unrecorded, &["return"]);
+    assert_eq!(r.status.code(), Some(0));
+    assert_eq!(clean_traces(r.dir.path()).len(), 1);
+    assert_eq!(trace::read_unrecorded(&p.unrecorded).len(), 1);
+    std::fs::remove_dir_all(&p.unrecorded).unwrap();
+}
+
 #[test]
 fn relative_trace_dir_is_resolved_at_start() {
     let cwd = tempfile::tempdir().unwrap();
@@ -558,6 +603,7 @@ fn runtime_compiles_cleanly() {
         &["-std=c89", "-pedantic", "-O2", "-fPIC"],
         &["-std=c99", "-pedantic", "-O2", "-DRETEST_RT_NO_DLSYM"],
         &["-std=c89", "-pedantic", "-DRETEST_RT_NO_INTERPOSE"],
+        &["-std=c89", "-pedantic", "-DRETEST_RT_UNRECORDED=\"/tmp/unrecorded\""],
     ] {
         compile(&cc, &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
     }
@@ -567,6 +613,8 @@ fn runtime_compiles_cleanly() {
     if have(&cxx) {
         for std in ["-std=c++98", "-std=c++11", "-std=c++17"] {
             compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-fPIC", "-c", rt, "-o", out]].concat());
+            let unrecorded = ["-DRETEST_RT_UNRECORDED=\"/tmp/unrecorded\""];
+            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", rt, "-o", out], &unrecorded].concat());
             compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", header_c, "-o", out]].concat());
         }
         // Compiled as C++, the entry points must keep their C names: link
