@@ -462,7 +462,8 @@ pub struct LiveMarker {
     /// Process id, from the file name (`<pid>-<nonce>.live`).
     pub pid: Option<u64>,
     /// The command line the runtime stored in the marker (may be cut short
-    /// at 1 KiB; empty if unavailable).
+    /// at 1 KiB; empty if unavailable, or if the image died while writing its
+    /// final trace over the marker).
     pub command: Vec<String>,
 }
 
@@ -536,7 +537,12 @@ pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
                     .and_then(|s| s.to_str())
                     .and_then(|s| s.split('-').next())
                     .and_then(|p| p.parse().ok());
-                let command = fs::read(&path).map(|b| command_line(&b)).unwrap_or_default();
+                // a marker the image began to write its final trace over holds no command line
+                let command = fs::read(&path)
+                    .ok()
+                    .filter(|b| b.is_empty() || !MAGIC.starts_with(&b[..b.len().min(MAGIC.len())]))
+                    .map(|b| command_line(&b))
+                    .unwrap_or_default();
                 out.live.push(LiveMarker { path, pid, command });
             }
             _ => {}
@@ -1017,6 +1023,7 @@ mod tests {
         fs::write(p.join("4242-00ff-1.rtt"), &good[..good.len() - 1]).unwrap();
         fs::write(p.join(".4242-00ff-2.rtt.tmp"), b"partial").unwrap();
         fs::write(p.join("77-abcd.live"), b"./prog\0--flag\0").unwrap();
+        fs::write(p.join("78-abcd.live"), &good[..good.len() / 2]).unwrap();
         fs::write(p.join("notes.txt"), b"ignored").unwrap();
         fs::create_dir(p.join("sub.rtt")).unwrap();
 
@@ -1029,11 +1036,15 @@ mod tests {
         assert!(matches!(td.errors[0].error, TraceError::Truncated { .. }));
         assert_eq!(
             td.live,
-            vec![LiveMarker {
-                path: p.join("77-abcd.live"),
-                pid: Some(77),
-                command: vec!["./prog".into(), "--flag".into()],
-            }]
+            vec![
+                LiveMarker {
+                    path: p.join("77-abcd.live"),
+                    pid: Some(77),
+                    command: vec!["./prog".into(), "--flag".into()],
+                },
+                // died while writing its final trace over the marker
+                LiveMarker { path: p.join("78-abcd.live"), pid: Some(78), command: vec![] },
+            ]
         );
         assert!(!td.is_complete());
         assert_eq!(td.coverage().unwrap(), merge([&sample()]).unwrap());

@@ -245,6 +245,19 @@ fn normal_return_from_main() {
     assert_eq!(ids(&t), early_ids());
 }
 
+/// The final trace is written over the live marker, which holds the command
+/// line: a trace shorter than a long command line must not keep its tail.
+#[test]
+fn a_trace_shorter_than_the_command_line_in_the_marker_is_cut_to_size() {
+    let long = "x".repeat(4000);
+    let r = run(&programs().prog, &["return", &long]);
+    assert_eq!(r.status.code(), Some(0));
+    let t = single(&r, TraceFlags::EXIT);
+    assert_eq!(cells(&t), prog_cells(&[0, 1], &[2], &[0, 1], &[]));
+    let f = std::fs::read_dir(r.dir.path()).unwrap().next().unwrap().unwrap().path();
+    assert!(std::fs::metadata(&f).unwrap().len() < 1024, "{} bytes: the command line's tail is left", f.display());
+}
+
 #[test]
 fn exit_keeps_its_status() {
     let r = run(&programs().prog, &["exit"]);
