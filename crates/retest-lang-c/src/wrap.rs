@@ -453,7 +453,8 @@ pub fn runtime_object(
     Ok(obj)
 }
 
-/// `s` as a C string literal: quoted, ASCII, with `\\`, `"` and every byte
+/// `s` as a C string literal: quoted, ASCII, with `\\`, `"`, `?` (no trigraph
+/// can form, whatever the compiler does with `-D` values) and every byte
 /// outside printable ASCII escaped (octal), so any path survives.
 fn c_string_literal(s: &[u8]) -> String {
     let mut out = String::from("\"");
@@ -463,6 +464,7 @@ fn c_string_literal(s: &[u8]) -> String {
                 out.push('\\');
                 out.push(b as char);
             }
+            b'?' => out.push_str("\\077"),
             0x20..=0x7e => out.push(b as char),
             _ => out.push_str(&format!("\\{b:03o}")),
         }
@@ -485,6 +487,27 @@ fn tempfile_dir(parent: &Path) -> Result<PathBuf, WrapError> {
 mod tests {
     use super::*;
     use crate::instrument::full_plan;
+
+    /// Any path reaches the runtime intact through `-D`: quotes, backslashes,
+    /// trigraph look-alikes, newlines and non-ASCII bytes (compiled as C89,
+    /// where trigraphs are on, and printed back byte for byte).
+    #[test]
+    fn paths_become_c_string_literals_that_compile_to_the_same_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let path: &[u8] = b"/tmp/a \"b\" c\\d ??/ e??=\n\t\xc3\xa9\x7f0/unrecorded";
+        std::fs::write(d.path().join("p.c"), "#include <stdio.h>\nint main(void) { fputs(LIT, stdout); return 0; }\n")
+            .unwrap();
+        let def = format!("-DLIT={}", c_string_literal(path));
+        assert!(def.is_ascii());
+        let st = Command::new("cc")
+            .args(["-std=c89", "-pedantic", "-Werror", &def, "p.c", "-o", "p"])
+            .current_dir(d.path())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = Command::new(d.path().join("p")).output().unwrap();
+        assert_eq!(out.stdout, path);
+    }
 
     #[test]
     fn outputs_are_the_objects_and_programs_the_command_writes() {
