@@ -265,11 +265,13 @@ pub fn execute(
         // the channel closes when the runner returns and drops its sender
         for o in rx.iter() {
             let id = ids[o.index];
+            // taken whatever the status, so the test's own reports are consumed
+            let lost = unrecorded.take(o.group, o.started_at);
             let coverage = match &o.status {
                 Status::TimedOut => Err("the test timed out".to_string()),
                 Status::Stopped => Err("the run was interrupted".to_string()),
                 Status::SpawnFailed { message } => Err(format!("the test could not start: {message}")),
-                _ => match unrecorded.take(o.group) {
+                _ => match lost {
                     Some(why) => Err(why),
                     None => builds.coverage(store, &o.trace_dir, o.lingering),
                 },
@@ -291,7 +293,7 @@ pub fn execute(
     let _ = std::fs::remove_dir_all(&trace_root);
     for u in unrecorded.finish() {
         eprintln!(
-            "retest: warning: pid {} ({}) ran instrumented code without RETEST_TRACE_DIR during the run, outside every test's process group; its coverage is not recorded",
+            "retest: warning: pid {} ({}) ran instrumented code without RETEST_TRACE_DIR during the run, outside every test's process group and while no test ran; its coverage is not recorded",
             u.pid,
             shown_command(&u.command)
         );
@@ -319,12 +321,16 @@ pub fn execute(
 /// image that registers instrumented code without the variable reports itself
 /// there (docs/trace-format.md, `RETEST_RT_UNRECORDED`), named by its process
 /// group. Such a test would otherwise look like one that ran no instrumented
-/// code and never be selected; instead its coverage is unknown. Each run marks
-/// itself with `.run-<pid>`; the last one to finish removes the directory, so
+/// code and never be selected; instead its coverage is unknown. A report from
+/// outside the test's group (a process that called `setsid`) made while the
+/// test ran makes it unknown too: it may be the test's. Each run marks itself
+/// with `.run-<pid>`; the last one to finish removes the directory, so
 /// programs run outside `retest run` pay one failed `open` and leave nothing.
 struct UnrecordedWatch {
     dir: PathBuf,
     me: PathBuf,
+    /// Reports from outside a test's group already charged to some test.
+    charged: std::cell::RefCell<std::collections::HashSet<PathBuf>>,
 }
 
 impl UnrecordedWatch {
@@ -333,33 +339,51 @@ impl UnrecordedWatch {
         let me = dir.join(format!(".run-{}", std::process::id()));
         // without the directory nothing is reported: the run is as before
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
-        UnrecordedWatch { dir, me }
+        UnrecordedWatch { dir, me, charged: Default::default() }
     }
 
-    /// Why the coverage of the test whose process group is `group` is unknown,
-    /// if a process of it reported; its reports are consumed.
-    fn take(&self, group: u32) -> Option<String> {
+    /// Why the coverage of the test that ran in process group `group` from
+    /// `started` until now is unknown, if a process of it, or one outside its
+    /// group while it ran, reported. Reports of its own group are consumed.
+    fn take(&self, group: u32, started: std::time::SystemTime) -> Option<String> {
         if group == 0 {
             return None;
         }
-        let mine: Vec<_> =
-            retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| u.group == group).collect();
+        let reports = retest_run::trace::read_unrecorded(&self.dir);
+        if reports.is_empty() {
+            return None;
+        }
+        let (mine, others): (Vec<_>, Vec<_>) = reports.into_iter().partition(|u| u.group == group);
         for u in &mine {
             let _ = std::fs::remove_file(&u.path);
         }
-        let u = mine.first()?;
+        if let Some(u) = mine.first() {
+            return Some(format!(
+                "a process of the test (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR in its environment (cleared by `env -i` or by the test harness?), so its coverage was not recorded — let the variable through",
+                u.pid,
+                shown_command(&u.command)
+            ));
+        }
+        // file times lag the clock by up to a scheduler tick: allow a little
+        let since = started.checked_sub(Duration::from_millis(50)).unwrap_or(started);
+        let during = others
+            .iter()
+            .find(|u| std::fs::metadata(&u.path).and_then(|m| m.modified()).map(|t| t >= since).unwrap_or(true))?;
+        self.charged.borrow_mut().insert(during.path.clone());
         Some(format!(
-            "a process of the test (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR in its environment (cleared by `env -i` or by the test harness?), so its coverage was not recorded — let the variable through",
-            u.pid,
-            shown_command(&u.command)
+            "a process outside the test's process group (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR while the test ran; it may be the test's (one that called setsid), and its coverage was not recorded",
+            during.pid,
+            shown_command(&during.command)
         ))
     }
 
-    /// Ends this run's watch: the reports no test claimed (processes that left
-    /// their test's process group, or programs run beside the run). The
-    /// directory goes when no other run on this store is alive.
+    /// Ends this run's watch: the reports no test was charged with (programs
+    /// run beside the run). The directory goes when no other run on this store
+    /// is alive.
     fn finish(self) -> Vec<retest_run::trace::Unrecorded> {
-        let left = retest_run::trace::read_unrecorded(&self.dir);
+        let charged = self.charged.into_inner();
+        let left: Vec<_> =
+            retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| !charged.contains(&u.path)).collect();
         let _ = std::fs::remove_file(&self.me);
         let others_alive = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().any(|e| {
             let name = e.file_name();

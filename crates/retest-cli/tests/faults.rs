@@ -235,9 +235,12 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
             ("lost-cleared", "env -i ./faulty ok"),
             ("lost-unset", "env -u RETEST_TRACE_DIR ./faulty fork"),
             ("lost-kept", "./faulty ok"),
+            ("lost-setsid", "setsid env -i ./faulty ok"),
         ],
     );
-    let o = retest(d.path(), &["run", "-j2", "--filter", "lost-*"], 0);
+    // one at a time: a report from outside every group is charged to each test
+    // that ran at the time
+    let o = retest(d.path(), &["run", "-j1", "--filter", "lost-*"], 0);
     let err = stderr(&o);
     for (t, cmd) in [("lost-cleared", "./faulty ok"), ("lost-unset", "./faulty fork")] {
         let (s, why) = state(d.path(), t);
@@ -246,7 +249,11 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
         assert!(err.contains(&format!("coverage unknown for {t}: a process of the test (pid ")), "{err}");
     }
     assert_eq!(state(d.path(), "lost-kept").0, "ok");
-    assert!(stdout(&o).contains("2 with unknown coverage"), "{}", stdout(&o));
+    // the process left the test's group (setsid): charged to the test that ran
+    let (s, why) = state(d.path(), "lost-setsid");
+    assert_eq!(s, "unknown", "{err}");
+    assert!(why.contains("a process outside the test's process group") && why.contains("./faulty ok"), "{why}");
+    assert!(stdout(&o).contains("3 with unknown coverage"), "{}", stdout(&o));
     assert!(!err.contains("outside every test's process group"), "{err}");
     // the report directory lives only as long as the run: the program run by
     // hand afterwards leaves nothing behind

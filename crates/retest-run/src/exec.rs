@@ -70,7 +70,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use xxhash_rust::xxh3::Xxh3;
 
@@ -196,6 +196,8 @@ pub struct TestOutcome {
     pub lingering: bool,
     /// The test's process group (its shell's pid; 0 if it never started).
     pub group: u32,
+    /// Wall-clock time just before the spawn (to compare with file times).
+    pub started_at: SystemTime,
 }
 
 /// Why [`run_tests`] could not run at all.
@@ -306,6 +308,7 @@ impl Worker<'_> {
         let prepared = fresh_dir(&trace_dir);
         (self.on_start)(index);
         let start = Instant::now();
+        let started_at = SystemTime::now();
         let failed = |message: String| TestOutcome {
             index,
             status: Status::SpawnFailed { message },
@@ -316,6 +319,7 @@ impl Worker<'_> {
             trace_dir: trace_dir.clone(),
             lingering: false,
             group: 0,
+            started_at,
         };
         if let Err(e) = prepared {
             return Started::Failed(failed(format!("cannot create the trace directory {}: {e}", trace_dir.display())));
@@ -344,6 +348,7 @@ impl Worker<'_> {
                 expect_failure: spec.expect_failure,
                 timeout: spec.timeout.or(self.opts.default_timeout),
                 start,
+                started_at,
                 trace_dir,
                 child,
             }),
@@ -373,6 +378,7 @@ struct RunningTest {
     expect_failure: bool,
     timeout: Option<Duration>,
     start: Instant,
+    started_at: SystemTime,
     trace_dir: PathBuf,
     child: Child,
 }
@@ -430,6 +436,7 @@ impl RunningTest {
                     trace_dir: self.trace_dir,
                     lingering: false,
                     group: pgid as u32,
+                    started_at: self.started_at,
                 };
             }
         };
@@ -580,6 +587,7 @@ impl RunningTest {
             trace_dir: self.trace_dir,
             lingering,
             group: pgid as u32,
+            started_at: self.started_at,
         }
     }
 }
