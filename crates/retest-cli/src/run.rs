@@ -293,7 +293,7 @@ pub fn execute(
     let _ = std::fs::remove_dir_all(&trace_root);
     for u in unrecorded.finish() {
         eprintln!(
-            "retest: warning: pid {} ({}) ran instrumented code without RETEST_TRACE_DIR during the run, outside every test's process group and while no test ran; its coverage is not recorded",
+            "retest: warning: pid {} ({}) ran instrumented code without a usable RETEST_TRACE_DIR during the run, outside every test's process group and while no test ran; its coverage is not recorded",
             u.pid,
             shown_command(&u.command)
         );
@@ -359,7 +359,7 @@ impl UnrecordedWatch {
         }
         if let Some(u) = mine.first() {
             return Some(format!(
-                "a process of the test (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR in its environment (cleared by `env -i` or by the test harness?), so its coverage was not recorded — let the variable through",
+                "a process of the test (pid {}: {}) ran instrumented code without a usable RETEST_TRACE_DIR (removed from its environment by `env -i` or the test harness, or changed to a directory it cannot write), so its coverage was not recorded — let the variable through",
                 u.pid,
                 shown_command(&u.command)
             ));
@@ -371,7 +371,7 @@ impl UnrecordedWatch {
             .find(|u| std::fs::metadata(&u.path).and_then(|m| m.modified()).map(|t| t >= since).unwrap_or(true))?;
         self.charged.borrow_mut().insert(during.path.clone());
         Some(format!(
-            "a process outside the test's process group (pid {}: {}) ran instrumented code without RETEST_TRACE_DIR while the test ran; it may be the test's (one that called setsid), and its coverage was not recorded",
+            "a process outside the test's process group (pid {}: {}) ran instrumented code without a usable RETEST_TRACE_DIR while the test ran; it may be the test's (one that called setsid), and its coverage was not recorded",
             during.pid,
             shown_command(&during.command)
         ))

@@ -236,6 +236,7 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
             ("lost-unset", "env -u RETEST_TRACE_DIR ./faulty fork"),
             ("lost-kept", "./faulty ok"),
             ("lost-setsid", "setsid env -i ./faulty ok"),
+            ("lost-unwritable", "RETEST_TRACE_DIR=/nonexistent/traces ./faulty ok"),
         ],
     );
     // one at a time: a report from outside every group is charged to each test
@@ -245,7 +246,10 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
     for (t, cmd) in [("lost-cleared", "./faulty ok"), ("lost-unset", "./faulty fork")] {
         let (s, why) = state(d.path(), t);
         assert_eq!(s, "unknown", "{t}: {err}");
-        assert!(why.contains("ran instrumented code without RETEST_TRACE_DIR") && why.contains(cmd), "{t}: {why}");
+        assert!(
+            why.contains("ran instrumented code without a usable RETEST_TRACE_DIR") && why.contains(cmd),
+            "{t}: {why}"
+        );
         assert!(err.contains(&format!("coverage unknown for {t}: a process of the test (pid ")), "{err}");
     }
     assert_eq!(state(d.path(), "lost-kept").0, "ok");
@@ -253,7 +257,11 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
     let (s, why) = state(d.path(), "lost-setsid");
     assert_eq!(s, "unknown", "{err}");
     assert!(why.contains("a process outside the test's process group") && why.contains("./faulty ok"), "{why}");
-    assert!(stdout(&o).contains("3 with unknown coverage"), "{}", stdout(&o));
+    // a directory the process cannot write: the runtime says so on stderr and reports
+    let (s, why) = state(d.path(), "lost-unwritable");
+    assert_eq!(s, "unknown", "{err}");
+    assert!(why.contains("a process of the test (pid ") && why.contains("./faulty ok"), "{why}");
+    assert!(stdout(&o).contains("4 with unknown coverage"), "{}", stdout(&o));
     assert!(!err.contains("outside every test's process group"), "{err}");
     // the report directory lives only as long as the run: the program run by
     // hand afterwards leaves nothing behind

@@ -34,7 +34,7 @@
  *   RETEST_RT_NO_DLSYM      never use dlsym(RTLD_NEXT); always exec through
  *                           the raw system call (used by the tests)
  *   RETEST_RT_UNRECORDED    a directory (string literal): an image that
- *                           registers instrumented code without
+ *                           registers instrumented code without a usable
  *                           RETEST_TRACE_DIR in its environment creates
  *                           <dir>/<pgid>-<pid>-<nonce> there, holding its
  *                           command line, if the directory exists (it does
@@ -801,11 +801,12 @@ static int rt_build_names(unsigned int seq)
 }
 
 /* Writes one complete trace file.  Caller holds the writer lock.  A final
-   trace is written over the live marker, which is then renamed to the trace's
-   name: one file per image instead of two, so no second inode is allocated
-   and no unlink follows (file creation dominates the cost of a short
-   process; 34 against 50 us per image measured on ext4).  Interrupted before the rename, the marker stays (coverage
-   unknown), whatever part of the trace it holds. */
+   trace is written over the live marker, which is then renamed to the
+   trace's name: one file per image instead of two, so no second inode is
+   allocated and no unlink follows (file creation dominates the cost of a
+   short process; 34 against 50 us per image measured on ext4).  Interrupted
+   before the rename, the marker stays (coverage unknown), whatever part of
+   the trace it holds. */
 static int rt_write_trace(unsigned int flags, int final)
 {
     static const unsigned char magic[8] = { 'R', 'E', 'T', 'E', 'S', 'T', 'T', 'R' };
@@ -1207,18 +1208,25 @@ static void rt_report_unrecorded(void)
 }
 #endif
 
+/* The image stays inert although it runs instrumented code. */
+static void rt_unrecorded(void)
+{
+#ifdef RETEST_RT_UNRECORDED
+    rt_report_unrecorded();
+#endif
+}
+
 /* Returns 0 when the runtime becomes active. */
 static int rt_setup(void)
 {
     const char *dir = getenv("RETEST_TRACE_DIR");
     if (dir == NULL || dir[0] == '\0') {
-#ifdef RETEST_RT_UNRECORDED
-        rt_report_unrecorded();
-#endif
+        rt_unrecorded();
         return -1;
     }
     if (rt_set_dir(dir) != 0) {
         rt_diag("RETEST_TRACE_DIR is unusable (too long?): ", dir);
+        rt_unrecorded();
         return -1;
     }
     rt_crc_init();
@@ -1226,6 +1234,7 @@ static int rt_setup(void)
     g_pid = getpid();
     if (rt_new_marker() != 0) {
         rt_diag("cannot create a live marker; coverage is not recorded. Directory: ", g_dir);
+        rt_unrecorded();
         return -1;
     }
     rt_install_signals();
