@@ -267,6 +267,8 @@ pub fn execute(
             let id = ids[o.index];
             // taken whatever the status, so the test's own reports are consumed
             let lost = unrecorded.take(o.group, o.started_at);
+            let gone = unrecorded.missing_trace(o.group, &o.trace_dir);
+            let lost = lost.or(gone);
             let coverage = match &o.status {
                 Status::TimedOut => Err("the test timed out".to_string()),
                 Status::Stopped => Err("the run was interrupted".to_string()),
@@ -331,6 +333,9 @@ struct UnrecordedWatch {
     me: PathBuf,
     /// Reports from outside a test's group already charged to some test.
     charged: std::cell::RefCell<std::collections::HashSet<PathBuf>>,
+    /// How far `.images` has been read, and the images read but not yet
+    /// checked, by process group.
+    images: std::cell::RefCell<(u64, std::collections::HashMap<u32, Vec<String>>)>,
 }
 
 impl UnrecordedWatch {
@@ -339,7 +344,7 @@ impl UnrecordedWatch {
         let me = dir.join(format!(".run-{}", std::process::id()));
         // without the directory nothing is reported: the run is as before
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
-        UnrecordedWatch { dir, me, charged: Default::default() }
+        UnrecordedWatch { dir, me, charged: Default::default(), images: Default::default() }
     }
 
     /// Why the coverage of the test that ran in process group `group` from
@@ -374,6 +379,46 @@ impl UnrecordedWatch {
             "a process outside the test's process group (pid {}: {}) ran instrumented code without a usable RETEST_TRACE_DIR while the test ran; it may be the test's (one that called setsid), and its coverage was not recorded",
             during.pid,
             shown_command(&during.command)
+        ))
+    }
+
+    /// Why the coverage of the test that ran in process group `group` is
+    /// unknown, if an image of it that the runtime logged in `.images` left
+    /// neither a trace nor a live marker in `trace_dir` (the test removed them).
+    fn missing_trace(&self, group: u32, trace_dir: &Path) -> Option<String> {
+        let mut images = self.images.borrow_mut();
+        let (offset, pending) = &mut *images;
+        if let Ok(mut f) = std::fs::File::open(self.dir.join(retest_run::trace::IMAGES_LOG)) {
+            use std::io::{Read, Seek};
+            let mut buf = Vec::new();
+            if f.seek(std::io::SeekFrom::Start(*offset)).is_ok() && f.read_to_end(&mut buf).is_ok() {
+                // complete lines only: a line being written is read next time
+                let end = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                *offset += end as u64;
+                for line in String::from_utf8_lossy(&buf[..end]).lines() {
+                    if let Some((g, stem)) = line.split_once(' ')
+                        && let Ok(g) = g.parse::<u32>()
+                    {
+                        pending.entry(g).or_default().push(stem.to_string());
+                    }
+                }
+            }
+        }
+        let stems = pending.remove(&group)?;
+        let names: Vec<String> = std::fs::read_dir(trace_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        let gone = stems.iter().find(|stem| {
+            let live = format!("{stem}.live");
+            let trace = format!("{stem}-");
+            !names.iter().any(|n| *n == live || (n.starts_with(&trace) && n.ends_with(".rtt")))
+        })?;
+        Some(format!(
+            "the trace of a process of the test (pid {}) is missing from its trace directory — did the test delete files in $RETEST_TRACE_DIR?",
+            gone.split('-').next().unwrap_or(gone)
         ))
     }
 

@@ -225,7 +225,8 @@ fn damaged_trace_files_give_a_clear_warning() {
 /// harness that builds the environment from scratch) runs the program but
 /// records nothing. Without the runtime's report the test would look like one
 /// that ran no instrumented code, and no change could select it; with it the
-/// coverage is unknown and the warning says which process and why.
+/// coverage is unknown and the warning says which process and why. The same
+/// for a test that deletes the traces its processes wrote.
 #[test]
 fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
     let d = project_with(
@@ -235,12 +236,19 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
             ("lost-cleared", "env -i ./faulty ok"),
             ("lost-unset", "env -u RETEST_TRACE_DIR ./faulty fork"),
             ("lost-kept", "./faulty ok"),
-            ("lost-setsid", "setsid env -i ./faulty ok"),
             ("lost-unwritable", "RETEST_TRACE_DIR=/nonexistent/traces ./faulty ok"),
+            ("lost-deleted", "./faulty fork && rm -f \"$RETEST_TRACE_DIR\"/*.rtt"),
+            (
+                "lost-one-deleted",
+                "./faulty ok && ./faulty ok && rm -f \"$(ls \"$RETEST_TRACE_DIR\"/*.rtt | head -n 1)\"",
+            ),
+            // last: a report from outside every group is charged to the tests
+            // running at the time (or starting within 50 ms after it)
+            ("lost-setsid", "setsid env -i ./faulty ok"),
         ],
     );
-    // one at a time: a report from outside every group is charged to each test
-    // that ran at the time
+    // one at a time, so only the test that ran is charged with the report from
+    // outside its group
     let o = retest(d.path(), &["run", "-j1", "--filter", "lost-*"], 0);
     let err = stderr(&o);
     for (t, cmd) in [("lost-cleared", "./faulty ok"), ("lost-unset", "./faulty fork")] {
@@ -261,7 +269,13 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
     let (s, why) = state(d.path(), "lost-unwritable");
     assert_eq!(s, "unknown", "{err}");
     assert!(why.contains("a process of the test (pid ") && why.contains("./faulty ok"), "{why}");
-    assert!(stdout(&o).contains("4 with unknown coverage"), "{}", stdout(&o));
+    // traces the test itself deleted, all or one of two
+    for t in ["lost-deleted", "lost-one-deleted"] {
+        let (s, why) = state(d.path(), t);
+        assert_eq!(s, "unknown", "{t}: {err}");
+        assert!(why.contains("is missing from its trace directory"), "{t}: {why}");
+    }
+    assert!(stdout(&o).contains("6 with unknown coverage"), "{}", stdout(&o));
     assert!(!err.contains("outside every test's process group"), "{err}");
     // the report directory lives only as long as the run: the program run by
     // hand afterwards leaves nothing behind

@@ -40,7 +40,10 @@
  *                           command line, if the directory exists (it does
  *                           while `retest run` runs), so a test whose process
  *                           lost the variable (`env -i`) is not taken for one
- *                           that ran no instrumented code
+ *                           that ran no instrumented code; and every image
+ *                           that creates a live marker logs it in
+ *                           <dir>/.images, so a trace the test deleted is
+ *                           not taken for one never written
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -980,6 +983,34 @@ static int rt_open_marker(int flags)
     return -1;
 }
 
+/* Under `retest run`, appends "<pgid> <stem>\n" to RETEST_RT_UNRECORDED/.images,
+   so that the runner can tell a trace the test deleted from one that was never
+   written (docs/trace-format.md).  One O_APPEND write of a short line: atomic
+   among the processes of a run.  No-op when the directory does not exist. */
+static void rt_log_image(void)
+{
+#ifdef RETEST_RT_UNRECORDED
+    char line[64];
+    struct rt_str s;
+    int fd = open(RETEST_RT_UNRECORDED "/.images", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return;
+    }
+    rt_str_init(&s, line, sizeof line);
+    rt_str_dec(&s, (retest_u64) getpgrp());
+    rt_str_put(&s, " ");
+    rt_str_put(&s, g_stem);
+    rt_str_put(&s, "\n");
+    if (!s.overflow) {
+        ssize_t w;
+        do {
+            w = write(fd, line, s.len);
+        } while (w < 0 && errno == EINTR);
+    }
+    close(fd);
+#endif
+}
+
 /* Picks a fresh nonce for this image and creates its marker. */
 static int rt_new_marker(void)
 {
@@ -1000,6 +1031,7 @@ static int rt_new_marker(void)
         }
         if (rt_open_marker(O_EXCL) == 0) {
             g_seq = 0;
+            rt_log_image();
             return 0;
         }
         if (errno != EEXIST) {

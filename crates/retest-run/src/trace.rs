@@ -556,6 +556,11 @@ pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
 /// in the runtime; docs/trace-format.md). It exists only while `retest run` runs.
 pub const UNRECORDED_DIR: &str = "unrecorded";
 
+/// Log in [`UNRECORDED_DIR`] to which the runtime appends `<pgid> <pid>-<nonce>`
+/// for every image that creates a live marker, so that a trace the test
+/// removed is not taken for one never written.
+pub const IMAGES_LOG: &str = ".images";
+
 /// A report of one process image that ran instrumented code but recorded
 /// nothing, because its environment lacked `RETEST_TRACE_DIR` (`env -i`, a
 /// harness that builds the environment from scratch).

@@ -523,11 +523,18 @@ fn an_image_without_trace_dir_reports_itself_while_the_directory_exists() {
     let nonce = name.rsplit('-').next().unwrap();
     assert!(nonce.len() == 16 && nonce.chars().all(|c| c.is_ascii_hexdigit()), "{name}");
 
-    // with the variable the image records as usual and reports nothing
-    let r = run(&p.prog_unrecorded, &["return"]);
+    // with the variable the image records as usual and reports nothing, but
+    // logs itself (process group, stem of its marker and trace) in .images
+    let r = run_with(&p.prog_unrecorded, &["return"], |cmd| {
+        cmd.process_group(0);
+    });
     assert_eq!(r.status.code(), Some(0));
     assert_eq!(clean_traces(r.dir.path()).len(), 1);
     assert_eq!(trace::read_unrecorded(&p.unrecorded).len(), 1);
+    let trace_name = std::fs::read_dir(r.dir.path()).unwrap().next().unwrap().unwrap().file_name();
+    let stem = trace_name.to_str().unwrap().rsplit_once('-').unwrap().0.to_string();
+    let log = std::fs::read_to_string(p.unrecorded.join(trace::IMAGES_LOG)).unwrap();
+    assert_eq!(log, format!("{} {stem}\n", r.pid), "the inert images logged nothing");
     std::fs::remove_dir_all(&p.unrecorded).unwrap();
 }
 
