@@ -245,6 +245,7 @@ pub fn execute(
         trace_root: trace_root.clone(),
         extra_env: Vec::new(),
         stop: stop.clone(),
+        groups: Default::default(),
     };
     let pb = progress::bar(tests.len() as u64, "running");
     let started = Instant::now();
@@ -266,7 +267,7 @@ pub fn execute(
         for o in rx.iter() {
             let id = ids[o.index];
             // taken whatever the status, so the test's own reports are consumed
-            let lost = unrecorded.take(o.group, o.started_at);
+            let lost = unrecorded.take(o.group, o.started_at, &opts.groups);
             let gone = unrecorded.missing_trace(o.group, &o.trace_dir);
             let lost = lost.or(gone);
             let coverage = match &o.status {
@@ -348,9 +349,15 @@ impl UnrecordedWatch {
     }
 
     /// Why the coverage of the test that ran in process group `group` from
-    /// `started` until now is unknown, if a process of it, or one outside its
-    /// group while it ran, reported. Reports of its own group are consumed.
-    fn take(&self, group: u32, started: std::time::SystemTime) -> Option<String> {
+    /// `started` until now is unknown, if a process of it, or one outside the
+    /// group of every test spawned so far (`tests`) while it ran, reported.
+    /// Reports of its own group are consumed.
+    fn take(
+        &self,
+        group: u32,
+        started: std::time::SystemTime,
+        tests: &std::sync::Mutex<std::collections::HashSet<u32>>,
+    ) -> Option<String> {
         if group == 0 {
             return None;
         }
@@ -359,6 +366,12 @@ impl UnrecordedWatch {
             return None;
         }
         let (mine, others): (Vec<_>, Vec<_>) = reports.into_iter().partition(|u| u.group == group);
+        // reports of other tests (finished but not yet recorded, or running)
+        // are theirs; a group that belongs to no test is outside every test
+        let others: Vec<_> = match tests.lock() {
+            Ok(t) => others.into_iter().filter(|u| !t.contains(&u.group)).collect(),
+            Err(_) => others,
+        };
         for u in &mine {
             let _ = std::fs::remove_file(&u.path);
         }
@@ -513,5 +526,57 @@ pub fn print_summary(s: &RunSummary, total: usize, snapshot: SnapshotId, baselin
     );
     if baseline {
         println!("coverage recorded for snapshot {}; it is the baseline for `retest select`", snapshot.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    use std::time::{Duration, SystemTime};
+
+    use super::UnrecordedWatch;
+
+    fn report(w: &UnrecordedWatch, group: u32, pid: u32, command: &str) {
+        std::fs::write(w.dir.join(format!("{group}-{pid}-00000000000000ab")), format!("{command}\0")).unwrap();
+    }
+
+    /// A test is charged with the reports of its own group, and with a report
+    /// from a group that belongs to no test of the run made while it ran; never
+    /// with another test's report, even one the recorder has not reached yet.
+    #[test]
+    fn reports_are_charged_to_their_own_test_or_to_the_tests_that_ran_beside_them() {
+        let store = tempfile::tempdir().unwrap();
+        let w = UnrecordedWatch::start(store.path());
+        let tests = Mutex::new(HashSet::from([100, 200, 300]));
+        let long_ago = SystemTime::now() - Duration::from_secs(3600);
+        report(&w, 200, 201, "./later-test");
+        let why = w.take(200, long_ago, &tests).unwrap();
+        assert!(why.contains("pid 201: ./later-test"), "{why}");
+        assert!(w.take(200, long_ago, &tests).is_none(), "consumed");
+
+        report(&w, 300, 301, "./other-test");
+        assert!(w.take(100, long_ago, &tests).is_none(), "another test's report is its own");
+        report(&w, 900, 900, "./daemon");
+        let why = w.take(100, long_ago, &tests).unwrap();
+        assert!(why.contains("outside the test's process group (pid 900: ./daemon)"), "{why}");
+        // a test that started after the report is not charged
+        assert!(w.take(100, SystemTime::now() + Duration::from_secs(5), &tests).is_none());
+        // the other test still takes its own; the charged report is no warning
+        assert!(w.take(300, long_ago, &tests).unwrap().contains("./other-test"));
+        assert!(w.finish().is_empty());
+        assert!(!store.path().join(retest_run::trace::UNRECORDED_DIR).exists());
+    }
+
+    /// A report nobody was charged with (made while no test ran) is left for
+    /// the warning.
+    #[test]
+    fn a_report_no_test_was_charged_with_is_left_for_a_warning() {
+        let store = tempfile::tempdir().unwrap();
+        let w = UnrecordedWatch::start(store.path());
+        report(&w, 900, 900, "./by-hand");
+        let left = w.finish();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].pid, left[0].command.clone()), (900, vec!["./by-hand".to_string()]));
     }
 }

@@ -60,7 +60,7 @@
 //! `on_done` delays only the next test of that worker, a slow `on_start`
 //! delays every start.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -118,6 +118,9 @@ pub struct RunOptions {
     /// starts, running ones are terminated and reported as
     /// [`Status::Stopped`].
     pub stop: Arc<AtomicBool>,
+    /// The process group of every test spawned so far (its shell's pid),
+    /// added right after the spawn; the caller may read it at any time.
+    pub groups: Arc<Mutex<HashSet<u32>>>,
 }
 
 impl RunOptions {
@@ -130,6 +133,7 @@ impl RunOptions {
             trace_root: trace_root.into(),
             extra_env: Vec::new(),
             stop: Arc::new(AtomicBool::new(false)),
+            groups: Arc::default(),
         }
     }
 }
@@ -343,15 +347,20 @@ impl Worker<'_> {
             .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
             .env(TRACE_DIR_VAR, &trace_dir);
         match cmd.spawn() {
-            Ok(child) => Started::Running(RunningTest {
-                index,
-                expect_failure: spec.expect_failure,
-                timeout: spec.timeout.or(self.opts.default_timeout),
-                start,
-                started_at,
-                trace_dir,
-                child,
-            }),
+            Ok(child) => {
+                if let Ok(mut g) = self.opts.groups.lock() {
+                    g.insert(child.id());
+                }
+                Started::Running(RunningTest {
+                    index,
+                    expect_failure: spec.expect_failure,
+                    timeout: spec.timeout.or(self.opts.default_timeout),
+                    start,
+                    started_at,
+                    trace_dir,
+                    child,
+                })
+            }
             Err(e) => Started::Failed(failed(format!("cannot start `{SHELL} -c` in {}: {e}", spec.cwd.display()))),
         }
     }
