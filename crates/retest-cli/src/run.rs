@@ -343,6 +343,10 @@ impl UnrecordedWatch {
     fn start(store_dir: &Path) -> UnrecordedWatch {
         let dir = store_dir.join(retest_run::trace::UNRECORDED_DIR);
         let me = dir.join(format!(".run-{}", std::process::id()));
+        // what a killed run left is stale: its groups may come again
+        if !other_runs_alive(&dir) {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         // without the directory nothing is reported: the run is as before
         let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
         UnrecordedWatch { dir, me, charged: Default::default(), images: Default::default() }
@@ -443,18 +447,22 @@ impl UnrecordedWatch {
         let left: Vec<_> =
             retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| !charged.contains(&u.path)).collect();
         let _ = std::fs::remove_file(&self.me);
-        let others_alive = std::fs::read_dir(&self.dir).into_iter().flatten().flatten().any(|e| {
-            let name = e.file_name();
-            name.to_str()
-                .and_then(|n| n.strip_prefix(".run-"))
-                .and_then(|p| p.parse::<u32>().ok())
-                .is_some_and(retest_run::exec::process_alive)
-        });
-        if !others_alive {
+        if !other_runs_alive(&self.dir) {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
         left
     }
+}
+
+/// Whether a `retest run` other than this one marked itself in `dir` and lives.
+fn other_runs_alive(dir: &Path) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+        e.file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix(".run-"))
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && retest_run::exec::process_alive(pid))
+    })
 }
 
 fn shown_command(command: &[String]) -> String {
@@ -569,11 +577,16 @@ mod tests {
     }
 
     /// A report nobody was charged with (made while no test ran) is left for
-    /// the warning.
+    /// the warning; what a killed run left behind is gone at the next start.
     #[test]
     fn a_report_no_test_was_charged_with_is_left_for_a_warning() {
         let store = tempfile::tempdir().unwrap();
+        let stale = store.path().join(retest_run::trace::UNRECORDED_DIR);
+        std::fs::create_dir_all(&stale).unwrap();
+        std::fs::write(stale.join("700-700-00000000000000ab"), "./from-a-killed-run\0").unwrap();
+        std::fs::write(stale.join(".run-999999999"), "").unwrap();
         let w = UnrecordedWatch::start(store.path());
+        assert!(!stale.join("700-700-00000000000000ab").exists());
         report(&w, 900, 900, "./by-hand");
         let left = w.finish();
         assert_eq!(left.len(), 1);
