@@ -961,21 +961,27 @@ static retest_u64 rt_nonce(void)
     return rt_mix(x);
 }
 
+/* Writes the command line read by rt_read_cmdline to `fd` (best effort). */
+static void rt_write_cmdline(int fd)
+{
+    size_t off = 0;
+    while (off < g_cmdline_len) {
+        ssize_t w = write(fd, g_cmdline + off, g_cmdline_len - off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            break;
+        }
+        off += (size_t) w;
+    }
+}
+
 static int rt_open_marker(int flags)
 {
     int fd = open(g_marker, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
     if (fd >= 0) {
-        size_t off = 0;
-        while (off < g_cmdline_len) {
-            ssize_t w = write(fd, g_cmdline + off, g_cmdline_len - off);
-            if (w < 0 && errno == EINTR) {
-                continue;
-            }
-            if (w <= 0) {
-                break;
-            }
-            off += (size_t) w;
-        }
+        rt_write_cmdline(fd);
         close(fd);
         g_marker_present = 1;
         return 0;
@@ -1200,7 +1206,6 @@ static void rt_report_unrecorded(void)
 {
     struct rt_str s;
     int fd, attempt;
-    size_t off = 0;
     for (attempt = 0; attempt < 16; attempt++) {
         rt_str_init(&s, g_marker, sizeof g_marker);
         rt_str_put(&s, RETEST_RT_UNRECORDED);
@@ -1225,16 +1230,7 @@ static void rt_report_unrecorded(void)
         return;
     }
     rt_read_cmdline();
-    while (off < g_cmdline_len) {
-        ssize_t w = write(fd, g_cmdline + off, g_cmdline_len - off);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            break;
-        }
-        off += (size_t) w;
-    }
+    rt_write_cmdline(fd);
     close(fd);
     g_marker[0] = '\0';
 }
