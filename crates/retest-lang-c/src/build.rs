@@ -93,6 +93,8 @@ pub struct TuFacts<'a> {
     pub locate: &'a dyn Fn(u32) -> Option<(u32, u32)>,
     /// Functions known never to return.
     pub noreturn: &'a BTreeSet<String>,
+    /// Names declared by the unit's file-scope `typedef`s.
+    pub typedefs: &'a BTreeSet<String>,
 }
 
 #[derive(Clone)]
@@ -291,7 +293,8 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn uses_of(&self, n: Ts<'_>) -> syntax::Uses {
         let hoisted = &self.hoisted;
-        syntax::uses(n, self.src, &self.locals, &|x| hoisted.contains(&x.id()))
+        let names = syntax::Names { locals: &self.locals, typedefs: self.tu.typedefs };
+        syntax::uses_in(n, self.src, &names, &|x| hoisted.contains(&x.id()))
     }
 
     fn text_of(&self, n: Ts<'_>) -> String {

@@ -191,6 +191,19 @@ pub fn top_level_items(
     }
 }
 
+/// The type names a file-scope `typedef` declares.
+pub fn typedef_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    if n.kind() != "type_definition" {
+        return;
+    }
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        if let Some(nm) = declarator_name(d, src) {
+            out.insert(nm);
+        }
+    }
+}
+
 /// Names of functions a top-level declaration declares `noreturn`.
 pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     if !matches!(n.kind(), "declaration" | "function_definition") {

@@ -96,12 +96,30 @@ pub struct Uses {
 /// variables and parameters (a call through one of them is indirect). Subtrees for
 /// which `skip` is true are not visited.
 pub fn uses(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
+    uses_in(n, src, &Names { locals, typedefs: &BTreeSet::new() }, skip)
+}
+
+/// The names a procedure's code is read with.
+pub struct Names<'a> {
+    /// The procedure's local variables and parameters (a call through one of
+    /// them is indirect).
+    pub locals: &'a BTreeSet<String>,
+    /// Type names declared by file-scope `typedef`s of the unit. The parser,
+    /// which cannot know them, reads the cast `(T)(x)` as a call of `T`; such a
+    /// "call" of a name that is a typedef and no local is a cast and calls
+    /// nothing.
+    pub typedefs: &'a BTreeSet<String>,
+}
+
+/// [`uses`] with the unit's typedef names known.
+pub fn uses_in(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
     let mut u = Uses::default();
-    collect(n, src, locals, skip, &mut u);
+    collect(n, src, names, skip, &mut u);
     u
 }
 
-fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool, u: &mut Uses) {
+fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool, u: &mut Uses) {
+    let locals = names.locals;
     if skip(n) {
         return;
     }
@@ -113,7 +131,7 @@ fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_
         "ERROR" => u.has_error |= !is_type_argument(n, src),
         "macro_type_specifier" | "type_descriptor" => {
             if let Some(e) = typeof_expression(n, src) {
-                collect(e, src, locals, skip, u);
+                collect(e, src, names, skip, u);
                 return;
             }
         }
@@ -124,6 +142,8 @@ fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_
                     let name = src_text(f, src).to_string();
                     if locals.contains(&name) {
                         u.indirect_call = true;
+                    } else if names.typedefs.contains(&name) {
+                        // `(T)(x)`: a cast
                     } else if !u.calls.contains(&name) {
                         u.calls.push(name);
                     }
@@ -147,7 +167,7 @@ fn collect(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_
     }
     let mut c = n.walk();
     for ch in n.named_children(&mut c) {
-        collect(ch, src, locals, skip, u);
+        collect(ch, src, names, skip, u);
     }
 }
 

@@ -62,10 +62,12 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         root.children(&mut c).collect()
     };
 
-    // noreturn functions declared anywhere in the unit
+    // noreturn functions declared anywhere in the unit, and file-scope typedef names
     let mut noreturn = BTreeSet::new();
+    let mut typedefs = BTreeSet::new();
     for n in &top {
         decls::noreturn_names(*n, src, &mut noreturn);
+        decls::typedef_names(*n, src, &mut typedefs);
     }
 
     let mut decls_out = Vec::new();
@@ -75,7 +77,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
     let mut completes = Vec::new();
-    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn };
+    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs };
     for n in &top {
         let system = file_of(*n).is_none_or(|f| f.system);
         decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);

@@ -454,3 +454,73 @@ int main(int argc, char **argv) { return argc > 1 ? f(atoi(argv[1])) * 0 : 1; }
         ])
     );
 }
+
+/// The parser reads the cast `(T)(x)` of a typedef name `T` as a call of `T`.
+/// Such a cast calls nothing: its statement is no call, and the statement after
+/// it needs no probe of its own. A parameter that shadows the typedef name is
+/// still called through (indirectly), and what follows it keeps its probe.
+#[test]
+fn casts_to_typedef_names_are_no_calls() {
+    const UNIT: &str = "typedef long long I;
+typedef unsigned long long U;
+long long f(long long x, int k)
+{
+    long long r = 0;
+    if (k > 0)
+        r = ((I)(((U)(x)) + ((U)(k))));
+    r += 1;
+    return r;
+}
+int g(int (*U)(int), int a)
+{
+    int r = (U)(a);
+    r += 1;
+    return r;
+}
+";
+    const DRIVER: &str = "#include <stdlib.h>
+long long f(long long x, int k);
+int g(int (*U)(int), int a);
+static int twice(int v) { if (v == 7) exit(0); return v + v; }
+int main(int argc, char **argv) { return argc > 2 ? (int) f(atoi(argv[1]), atoi(argv[2])) * 0 + g(twice, atoi(argv[1])) * 0 : 1; }
+";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("unit.c"), UNIT).unwrap();
+    let p = build(src.path(), "unit.c", &[], DRIVER, &["-O2"]);
+    use retest_graph::coverage::Probe;
+    let (i, f) = p.procedure("f");
+    let node = |proc_: &Procedure, text: &str| {
+        proc_.cond.node_ids().find(|&n| proc_.cond.node(n).text == text).unwrap_or_else(|| panic!("no node `{text}`"))
+    };
+    let cast = node(f, "r = ( ( I ) ( ( ( U ) ( x ) ) + ( ( U ) ( k ) ) ) ) ;");
+    assert_eq!(f.cond.node(cast).kind, retest_graph::NodeKind::Statement, "a cast is no call");
+    assert!(f.cond.node(cast).calls.is_empty(), "{:?}", f.cond.node(cast).calls);
+    assert_eq!(f.probes[node(f, "r += 1 ;").index()], Probe::Derived, "known from the branch and the cast");
+    // and the derived coverage is what ran
+    let (_, g) = p.procedure("g");
+    let call = node(g, "int r = ( U ) ( a ) ;");
+    assert!(g.cond.node(call).calls.is_empty() && g.cond.node(call).indirect_call, "a call through the parameter");
+    assert_eq!(g.probes[node(g, "r += 1 ;").index()], Probe::Node, "the call through `U` may not return");
+    let taken = stmt_edges(f, &p.run(&["3", "1"], "")[i]);
+    assert!(taken.contains(&(
+        "k > 0".into(),
+        "T".into(),
+        "r = ( ( I ) ( ( ( U ) ( x ) ) + ( ( U ) ( k ) ) ) ) ;".into()
+    )));
+    assert!(taken.contains(&(
+        "r = ( ( I ) ( ( ( U ) ( x ) ) + ( ( U ) ( k ) ) ) ) ;".into(),
+        "ε".into(),
+        "r += 1 ;".into()
+    )));
+    assert!(!taken.iter().any(|(_, l, _)| l == "F"), "{taken:?}");
+    let taken = stmt_edges(f, &p.run(&["3", "0"], "")[i]);
+    assert!(taken.contains(&("k > 0".into(), "F".into(), "r += 1 ;".into())));
+    assert!(!taken.iter().any(|(_, l, _)| l == "T"), "{taken:?}");
+    // g: twice(7) exits inside the indirect call; the statement after it did not
+    // run (the call's own edge counts: it started), and with 3 it did
+    let (j, g) = p.procedure("g");
+    let taken = stmt_edges(g, &p.run(&["7", "1"], "")[j]);
+    assert!(!taken.iter().any(|(s, _, _)| s == "r += 1 ;"), "{taken:?}");
+    let taken = stmt_edges(g, &p.run(&["3", "1"], "")[j]);
+    assert!(taken.contains(&("r += 1 ;".into(), "ε".into(), "return r ;".into())), "{taken:?}");
+}
