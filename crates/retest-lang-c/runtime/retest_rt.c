@@ -1089,21 +1089,42 @@ static void rt_on_signal(int sig)
 static void rt_install_signals(void)
 {
     struct sigaction sa, old;
+    sigset_t all, prev;
+    int blocked;
     size_t i;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = rt_on_signal;
     sigfillset(&sa.sa_mask);
     sa.sa_flags = SA_ONSTACK | SA_RESTART;
+    /* One call per signal puts our handler in and returns what was there;
+       where that was not SIG_DFL (a handler, or SIG_IGN inherited across
+       exec), a second call puts it back. Every signal stays blocked
+       meanwhile, so none is delivered to ours in place of another. */
+    sigfillset(&all);
+    blocked = sigprocmask(SIG_SETMASK, &all, &prev) == 0;
     for (i = 0; i < RT_NSIGNALS; i++) {
-        if (sigaction(rt_signals[i], NULL, &old) != 0) {
+        if (!blocked) {
+            /* without the mask, look first and only then replace */
+            if (sigaction(rt_signals[i], NULL, &old) != 0
+                || (old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
+                continue;
+            }
+            if (sigaction(rt_signals[i], &sa, NULL) == 0) {
+                g_sig_installed[i] = 1;
+            }
+            continue;
+        }
+        if (sigaction(rt_signals[i], &sa, &old) != 0) {
             continue;
         }
         if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
+            (void) sigaction(rt_signals[i], &old, NULL);
             continue;
         }
-        if (sigaction(rt_signals[i], &sa, NULL) == 0) {
-            g_sig_installed[i] = 1;
-        }
+        g_sig_installed[i] = 1;
+    }
+    if (blocked) {
+        (void) sigprocmask(SIG_SETMASK, &prev, NULL);
     }
     /* An alternate stack lets the handler run after a stack overflow.  Only
        for the main thread, only if it has none; the memory is never
@@ -1132,19 +1153,36 @@ static void rt_install_signals(void)
 static void rt_restore_signals(void)
 {
     struct sigaction cur, dfl;
+    sigset_t all, prev;
+    int blocked;
     size_t i;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
+    /* As when installing: one call swaps SIG_DFL in, a second puts back a
+       handler the program installed over ours since; signals blocked
+       meanwhile. */
+    sigfillset(&all);
+    blocked = sigprocmask(SIG_SETMASK, &all, &prev) == 0;
     for (i = 0; i < RT_NSIGNALS; i++) {
         if (!g_sig_installed[i]) {
             continue;
         }
         g_sig_installed[i] = 0;
-        if (sigaction(rt_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) == 0
-            && cur.sa_handler == rt_on_signal) {
-            sigaction(rt_signals[i], &dfl, NULL);
+        if (!blocked) {
+            if (sigaction(rt_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) == 0
+                && cur.sa_handler == rt_on_signal) {
+                sigaction(rt_signals[i], &dfl, NULL);
+            }
+            continue;
         }
+        if (sigaction(rt_signals[i], &dfl, &cur) == 0
+            && ((cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != rt_on_signal)) {
+            (void) sigaction(rt_signals[i], &cur, NULL);
+        }
+    }
+    if (blocked) {
+        (void) sigprocmask(SIG_SETMASK, &prev, NULL);
     }
 }
 
