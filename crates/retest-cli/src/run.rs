@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use retest_run::discover::{self, TestSpec};
 use retest_run::exec::{RunOptions, Status, TestOutcome, run_tests};
+use retest_run::scratch::TraceRoot;
 use retest_store::{Outcome, SnapshotId, Store, TestRecord};
 
 use crate::context;
@@ -232,8 +233,8 @@ pub fn execute(
     }
     let store_dir = std::fs::canonicalize(&store_dir).unwrap_or(store_dir);
     let unrecorded = UnrecordedWatch::start(&store_dir);
-    let trace_root = store_dir.join("tmp").join(format!("run-{}", run.0));
-    std::fs::create_dir_all(&trace_root).or_fail()?;
+    let scratch = TraceRoot::choose(&store_dir.join("tmp")).or_fail()?;
+    let trace_root = scratch.path().to_path_buf();
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -293,7 +294,7 @@ pub fn execute(
         runner.join().map_err(|_| Fail::new("the test runner panicked"))?.or_fail()
     });
     pb.finish_and_clear();
-    let _ = std::fs::remove_dir_all(&trace_root);
+    drop(scratch);
     for u in unrecorded.finish() {
         eprintln!(
             "retest: warning: pid {} ({}) ran instrumented code without a usable RETEST_TRACE_DIR during the run, outside every test's process group and while no test ran; its coverage is not recorded",

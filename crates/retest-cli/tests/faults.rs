@@ -286,6 +286,69 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
     assert!(!reports.exists());
 }
 
+/// Trace directories live in RAM (`/dev/shm`) when it is a tmpfs, else under
+/// the store, or where `RETEST_TRACE_ROOT` says; private to the run, and gone
+/// when it ends. A test whose processes cannot write there (a trace root that
+/// vanished under it) has unknown coverage, never empty.
+#[test]
+fn trace_directories_live_in_ram_or_where_the_user_says_and_go_with_the_run() {
+    let d = project_with(
+        0,
+        &[],
+        &[
+            ("where", "./faulty ok && printf %s \"$RETEST_TRACE_DIR\" > where.txt"),
+            ("vanished", "rm -rf \"$RETEST_TRACE_DIR\" && ./faulty ok"),
+        ],
+    );
+    retest(d.path(), &["run", "--filter", "where"], 0);
+    assert_eq!(state(d.path(), "where").0, "ok");
+    let dir = std::fs::read_to_string(d.path().join("where.txt")).unwrap();
+    let shm_is_tmpfs = std::fs::read_to_string("/proc/self/mounts")
+        .map(|m| m.lines().any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.split(' ').nth(2) == Some("tmpfs")))
+        .unwrap_or(false);
+    let store = std::fs::canonicalize(d.path().join(".retest")).unwrap();
+    if shm_is_tmpfs {
+        assert!(dir.starts_with("/dev/shm/retest-run-"), "{dir}");
+    } else {
+        assert!(dir.starts_with(&store.join("tmp").join("retest-run-").display().to_string()), "{dir}");
+    }
+    let root = Path::new(&dir).parent().unwrap();
+    assert!(!root.exists(), "{dir}: removed after the run");
+    // a place of the user's choosing
+    let mine = tempfile::tempdir().unwrap();
+    let mine_path = std::fs::canonicalize(mine.path()).unwrap();
+    let o = Command::new(retest_bin())
+        .args(["run", "--filter", "where"])
+        .current_dir(d.path())
+        .env("CI", "1")
+        .env("RETEST_TRACE_ROOT", mine.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = std::fs::read_to_string(d.path().join("where.txt")).unwrap();
+    assert!(dir.starts_with(&mine_path.join("retest-run-").display().to_string()), "{dir}");
+    assert_eq!(std::fs::read_dir(mine.path()).unwrap().count(), 0, "nothing left behind");
+    // one the user cannot have: one clear line, nothing run
+    let o = Command::new(retest_bin())
+        .args(["run", "--filter", "where"])
+        .current_dir(d.path())
+        .env("CI", "1")
+        .env("RETEST_TRACE_ROOT", "/proc/version/traces")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot create a trace directory in /proc/version/traces") && err.contains("RETEST_TRACE_ROOT"),
+        "{err}"
+    );
+    // the test's trace directory vanished before its process started
+    retest(d.path(), &["run", "--filter", "vanished"], 0);
+    let (s, why) = state(d.path(), "vanished");
+    assert_eq!(s, "unknown");
+    assert!(why.contains("without a usable RETEST_TRACE_DIR"), "{why}");
+}
+
 /// A small xorshift generator for the kill points, seeded from the clock unless
 /// `RETEST_FAULT_SEED` is set (the seed is in every failure message).
 struct Rng(u64);
@@ -377,9 +440,10 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
             let ended = e.metadata().unwrap().modified().unwrap();
             let name = e.file_name().to_string_lossy().into_owned();
             // (a test of an earlier killed run may still have been running: the
-            // marker names the run's trace directory, `…/run-N/…`)
+            // marker names the run's trace directory, `…/retest-run-<pid of retest>-…/…`)
             let marker = std::fs::read_to_string(e.path()).unwrap_or_default();
-            let this_run = ended.duration_since(started).is_ok() && marker.contains(&format!("/run-{run}/"));
+            let this_run =
+                ended.duration_since(started).is_ok() && marker.contains(&format!("/retest-run-{}-", child.id()));
             // (3 s: the machine running the tests may be loaded)
             if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(3)) {
                 checked_finished += 1;

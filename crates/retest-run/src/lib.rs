@@ -2,4 +2,5 @@
 
 pub mod discover;
 pub mod exec;
+pub mod scratch;
 pub mod trace;
