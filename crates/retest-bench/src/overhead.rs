@@ -3,7 +3,10 @@
 //! Each subject is built several ways, all at the same `-O` level (`--opt`,
 //! default `-O2`): plain gcc; `retest build -- make` with edge probes only, with
 //! `--mcdc`, with `--paths` and with both (runtime active: `RETEST_TRACE_DIR`
-//! set), the edge build once more with the runtime inactive; `gcc --coverage`;
+//! set where `retest run` would put it — on tmpfs where the machine has one),
+//! the edge build once more with the runtime inactive and once more with the
+//! trace directory on the disk, in the build directory, where gcov's `.gcda`
+//! and clang's `.profraw` files go; `gcc --coverage`;
 //! and, when `clang-19` is installed, plain clang, retest (edges, and `--mcdc`)
 //! with clang as the real compiler, clang source-based coverage
 //! (`-fprofile-instr-generate -fcoverage-mapping`) and the same with
@@ -102,7 +105,11 @@ enum Build {
     Same(usize),
 }
 
-const TRACE: &[(&str, &str)] = &[("RETEST_TRACE_DIR", "$D/traces")];
+/// The trace directory where `retest run` would put it (`$T`: in the run's
+/// trace root, on tmpfs where the machine has one), and in the build directory
+/// on the disk (`$D`), as gcov's and clang's default profile files are.
+const TRACE: &[(&str, &str)] = &[("RETEST_TRACE_DIR", "$T")];
+const TRACE_DISK: &[(&str, &str)] = &[("RETEST_TRACE_DIR", "$D/traces")];
 const PROFILE: &[(&str, &str)] = &[("LLVM_PROFILE_FILE", "$D/default.profraw")];
 
 fn variants(clang: bool) -> Vec<Variant> {
@@ -110,6 +117,7 @@ fn variants(clang: bool) -> Vec<Variant> {
         Variant { name: "plain gcc", baseline: 0, build: Build::Make { cc: "gcc", extra: "" }, env: &[] },
         Variant { name: "retest (edges)", baseline: 0, build: Build::Retest { cc: "gcc", flags: &[] }, env: TRACE },
         Variant { name: "retest (edges), runtime inactive", baseline: 0, build: Build::Same(1), env: &[] },
+        Variant { name: "retest (edges), traces on disk", baseline: 0, build: Build::Same(1), env: TRACE_DISK },
         Variant {
             name: "retest --mcdc",
             baseline: 0,
@@ -300,6 +308,12 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
     let out = c.work.join("overhead");
     let clang = Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success());
     let vs = variants(clang);
+    let trace_root = retest_run::scratch::TraceRoot::choose(&out.join("traces"))?;
+    eprintln!(
+        "  trace directories in {}{}",
+        trace_root.path().display(),
+        if trace_root.in_ram() { " (tmpfs, as `retest run` chooses)" } else { "" }
+    );
     let mut results = Vec::new();
     for s in &c.subjects {
         let base = out.join(&s.name);
@@ -342,9 +356,14 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             eprintln!("  {}: built {}", s.name, v.name);
             dirs.push(d);
         }
+        let trace_of = |i: usize| trace_root.path().join(format!("{}-v{i}", s.name));
+        for i in 0..vs.len() {
+            std::fs::create_dir_all(trace_of(i))?;
+        }
         let env_of = |i: usize| -> Vec<(String, String)> {
             let d = dirs[i].display().to_string();
-            vs[i].env.iter().map(|(k, v)| (k.to_string(), v.replace("$D", &d))).collect()
+            let t = trace_of(i).display().to_string();
+            vs[i].env.iter().map(|(k, v)| (k.to_string(), v.replace("$D", &d).replace("$T", &t))).collect()
         };
         let argv = |i: usize| -> Vec<String> {
             let mut v = vec![dirs[i].join(&s.name).display().to_string()];
@@ -405,6 +424,9 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
         for d in &dirs {
             let _ = std::fs::remove_dir_all(d.join("traces"));
             let _ = std::fs::create_dir_all(d.join("traces"));
+        }
+        for i in 0..vs.len() {
+            let _ = std::fs::remove_dir_all(trace_of(i));
         }
     }
     write_json(&out.join("results.json"), &results)?;

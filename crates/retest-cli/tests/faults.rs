@@ -440,10 +440,11 @@ fn a_run_killed_at_random_points_keeps_every_finished_test() {
             let ended = e.metadata().unwrap().modified().unwrap();
             let name = e.file_name().to_string_lossy().into_owned();
             // (a test of an earlier killed run may still have been running: the
-            // marker names the run's trace directory, `…/retest-run-<pid of retest>-…/…`)
+            // marker names the run's trace directory, `…/retest-run-<ns>-<pid of retest>-…/…`)
             let marker = std::fs::read_to_string(e.path()).unwrap_or_default();
-            let this_run =
-                ended.duration_since(started).is_ok() && marker.contains(&format!("/retest-run-{}-", child.id()));
+            let this_run = ended.duration_since(started).is_ok()
+                && marker.contains("/retest-run-")
+                && marker.contains(&format!("-{}-", child.id()));
             // (3 s: the machine running the tests may be loaded)
             if this_run && killed_at.duration_since(ended).is_ok_and(|age| age >= Duration::from_secs(3)) {
                 checked_finished += 1;

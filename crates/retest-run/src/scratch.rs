@@ -11,9 +11,11 @@
 //! cannot write its trace directory reports itself, and its test's coverage is
 //! unknown, never empty.
 //!
-//! The directory is private to the run (`retest-run-<pid>-<random>`, mode
-//! 0700) and removed when the [`TraceRoot`] is dropped; what a killed run left
-//! behind is removed by the next run in the same place.
+//! The directory is private to the run (`retest-run-<pid namespace>-<pid>-
+//! <random>`, mode 0700) and removed when the [`TraceRoot`] is dropped; what a
+//! killed run left behind is removed by the next run in the same place and the
+//! same pid namespace (a container sharing the place cannot see this one's
+//! processes, so it leaves their directories alone).
 
 use std::path::{Path, PathBuf};
 
@@ -67,9 +69,10 @@ impl TraceRoot {
     pub fn create_in(parent: &Path, in_ram: bool) -> Result<TraceRoot, ScratchError> {
         let fail = |source| ScratchError::Create { path: parent.to_path_buf(), source };
         std::fs::create_dir_all(parent).map_err(fail)?;
-        remove_abandoned(parent);
+        let ns = pid_namespace();
+        remove_abandoned(parent, ns);
         let dir = tempfile::Builder::new()
-            .prefix(&format!("{PREFIX}{}-", std::process::id()))
+            .prefix(&format!("{PREFIX}{ns}-{}-", std::process::id()))
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(parent)
             .map_err(fail)?;
@@ -117,9 +120,19 @@ fn is_tmpfs(dir: &Path) -> bool {
     }
 }
 
+/// The inode number of this process's pid namespace (0 where there is none to
+/// read).
+fn pid_namespace() -> u64 {
+    std::fs::read_link("/proc/self/ns/pid")
+        .ok()
+        .and_then(|l| l.to_str().and_then(|t| t.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()))
+        .unwrap_or(0)
+}
+
 /// Removes the private directories of runs that no longer run: this user's
-/// `retest-run-<pid>-*` in `parent` whose process is gone.
-fn remove_abandoned(parent: &Path) {
+/// `retest-run-<ns>-<pid>-*` in `parent` of pid namespace `ns` whose process
+/// is gone.
+fn remove_abandoned(parent: &Path, ns: u64) {
     use std::os::unix::fs::MetadataExt;
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -128,9 +141,12 @@ fn remove_abandoned(parent: &Path) {
     let me = unsafe { libc::getuid() };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(run_pid) else {
+        let Some((their_ns, pid)) = name.to_str().and_then(run_pid) else {
             continue;
         };
+        if their_ns != ns {
+            continue;
+        }
         let Ok(meta) = e.path().symlink_metadata() else {
             continue;
         };
@@ -141,14 +157,16 @@ fn remove_abandoned(parent: &Path) {
     }
 }
 
-/// The pid in a run directory's name `retest-run-<pid>-<random>`.
-fn run_pid(name: &str) -> Option<i32> {
+/// The pid namespace and pid in a run directory's name
+/// `retest-run-<ns>-<pid>-<random>`.
+fn run_pid(name: &str) -> Option<(u64, i32)> {
     let rest = name.strip_prefix(PREFIX)?;
+    let (ns, rest) = rest.split_once('-')?;
     let (pid, random) = rest.split_once('-')?;
     if random.is_empty() {
         return None;
     }
-    pid.parse().ok().filter(|&p: &i32| p > 0)
+    Some((ns.parse().ok()?, pid.parse().ok().filter(|&p: &i32| p > 0)?))
 }
 
 /// Whether process `pid` exists (a process of another user counts).
@@ -167,28 +185,33 @@ mod tests {
 
     #[test]
     fn run_directories_name_their_process() {
-        assert_eq!(run_pid("retest-run-123-abc"), Some(123));
-        assert_eq!(run_pid("retest-run-123-"), None);
-        assert_eq!(run_pid("retest-run-x-abc"), None);
-        assert_eq!(run_pid("retest-run-0-abc"), None);
-        assert_eq!(run_pid("other-123-abc"), None);
+        assert_eq!(run_pid("retest-run-4026531836-123-abc"), Some((4026531836, 123)));
+        assert_eq!(run_pid("retest-run-0-123-abc"), Some((0, 123)));
+        assert_eq!(run_pid("retest-run-7-123-"), None);
+        assert_eq!(run_pid("retest-run-7-x-abc"), None);
+        assert_eq!(run_pid("retest-run-7-0-abc"), None);
+        assert_eq!(run_pid("retest-run-123-abc"), None);
+        assert_eq!(run_pid("other-7-123-abc"), None);
     }
 
     #[test]
     fn a_trace_root_is_private_removed_when_dropped_and_what_a_dead_run_left_goes() {
         use std::os::unix::fs::PermissionsExt;
         let parent = tempfile::tempdir().unwrap();
-        // a dead run's directory (a pid that cannot exist) and a live one's (ours)
-        let dead = parent.path().join(format!("{PREFIX}{}-zz", i32::MAX));
-        let live = parent.path().join(format!("{PREFIX}{}-yy", std::process::id()));
+        // a dead run's directory (a pid that cannot exist), a live one's (ours),
+        // and a dead pid's of another pid namespace (it may live there)
+        let ns = pid_namespace();
+        let dead = parent.path().join(format!("{PREFIX}{ns}-{}-zz", i32::MAX));
+        let live = parent.path().join(format!("{PREFIX}{ns}-{}-yy", std::process::id()));
+        let elsewhere = parent.path().join(format!("{PREFIX}{}-{}-xx", ns + 1, i32::MAX));
         let other = parent.path().join("retest-run-notes");
-        for d in [&dead, &live, &other] {
+        for d in [&dead, &live, &elsewhere, &other] {
             std::fs::create_dir(d).unwrap();
             std::fs::write(d.join("t.rtt"), b"x").unwrap();
         }
         let root = TraceRoot::create_in(parent.path(), false).unwrap();
         assert!(!dead.exists(), "a dead run's directory is removed");
-        assert!(live.exists() && other.exists(), "a live run's and foreign ones stay");
+        assert!(live.exists() && elsewhere.exists() && other.exists(), "a live run's and foreign ones stay");
         let path = root.path().to_path_buf();
         assert!(path.starts_with(std::fs::canonicalize(parent.path()).unwrap()));
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o700);
