@@ -24,7 +24,8 @@
 //!
 //! With `--universe-rounds N`, the whole test universe (every line of
 //! `universe.txt`, one after another, in one shell) is timed the same way: many
-//! short processes, so start-up and trace writing weigh more there.
+//! short processes, so start-up and trace writing weigh more there. Each round
+//! of a retest variant starts with an empty trace directory.
 //!
 //! The subjects reject large inputs by design (lexer: 64 KiB; textsub: lines of
 //! 1000 bytes or more), so the copy built here has `MAX_INPUT` raised for lexer
@@ -412,8 +413,15 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             let cmds: Vec<String> = (0..vs.len())
                 .map(|i| {
                     let env: String = env_of(i).iter().map(|(k, v)| format!("export {k}={}; ", quote(v))).collect();
+                    // each round starts with an empty trace directory, as each
+                    // test does under `retest run`
+                    let fresh: String = env_of(i)
+                        .iter()
+                        .filter(|(k, _)| k == "RETEST_TRACE_DIR")
+                        .map(|(_, v)| format!("rm -rf {0} && mkdir -p {0} && ", quote(v)))
+                        .collect();
                     format!(
-                        "cd {} && {env}while IFS= read -r t; do sh -c \"$t\" >/dev/null 2>&1 </dev/null; done < universe.txt",
+                        "{fresh}cd {} && {env}while IFS= read -r t; do sh -c \"$t\" >/dev/null 2>&1 </dev/null; done < universe.txt",
                         quote(&dirs[i].display().to_string())
                     )
                 })
