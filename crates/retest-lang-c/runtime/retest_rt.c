@@ -278,6 +278,22 @@ static long rt_gettid(void)
     return (long) syscall(SYS_gettid);
 }
 
+/* Whether the process has never had a second thread, as glibc (2.32 and
+   later) knows it; 0 where that is not known (another libc, an older glibc,
+   a compiler without weak symbols). */
+#if defined(__GNUC__) && defined(__linux__)
+extern char __libc_single_threaded __attribute__((weak));
+static int rt_single_threaded(void)
+{
+    return &__libc_single_threaded != 0 && __libc_single_threaded != 0;
+}
+#else
+static int rt_single_threaded(void)
+{
+    return 0;
+}
+#endif
+
 static retest_u64 rt_mix(retest_u64 z)
 {
     z = (z ^ (z >> 30)) * RT_U64(0xbf58476dUL, 0x1ce4e5b9UL);
@@ -1099,9 +1115,12 @@ static void rt_install_signals(void)
     /* One call per signal puts our handler in and returns what was there;
        where that was not SIG_DFL (a handler, or SIG_IGN inherited across
        exec), a second call puts it back. Every signal stays blocked
-       meanwhile, so none is delivered to ours in place of another. */
+       meanwhile, so none is delivered to ours in place of another. The mask
+       is the calling thread's only: with other threads (a library loaded by
+       dlopen), look first and replace only SIG_DFL, as they could receive a
+       signal while ours stood in. */
     sigfillset(&all);
-    blocked = sigprocmask(SIG_SETMASK, &all, &prev) == 0;
+    blocked = rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, &prev) == 0;
     for (i = 0; i < RT_NSIGNALS; i++) {
         if (!blocked) {
             /* without the mask, look first and only then replace */
@@ -1161,9 +1180,9 @@ static void rt_restore_signals(void)
     sigemptyset(&dfl.sa_mask);
     /* As when installing: one call swaps SIG_DFL in, a second puts back a
        handler the program installed over ours since; signals blocked
-       meanwhile. */
+       meanwhile, and only while no other thread could take one. */
     sigfillset(&all);
-    blocked = sigprocmask(SIG_SETMASK, &all, &prev) == 0;
+    blocked = rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, &prev) == 0;
     for (i = 0; i < RT_NSIGNALS; i++) {
         if (!g_sig_installed[i]) {
             continue;

@@ -71,6 +71,8 @@ struct Programs {
     unrecorded: PathBuf,
     prog2: PathBuf,
     plugin: PathBuf,
+    /// No instrumented code; loads `plugin` and prints signal dispositions.
+    host: PathBuf,
 }
 
 fn programs() -> &'static Programs {
@@ -107,6 +109,7 @@ fn programs() -> &'static Programs {
         link("rt_unrecorded.o", "prog_unrecorded", &[]);
         compile(&cc, &["-O1", &s("prog2.c"), &o("rt.o"), "-o", &o("prog2")]);
         compile(&cc, &["-O1", "-shared", "-fPIC", &s("plugin.c"), &o("rt_pic.o"), "-o", &o("plugin.so")]);
+        compile(&cc, &["-O1", "-Wall", &s("host.c"), "-o", &o("host"), "-pthread", "-ldl"]);
         Programs {
             prog: dir.join("prog"),
             prog_export: dir.join("prog_export"),
@@ -115,6 +118,7 @@ fn programs() -> &'static Programs {
             unrecorded: dir.join("unrecorded"),
             prog2: dir.join("prog2"),
             plugin: dir.join("plugin.so"),
+            host: dir.join("host"),
             dir,
         }
     })
@@ -463,6 +467,30 @@ fn dlclosed_library_with_its_own_runtime() {
     assert_eq!(ids(lib), BTreeMap::from([((D, 2), vec![77])]));
     assert_eq!(cells(exe), prog_cells(&[0, 17, 18], &[], &[0], &[]));
     assert_eq!(ids(exe), early_ids());
+}
+
+/// The runtime takes only signals whose disposition is the default: an ignored
+/// one (inherited across `exec`) and the program's own handlers stay as they
+/// were, whether it is installed from one thread or by a library loaded while
+/// another thread runs; unloading the library puts the default back.
+#[test]
+fn handlers_go_only_where_the_default_was_and_leave_with_the_library() {
+    let p = programs();
+    for threads in [&[][..], &["thread"][..]] {
+        let mut args = vec![p.plugin.to_str().unwrap()];
+        args.extend_from_slice(threads);
+        let r = run_with(Path::new("/bin/sh"), &[], |c| {
+            c.args(["-c", "trap '' PIPE INT; exec \"$0\" \"$@\"", p.host.to_str().unwrap()]).args(&args);
+        });
+        assert_eq!(r.status.code(), Some(0), "{threads:?}: {}", r.stdout);
+        assert_eq!(
+            r.stdout, "PIPE=ign INT=ign USR1=own TERM=rt SEGV=rt\nafter dlclose: TERM=dfl SEGV=dfl\n",
+            "{threads:?}"
+        );
+        let traces = clean_traces(r.dir.path());
+        assert_eq!(traces.len(), 1, "{threads:?}: {traces:#?}");
+        assert_eq!(cells(&traces[0]), BTreeMap::from([((D, KIND_EDGES), vec![0, 5])]));
+    }
 }
 
 #[test]
