@@ -150,7 +150,7 @@ fn remove_abandoned(parent: &Path, ns: u64) {
         let Ok(meta) = e.path().symlink_metadata() else {
             continue;
         };
-        if !meta.is_dir() || meta.uid() != me || alive(pid) {
+        if !meta.is_dir() || meta.uid() != me || crate::exec::process_alive(pid) {
             continue;
         }
         let _ = std::fs::remove_dir_all(e.path());
@@ -159,24 +159,14 @@ fn remove_abandoned(parent: &Path, ns: u64) {
 
 /// The pid namespace and pid in a run directory's name
 /// `retest-run-<ns>-<pid>-<random>`.
-fn run_pid(name: &str) -> Option<(u64, i32)> {
+fn run_pid(name: &str) -> Option<(u64, u32)> {
     let rest = name.strip_prefix(PREFIX)?;
     let (ns, rest) = rest.split_once('-')?;
     let (pid, random) = rest.split_once('-')?;
     if random.is_empty() {
         return None;
     }
-    Some((ns.parse().ok()?, pid.parse().ok().filter(|&p: &i32| p > 0)?))
-}
-
-/// Whether process `pid` exists (a process of another user counts).
-fn alive(pid: i32) -> bool {
-    if pid as u32 == std::process::id() {
-        return true;
-    }
-    // SAFETY: signal 0 only checks that the process exists and may be signalled.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    Some((ns.parse().ok()?, pid.parse().ok().filter(|&p: &u32| p > 0)?))
 }
 
 #[cfg(test)]
