@@ -1102,45 +1102,53 @@ static void rt_on_signal(int sig)
     errno = saved;
 }
 
+/* Whether `a` is the plain (not SA_SIGINFO) handler `h`. */
+static int rt_plain_handler(const struct sigaction *a, void (*h)(int))
+{
+    return (a->sa_flags & SA_SIGINFO) == 0 && a->sa_handler == h;
+}
+
+/* While the process has a single thread, blocks every signal (the previous
+   mask in `prev`) and returns 1: the caller may then swap a disposition in
+   and put the old one back without any signal meeting the one in between.
+   The mask is the calling thread's only, so with other threads (a library
+   loaded by dlopen), or when that is not known, returns 0: look first and
+   replace only what may be replaced. */
+static int rt_block_all(sigset_t *prev)
+{
+    sigset_t all;
+    sigfillset(&all);
+    return rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, prev) == 0;
+}
+
 static void rt_install_signals(void)
 {
     struct sigaction sa, old;
-    sigset_t all, prev;
+    sigset_t prev;
     int blocked;
     size_t i;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = rt_on_signal;
     sigfillset(&sa.sa_mask);
     sa.sa_flags = SA_ONSTACK | SA_RESTART;
-    /* One call per signal puts our handler in and returns what was there;
-       where that was not SIG_DFL (a handler, or SIG_IGN inherited across
-       exec), a second call puts it back. Every signal stays blocked
-       meanwhile, so none is delivered to ours in place of another. The mask
-       is the calling thread's only: with other threads (a library loaded by
-       dlopen), look first and replace only SIG_DFL, as they could receive a
-       signal while ours stood in. */
-    sigfillset(&all);
-    blocked = rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, &prev) == 0;
+    /* Blocked: one call per signal puts our handler in and returns what was
+       there; where that was not SIG_DFL (a handler, or SIG_IGN inherited
+       across exec), a second call puts it back. Not blocked: look, and
+       replace only SIG_DFL. */
+    blocked = rt_block_all(&prev);
     for (i = 0; i < RT_NSIGNALS; i++) {
-        if (!blocked) {
-            /* without the mask, look first and only then replace */
-            if (sigaction(rt_signals[i], NULL, &old) != 0
-                || (old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
-                continue;
-            }
-            if (sigaction(rt_signals[i], &sa, NULL) == 0) {
-                g_sig_installed[i] = 1;
+        if (sigaction(rt_signals[i], blocked ? &sa : NULL, &old) != 0) {
+            continue;
+        }
+        if (!rt_plain_handler(&old, SIG_DFL)) {
+            if (blocked) {
+                (void) sigaction(rt_signals[i], &old, NULL);
             }
             continue;
         }
-        if (sigaction(rt_signals[i], &sa, &old) != 0) {
-            continue;
+        if (blocked || sigaction(rt_signals[i], &sa, NULL) == 0) {
+            g_sig_installed[i] = 1;
         }
-        if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) {
-            (void) sigaction(rt_signals[i], &old, NULL);
-            continue;
-        }
-        g_sig_installed[i] = 1;
     }
     if (blocked) {
         (void) sigprocmask(SIG_SETMASK, &prev, NULL);
@@ -1172,32 +1180,32 @@ static void rt_install_signals(void)
 static void rt_restore_signals(void)
 {
     struct sigaction cur, dfl;
-    sigset_t all, prev;
+    sigset_t prev;
     int blocked;
     size_t i;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    /* As when installing: one call swaps SIG_DFL in, a second puts back a
-       handler the program installed over ours since; signals blocked
-       meanwhile, and only while no other thread could take one. */
-    sigfillset(&all);
-    blocked = rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, &prev) == 0;
+    /* As when installing: blocked, one call swaps SIG_DFL in and a second
+       puts back a handler the program installed over ours since; not
+       blocked, look and replace only ours. */
+    blocked = rt_block_all(&prev);
     for (i = 0; i < RT_NSIGNALS; i++) {
         if (!g_sig_installed[i]) {
             continue;
         }
         g_sig_installed[i] = 0;
-        if (!blocked) {
-            if (sigaction(rt_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) == 0
-                && cur.sa_handler == rt_on_signal) {
-                sigaction(rt_signals[i], &dfl, NULL);
+        if (sigaction(rt_signals[i], blocked ? &dfl : NULL, &cur) != 0) {
+            continue;
+        }
+        if (!rt_plain_handler(&cur, rt_on_signal)) {
+            if (blocked) {
+                (void) sigaction(rt_signals[i], &cur, NULL);
             }
             continue;
         }
-        if (sigaction(rt_signals[i], &dfl, &cur) == 0
-            && ((cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != rt_on_signal)) {
-            (void) sigaction(rt_signals[i], &cur, NULL);
+        if (!blocked) {
+            (void) sigaction(rt_signals[i], &dfl, NULL);
         }
     }
     if (blocked) {
