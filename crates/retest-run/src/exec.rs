@@ -286,6 +286,8 @@ struct Worker<'a> {
 impl Worker<'_> {
     /// Takes tests in order until none is left or the run is stopped.
     fn run(&self) {
+        // one read buffer for all of this worker's tests
+        let mut buf = vec![0u8; READ_CHUNK];
         loop {
             let started = {
                 let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
@@ -297,7 +299,7 @@ impl Worker<'_> {
                 self.start(index)
             };
             let outcome = match started {
-                Started::Running(running) => running.finish(&self.opts.stop),
+                Started::Running(running) => running.finish(&self.opts.stop, &mut buf),
                 Started::Failed(outcome) => outcome,
             };
             (self.on_done)(outcome);
@@ -404,10 +406,77 @@ impl Stream {
     }
 }
 
+/// How the poll loop of [`RunningTest::finish`] learns that the test's shell
+/// exited, without blocking.
+enum ExitWatch {
+    /// A pidfd (Linux 5.3 and later): readable once the shell has exited; its
+    /// status is then taken with `try_wait`. No thread, no pipe.
+    Pidfd { fd: OwnedFd, child: Child },
+    /// Elsewhere a thread waits for the shell, sends the status and closes
+    /// the write end of `notify`, which makes the read end readable.
+    Thread { notify: io::PipeReader, status: mpsc::Receiver<io::Result<ExitStatus>>, waiter: thread::JoinHandle<()> },
+}
+
+impl ExitWatch {
+    /// Watches `child`, with a pidfd when `pidfd` is set and the kernel
+    /// offers one. On error `child` is dropped (it is neither killed nor
+    /// reaped).
+    fn new(child: Child, index: usize, pidfd: bool) -> io::Result<ExitWatch> {
+        if pidfd && let Some(fd) = pidfd_open(child.id()) {
+            return Ok(ExitWatch::Pidfd { fd, child });
+        }
+        let (notify, notify_w) = io::pipe()?;
+        let (tx, status) = mpsc::channel();
+        let mut child = child;
+        let waiter = thread::Builder::new().name(format!("retest-wait-{index}")).spawn(move || {
+            let _ = tx.send(child.wait());
+            drop(notify_w);
+        })?;
+        Ok(ExitWatch::Thread { notify, status, waiter })
+    }
+
+    /// The descriptor to poll until [`ExitWatch::try_status`] gave the status.
+    fn fd(&self) -> libc::c_int {
+        match self {
+            ExitWatch::Pidfd { fd, .. } => fd.as_raw_fd(),
+            ExitWatch::Thread { notify, .. } => notify.as_raw_fd(),
+        }
+    }
+
+    /// The shell's exit status once it has exited (call when [`ExitWatch::fd`]
+    /// polled readable); `None` while it runs.
+    fn try_status(&mut self) -> Option<io::Result<ExitStatus>> {
+        match self {
+            ExitWatch::Pidfd { child, .. } => child.try_wait().transpose(),
+            ExitWatch::Thread { status, .. } => status.try_recv().ok(),
+        }
+    }
+
+    /// Ends the watch; the shell must have been reaped (or its status lost
+    /// with the thread).
+    fn close(self) {
+        if let ExitWatch::Thread { waiter, .. } = self {
+            let _ = waiter.join();
+        }
+    }
+}
+
+/// `pidfd_open(2)` of process `pid`; `None` where the kernel has no pidfds
+/// (before Linux 5.3) or refuses one.
+fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor
+    // or -1; it touches no memory of ours.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0 as libc::c_uint) };
+    // SAFETY: a non-negative result is a descriptor we now own (pidfds are
+    // opened close-on-exec).
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
 impl RunningTest {
     /// Reads the output, enforces the timeout and the stop flag, waits for
     /// the shell and cleans up its process group. Never panics.
-    fn finish(mut self, stop: &AtomicBool) -> TestOutcome {
+    fn finish(mut self, stop: &AtomicBool, buf: &mut [u8]) -> TestOutcome {
         // The group id is the shell's pid (process_group(0)).
         let pgid = self.child.id() as libc::pid_t;
         let mut streams = [
@@ -415,29 +484,15 @@ impl RunningTest {
             Stream::new(self.child.stderr.take().map(OwnedFd::from)),
         ];
 
-        // A waiter thread reaps the shell and then closes `notify_w`, which
-        // wakes the poll loop below through `notify_r`.
-        let (status_tx, status_rx) = mpsc::channel();
-        let waiter = io::pipe().and_then(|(notify_r, notify_w)| {
-            let mut child = self.child;
-            thread::Builder::new()
-                .name(format!("retest-wait-{}", self.index))
-                .spawn(move || {
-                    let status = child.wait();
-                    let _ = status_tx.send(status);
-                    drop(notify_w);
-                })
-                .map(|handle| (notify_r, handle))
-        });
-        let (notify_r, waiter) = match waiter {
+        let mut watch = match ExitWatch::new(self.child, self.index, true) {
             Ok(w) => w,
             Err(e) => {
-                // The child was dropped with the closure: kill and reap it.
+                // The child was dropped with the failed attempt: kill and reap it.
                 signal_group(pgid, libc::SIGKILL);
                 reap(pgid);
                 return TestOutcome {
                     index: self.index,
-                    status: Status::SpawnFailed { message: format!("cannot start a thread to wait for the test: {e}") },
+                    status: Status::SpawnFailed { message: format!("cannot watch the test's shell: {e}") },
                     stdout_hash: empty_hash(),
                     stderr_hash: empty_hash(),
                     output_tail: String::new(),
@@ -449,7 +504,6 @@ impl RunningTest {
                 };
             }
         };
-        let mut notify = Some(notify_r);
 
         let deadline = self.timeout.map(|t| self.start + t);
         // Why and since when the group is being terminated (SIGTERM sent).
@@ -464,8 +518,6 @@ impl RunningTest {
         let mut settled_at: Option<Instant> = None;
         let mut lingering = false;
         let mut tail = Tail::default();
-        let mut buf = vec![0u8; READ_CHUNK];
-
         loop {
             let now = Instant::now();
             if settled_at.is_none() {
@@ -528,8 +580,9 @@ impl RunningTest {
                     fds.push(pollfd(f.as_raw_fd()));
                 }
             }
-            if let Some(n) = &notify {
-                fds.push(pollfd(n.as_raw_fd()));
+            let watched = exit.is_none().then(|| watch.fd());
+            if let Some(fd) = watched {
+                fds.push(pollfd(fd));
             }
             if poll(&mut fds, wake.saturating_duration_since(now)).is_err() {
                 // Only EINVAL or ENOMEM are possible here; do not spin.
@@ -544,7 +597,7 @@ impl RunningTest {
                 if revents == 0 {
                     continue;
                 }
-                match f.read(&mut buf) {
+                match f.read(buf) {
                     Ok(0) => s.file = None,
                     Ok(n) => {
                         s.hasher.update(&buf[..n]);
@@ -555,13 +608,13 @@ impl RunningTest {
                 }
             }
 
-            if exit.is_none()
-                && let Ok(status) = status_rx.try_recv()
+            if watched.is_some()
+                && fds[i].revents != 0
+                && let Some(status) = watch.try_status()
             {
                 let now = Instant::now();
                 exit = Some(status);
                 ended_at = Some(now);
-                notify = None;
                 if kill.is_none() {
                     // A normal end: whatever is left of the group lingers.
                     if group_alive(pgid) {
@@ -576,7 +629,7 @@ impl RunningTest {
                 // so that its processes can write their traces.
             }
         }
-        let _ = waiter.join();
+        watch.close();
 
         let status = match (kill, exit) {
             (Some((Kill::TimedOut, _)), _) => Status::TimedOut,
@@ -771,6 +824,53 @@ fn reap(pid: libc::pid_t) {
         let r = unsafe { libc::waitpid(pid, &mut status, 0) };
         if r >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
             return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polls `w` until it reports the status, as the run loop does.
+    fn status_of(mut w: ExitWatch) -> ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut fds = [pollfd(w.fd())];
+            poll(&mut fds, Duration::from_millis(100)).unwrap();
+            if fds[0].revents != 0
+                && let Some(st) = w.try_status()
+            {
+                w.close();
+                return st.unwrap();
+            }
+            assert!(Instant::now() < deadline, "no exit status within 20 s");
+        }
+    }
+
+    #[test]
+    fn both_exit_watches_report_the_shells_status_once_it_exits() {
+        for pidfd in [true, false] {
+            let child = Command::new(SHELL).args(["-c", "sleep 0.2; exit 3"]).spawn().unwrap();
+            let pid = child.id();
+            let w = ExitWatch::new(child, 0, pidfd).unwrap();
+            assert_eq!(matches!(w, ExitWatch::Pidfd { .. }), pidfd && pidfd_open(std::process::id()).is_some());
+            // still running: not readable yet
+            let mut fds = [pollfd(w.fd())];
+            poll(&mut fds, Duration::ZERO).unwrap();
+            assert_eq!(fds[0].revents, 0, "pidfd {pidfd}: readable while the shell sleeps");
+            assert_eq!(status_of(w).code(), Some(3), "pidfd {pidfd}");
+            // reaped: the pid is gone
+            assert!(!process_alive(pid), "pidfd {pidfd}: the shell was not reaped");
+        }
+    }
+
+    #[test]
+    fn a_killed_shell_is_reported_by_its_signal() {
+        for pidfd in [true, false] {
+            let child = Command::new(SHELL).args(["-c", "kill -9 $$"]).spawn().unwrap();
+            let st = status_of(ExitWatch::new(child, 0, pidfd).unwrap());
+            assert_eq!(st.signal(), Some(libc::SIGKILL), "pidfd {pidfd}");
         }
     }
 }
