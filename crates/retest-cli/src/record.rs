@@ -8,7 +8,6 @@
 //! `retest run --selected` (objects an interrupted one left behind).
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::rc::Rc;
 
 use fixedbitset::FixedBitSet;
@@ -16,7 +15,7 @@ use retest_graph::Unit;
 use retest_graph::coverage::edge_coverage;
 use retest_graph::recording::{SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_lang_c::instrument::UnitCells;
-use retest_run::trace::{self, KIND_EDGES};
+use retest_run::trace::{KIND_EDGES, TraceDir, TraceError};
 use retest_store::{Hash, Recorded, Store, UnitId, UnitRecording};
 use roaring::RoaringBitmap;
 
@@ -74,12 +73,18 @@ impl Builds {
     }
 
     /// The covered condition-level edges (unit-wide numbers) per unit, or why the
-    /// coverage is unknown.
-    pub fn coverage(&mut self, store: &Store, dir: &Path, lingering: bool) -> Result<TestCoverage, String> {
+    /// coverage is unknown, from what [`trace::read_dir`] read of the test's
+    /// trace directory.
+    pub fn coverage(
+        &mut self,
+        store: &Store,
+        traces: &Result<TraceDir, TraceError>,
+        lingering: bool,
+    ) -> Result<TestCoverage, String> {
         if lingering {
             return Err("processes of the test were still running when it ended and had to be killed".into());
         }
-        let td = trace::read_dir(dir).map_err(|e| format!("cannot read the test's traces: {e}"))?;
+        let td = traces.as_ref().map_err(|e| format!("cannot read the test's traces: {e}"))?;
         if let Some(e) = td.errors.first() {
             return Err(format!("a trace file is unusable: {}: {}", e.path.display(), e.error));
         }
@@ -147,13 +152,26 @@ impl Builds {
             if hits.len != view.cells.total {
                 return Err(format!("a trace reports {} cells for a unit that has {}", hits.len, view.cells.total));
             }
-            let set: std::collections::HashSet<u32> = hits.hit.iter().copied().collect();
+            let mut set = FixedBitSet::with_capacity(hits.len as usize);
+            for &c in &hits.hit {
+                // a cell beyond the unit's count makes the trace unusable, not a panic
+                if c >= hits.len {
+                    return Err(format!("a trace reports cell {c} of a unit that has {}", hits.len));
+                }
+                set.insert(c as usize);
+            }
             let bases = view.unit.edge_bases();
             let bm = out.entry(view.unit_id).or_default();
             for (i, p) in view.unit.procedures.iter().enumerate() {
                 let base = view.cells.base[i];
-                let edges: FixedBitSet =
-                    edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &|c| set.contains(&(base + c)));
+                let end = view.cells.base.get(i + 1).copied().unwrap_or(view.cells.total);
+                // every covered edge follows from a hit cell of its function
+                if set.count_ones(base as usize..end as usize) == 0 {
+                    continue;
+                }
+                let edges: FixedBitSet = edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &|c| {
+                    set.contains((base + c) as usize)
+                });
                 for e in edges.ones() {
                     bm.insert(bases[i] + e as u32);
                 }

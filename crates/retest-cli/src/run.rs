@@ -269,7 +269,10 @@ pub fn execute(
             let id = ids[o.index];
             // taken whatever the status, so the test's own reports are consumed
             let lost = unrecorded.take(o.group, o.started_at, &opts.groups);
-            let gone = unrecorded.missing_trace(o.group, &o.trace_dir);
+            // read once: for the check below and for the coverage
+            let traces = retest_run::trace::read_dir(&o.trace_dir);
+            let names: Vec<&str> = traces.as_ref().map(|t| t.file_names().collect()).unwrap_or_default();
+            let gone = unrecorded.missing_trace(o.group, &names);
             let lost = lost.or(gone);
             let coverage = match &o.status {
                 Status::TimedOut => Err("the test timed out".to_string()),
@@ -277,7 +280,7 @@ pub fn execute(
                 Status::SpawnFailed { message } => Err(format!("the test could not start: {message}")),
                 _ => match lost {
                     Some(why) => Err(why),
-                    None => builds.coverage(store, &o.trace_dir, o.lingering),
+                    None => builds.coverage(store, &traces, o.lingering),
                 },
             };
             let _ = std::fs::remove_dir_all(&o.trace_dir);
@@ -402,8 +405,9 @@ impl UnrecordedWatch {
 
     /// Why the coverage of the test that ran in process group `group` is
     /// unknown, if an image of it that the runtime logged in `.images` left
-    /// neither a trace nor a live marker in `trace_dir` (the test removed them).
-    fn missing_trace(&self, group: u32, trace_dir: &Path) -> Option<String> {
+    /// neither a trace nor a live marker among `names`, the files of its trace
+    /// directory (the test removed them).
+    fn missing_trace(&self, group: u32, names: &[&str]) -> Option<String> {
         let mut images = self.images.borrow_mut();
         let (offset, pending) = &mut *images;
         if let Ok(mut f) = std::fs::File::open(self.dir.join(retest_run::trace::IMAGES_LOG)) {
@@ -423,12 +427,6 @@ impl UnrecordedWatch {
             }
         }
         let stems = pending.remove(&group)?;
-        let names: Vec<String> = std::fs::read_dir(trace_dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .collect();
         let gone = stems.iter().find(|stem| {
             let live = format!("{stem}.live");
             let trace = format!("{stem}-");

@@ -493,6 +493,14 @@ impl TraceDir {
         self.live.is_empty() && self.errors.is_empty() && self.traces.iter().all(|t| !t.trace.flags.is_incomplete())
     }
 
+    /// The names of every file read: traces, markers and unusable files.
+    pub fn file_names(&self) -> impl Iterator<Item = &str> {
+        let traces = self.traces.iter().map(|t| &t.path);
+        let live = self.live.iter().map(|m| &m.path);
+        let errors = self.errors.iter().map(|e| &e.path);
+        traces.chain(live).chain(errors).filter_map(|p| p.file_name().and_then(|n| n.to_str()))
+    }
+
     /// The union of all traces.
     pub fn coverage(&self) -> Result<Coverage, TraceError> {
         merge(self.traces.iter().map(|t| &t.trace))
