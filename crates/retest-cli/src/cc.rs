@@ -85,6 +85,7 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                 &prepared.args.target_flags(),
                 &store_dir.join("rt"),
                 Some(&std::fs::canonicalize(&store_dir).unwrap_or_else(|_| store_dir.clone()).join(UNRECORDED_DIR)),
+                prepared.args.links_program(),
             )
             .or_fail_hint("the coverage runtime must compile with the same compiler; check $RETEST_CC")?,
         )

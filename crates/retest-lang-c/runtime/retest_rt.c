@@ -1063,9 +1063,46 @@ static int rt_new_marker(void)
     return -1;
 }
 
+/* glibc calls the ELF constructors of the executable and of every shared
+   object, also one loaded by dlopen, with (argc, argv, envp). Taking the
+   command line there spares every process opening /proc/self/cmdline. This
+   constructor runs before the default-priority ones of the same object,
+   where the units register; a unit whose probe runs earlier (called from
+   another object's constructor) sets up before it, and reads /proc. Other C
+   libraries (musl) pass nothing, so they always read /proc. */
+static int g_cmdline_taken;
+
+#if defined(__GNUC__) && defined(__GLIBC__) && !defined(__UCLIBC__)
+__attribute__((constructor(101)))
+static void rt_take_cmdline(int argc, char **argv, char **envp)
+{
+    int i;
+    (void) envp;
+    if (g_cmdline_taken || RT_LOAD(&g_mode) != MODE_UNINIT || argc <= 0 || argv == NULL) {
+        return;
+    }
+    g_cmdline_len = 0;
+    for (i = 0; i < argc && argv[i] != NULL; i++) {
+        size_t n = strlen(argv[i]) + 1; /* each argument ends in a NUL */
+        if (n > sizeof g_cmdline - g_cmdline_len) {
+            n = sizeof g_cmdline - g_cmdline_len;
+        }
+        memcpy(g_cmdline + g_cmdline_len, argv[i], n);
+        g_cmdline_len += n;
+    }
+    g_cmdline_taken = 1;
+}
+#endif
+
+/* The command line, as /proc/self/cmdline has it: each argument followed by
+   a NUL, cut at RT_CMDLINE_MAX bytes. */
 static void rt_read_cmdline(void)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    int fd;
+    if (g_cmdline_taken) {
+        return;
+    }
+    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     g_cmdline_len = 0;
     if (fd < 0) {
         return;
@@ -1175,6 +1212,7 @@ static void rt_install_signals(void)
     }
 }
 
+#ifndef RETEST_RT_PROGRAM
 /* Puts back SIG_DFL where our handler is still installed: this copy's code
    may be about to be unmapped (dlclose). */
 static void rt_restore_signals(void)
@@ -1212,6 +1250,7 @@ static void rt_restore_signals(void)
         (void) sigprocmask(SIG_SETMASK, &prev, NULL);
     }
 }
+#endif
 
 static void rt_atfork_child(void)
 {
@@ -1239,7 +1278,12 @@ static void rt_fini(void)
         return;
     }
     (void) rt_flush(RT_FLAG_EXIT, 1, 1);
+#ifndef RETEST_RT_PROGRAM
+    /* a shared object may be unmapped next (dlclose); a program's handlers
+       stay valid until the process is gone, so a program keeps them and
+       saves 24 system calls per process */
     rt_restore_signals();
+#endif
 }
 
 /* ------------------------------------------------------------------------ */

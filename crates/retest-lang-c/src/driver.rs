@@ -209,6 +209,19 @@ fn stronger(a: Mode, b: Mode) -> Mode {
 }
 
 impl CompilerArgs {
+    /// Whether a link makes a program for certain: not `-shared`, not `-r`,
+    /// and no linker option that could make a shared object
+    /// (`-Wl,-shared`, `-Xlinker -Bshareable`, ...).
+    pub fn links_program(&self) -> bool {
+        self.mode == Mode::Link
+            && !self.shared
+            && !self.relocatable
+            && !self.flags.iter().any(|f| {
+                let f = f.to_ascii_lowercase();
+                f.contains("shared") || f.contains("shareable") || f == "-r" || f.contains(",-r")
+            })
+    }
+
     /// Flags for `cc -E`: the preprocessing and code generation flags, without
     /// linker-only ones.
     pub fn preprocess_flags(&self) -> Vec<String> {
@@ -511,6 +524,24 @@ mod tests {
         assert_eq!(l.target_flags(), v("-m32 -static --sysroot=/x -march=native"));
         assert!(!parse_args(&v("-r -o all.o a.o b.o")).dep_flags.iter().any(|_| true));
         assert!(parse_args(&v("-r -o all.o a.o b.o")).relocatable);
+    }
+
+    #[test]
+    fn only_links_that_surely_make_a_program_count_as_programs() {
+        for cmd in ["-o prog a.c b.o -lm", "-O2 -static -o prog a.o", "-pie -Wl,--as-needed -o prog a.o"] {
+            assert!(parse_args(&v(cmd)).links_program(), "{cmd}");
+        }
+        for cmd in [
+            "-shared -fPIC -o lib.so a.o",
+            "-Wl,-shared -o lib.so a.o",
+            "-Wl,--shared -o lib.so a.o",
+            "-Xlinker -Bshareable -o lib.so a.o",
+            "-r -o all.o a.o b.o",
+            "-Wl,-r -o all.o a.o",
+            "-c a.c",
+        ] {
+            assert!(!parse_args(&v(cmd)).links_program(), "{cmd}");
+        }
     }
 
     #[test]

@@ -401,19 +401,24 @@ fn run(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapEr
 /// into `cache_dir` (atomically, so parallel link steps share it). With
 /// `unrecorded`, an image that runs instrumented code without `RETEST_TRACE_DIR`
 /// says so in that directory while it exists (`RETEST_RT_UNRECORDED`, see
-/// docs/trace-format.md).
+/// docs/trace-format.md). With `program` (the link makes a program for
+/// certain, [`crate::driver::CompilerArgs::links_program`]) the runtime leaves
+/// its signal handlers in place at exit (`RETEST_RT_PROGRAM`): a program's code
+/// is never unmapped, unlike a shared object's at `dlclose`.
 pub fn runtime_object(
     compiler: &str,
     target_flags: &[String],
     cache_dir: &Path,
     unrecorded: Option<&Path>,
+    program: bool,
 ) -> Result<PathBuf, WrapError> {
     let static_link = target_flags.iter().any(|f| f == "-static");
     let unrecorded =
         unrecorded.map(|d| format!("-DRETEST_RT_UNRECORDED={}", c_string_literal(d.as_os_str().as_encoded_bytes())));
+    let program = program.then(|| "-DRETEST_RT_PROGRAM".to_string());
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(compiler.as_bytes());
-    for f in target_flags.iter().chain(&unrecorded) {
+    for f in target_flags.iter().chain(&unrecorded).chain(&program) {
         h.update(f.as_bytes());
         h.update(b"\0");
     }
@@ -433,6 +438,7 @@ pub fn runtime_object(
         a.push("-DRETEST_RT_NO_INTERPOSE".into());
     }
     a.extend(unrecorded);
+    a.extend(program);
     a.push(src.to_string_lossy().into_owned());
     a.push("-o".into());
     a.push(tmp_obj.to_string_lossy().into_owned());

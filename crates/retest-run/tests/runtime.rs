@@ -68,6 +68,12 @@ struct Programs {
     prog_nodlsym: PathBuf,
     /// Same as `prog` with the runtime built with `RETEST_RT_UNRECORDED` = `unrecorded`.
     prog_unrecorded: PathBuf,
+    /// Same as `prog` with the runtime linked first, so that its constructor
+    /// (101) runs before util_tu's early one and takes the command line from
+    /// `argv`; in `prog` the early constructor sets the runtime up first.
+    prog_rt_first: PathBuf,
+    /// LD_PRELOAD shim that reports every open of /proc/self/cmdline.
+    count_open: PathBuf,
     unrecorded: PathBuf,
     prog2: PathBuf,
     plugin: PathBuf,
@@ -107,6 +113,11 @@ fn programs() -> &'static Programs {
         link("rt.o", "prog_export", &["-Wl,--export-dynamic-symbol=__retest_*"]);
         link("rt_nodlsym.o", "prog_nodlsym", &[]);
         link("rt_unrecorded.o", "prog_unrecorded", &[]);
+        compile(
+            &cc,
+            &["-O1", &o("rt.o"), &o("main_tu.o"), &o("util_tu.o"), "-o", &o("prog_rt_first"), "-pthread", "-ldl"],
+        );
+        compile(&cc, &["-O1", "-Wall", "-shared", "-fPIC", &s("count_open.c"), "-o", &o("count_open.so"), "-ldl"]);
         compile(&cc, &["-O1", &s("prog2.c"), &o("rt.o"), "-o", &o("prog2")]);
         compile(&cc, &["-O1", "-shared", "-fPIC", &s("plugin.c"), &o("rt_pic.o"), "-o", &o("plugin.so")]);
         compile(&cc, &["-O1", "-Wall", &s("host.c"), "-o", &o("host"), "-pthread", "-ldl"]);
@@ -115,6 +126,8 @@ fn programs() -> &'static Programs {
             prog_export: dir.join("prog_export"),
             prog_nodlsym: dir.join("prog_nodlsym"),
             prog_unrecorded: dir.join("prog_unrecorded"),
+            prog_rt_first: dir.join("prog_rt_first"),
+            count_open: dir.join("count_open.so"),
             unrecorded: dir.join("unrecorded"),
             prog2: dir.join("prog2"),
             plugin: dir.join("plugin.so"),
@@ -406,6 +419,35 @@ fn sigterm_is_traced_and_still_terminates() {
     assert_eq!(cells(&traces[0]), prog_cells(&[0, 15], &[], &[0], &[]));
 }
 
+/// The live marker holds the command line, each argument ended by a NUL as
+/// in /proc/self/cmdline. Under glibc the runtime takes it from the arguments
+/// its constructor receives; where the image's code runs before that
+/// constructor (util_tu's early one, in `prog`), from /proc.
+#[test]
+fn the_marker_holds_the_command_line_from_argv_or_from_proc() {
+    let args = ["sleep", "two words", "", "x"];
+    for (prog, proc_opens) in [(&programs().prog_rt_first, 0), (&programs().prog, 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = command(prog, &args, dir.path())
+            .env("LD_PRELOAD", &programs().count_open)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        let marker = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+        let expected: Vec<u8> =
+            [prog.to_str().unwrap()].iter().chain(&args).flat_map(|a| a.bytes().chain([0u8])).collect();
+        assert_eq!(std::fs::read(&marker).unwrap(), expected, "{}", prog.display());
+        child.kill().unwrap();
+        wait(&mut child);
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(err.matches("cmdline-open\n").count(), proc_opens, "{}: {err}", prog.display());
+    }
+}
+
 #[test]
 fn sigkill_leaves_only_the_live_marker() {
     let (dir, mut child) = start_sleeper();
@@ -652,6 +694,7 @@ fn runtime_compiles_cleanly() {
         &["-std=c99", "-pedantic", "-O2", "-DRETEST_RT_NO_DLSYM"],
         &["-std=c89", "-pedantic", "-DRETEST_RT_NO_INTERPOSE"],
         &["-std=c89", "-pedantic", "-DRETEST_RT_UNRECORDED=\"/tmp/unrecorded\""],
+        &["-std=c89", "-pedantic", "-O2", "-DRETEST_RT_PROGRAM"],
     ] {
         compile(&cc, &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
     }
