@@ -204,6 +204,48 @@ pub fn typedef_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     }
 }
 
+/// Names of functions a top-level declaration declares `const` or `pure` with a
+/// GNU attribute (`__attribute__((__const__))`, glibc's `__attribute_pure__`:
+/// `__ctype_b_loc`, `__errno_location`, `strlen`, `memcmp`, ...). GCC may
+/// delete a call to such a function whose value is unused, so such a call
+/// returns in every program the compiler keeps the meaning of: it cannot
+/// `exit`, `longjmp` or loop forever. An attribute in a declarator applies to
+/// that declarator's function; one at the declaration's level to all of them.
+pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    if !matches!(n.kind(), "declaration" | "function_definition") {
+        return;
+    }
+    // within an attribute's parentheses `const` can only name the attribute
+    fn marks(a: Ts<'_>, src: &[u8]) -> bool {
+        syntax::contains_token(a, src, &["__const__", "const", "__pure__", "pure"])
+    }
+    fn attributes<'t>(n: Ts<'t>, out: &mut Vec<Ts<'t>>) {
+        if n.kind() == "attribute_specifier" {
+            out.push(n);
+            return;
+        }
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            attributes(ch, out);
+        }
+    }
+    let mut c = n.walk();
+    let top_level = n.children(&mut c).any(|ch| ch.kind() == "attribute_specifier" && marks(ch, src));
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        if !is_function_declarator(d) {
+            continue;
+        }
+        let mut own = Vec::new();
+        attributes(d, &mut own);
+        if (top_level || own.iter().any(|a| marks(*a, src)))
+            && let Some(nm) = declarator_name(d, src)
+        {
+            out.insert(nm);
+        }
+    }
+}
+
 /// Names of functions a top-level declaration declares `noreturn`.
 pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     if !matches!(n.kind(), "declaration" | "function_definition") {

@@ -62,11 +62,14 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         root.children(&mut c).collect()
     };
 
-    // noreturn functions declared anywhere in the unit, and file-scope typedef names
+    // noreturn functions declared anywhere in the unit, functions declared
+    // `const` or `pure` (they return), and file-scope typedef names
     let mut noreturn = BTreeSet::new();
+    let mut returning = BTreeSet::new();
     let mut typedefs = BTreeSet::new();
     for n in &top {
         decls::noreturn_names(*n, src, &mut noreturn);
+        decls::returning_names(*n, src, &mut returning);
         decls::typedef_names(*n, src, &mut typedefs);
     }
 
@@ -143,7 +146,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         }
     }
     let address_taken = address_taken_functions(root, src, &fn_names);
-    derive_unit_probes(&mut functions, &completes);
+    let declared_returning: BTreeSet<&str> =
+        returning.iter().filter(|n| !noreturn.contains(*n)).map(String::as_str).collect();
+    derive_unit_probes(&mut functions, &completes, &declared_returning);
     TuAnalysis {
         unit: Unit {
             files: pre.files.clone(),
@@ -163,10 +168,12 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 /// A node completes if it does unless a call does not return, and every function
 /// it calls returns: a `static` function of this unit (so no other definition can
 /// be bound to the call) whose every node completes in that sense — the greatest
-/// fixpoint, so recursion alone does not make a function non-returning. Calls to
-/// anything else (other units, libraries, `exit`) may not return.
-fn derive_unit_probes(functions: &mut [Procedure], completes: &[Vec<bool>]) {
-    let mut returns: BTreeSet<&str> = BTreeSet::new();
+/// fixpoint, so recursion alone does not make a function non-returning — or a
+/// function the unit declares `const` or `pure` and not `noreturn` (`declared`,
+/// see [`decls::returning_names`]). Calls to anything else (other units,
+/// libraries, `exit`) may not return.
+fn derive_unit_probes(functions: &mut [Procedure], completes: &[Vec<bool>], declared: &BTreeSet<&str>) {
+    let mut returns: BTreeSet<&str> = declared.clone();
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for f in functions.iter().filter(|f| f.is_static) {
         *count.entry(f.name.as_str()).or_default() += 1;

@@ -524,3 +524,65 @@ int main(int argc, char **argv) { return argc > 2 ? (int) f(atoi(argv[1]), atoi(
     let taken = stmt_edges(g, &p.run(&["3", "1"], "")[j]);
     assert!(taken.contains(&("r += 1 ;".into(), "ε".into(), "return r ;".into())), "{taken:?}");
 }
+
+/// A call of a function the unit declares `const` or `pure` returns (the
+/// compiler may delete it when its value is unused), so the statement after it
+/// needs no probe of its own; an undeclared external function may not return
+/// and keeps it. The derived coverage is
+/// what ran, also when the undeclared one exits.
+#[test]
+fn calls_of_functions_declared_const_or_pure_return() {
+    const UNIT: &str = "#include <string.h>
+int sq(int) __attribute__((const));
+__attribute__((__pure__)) int peek(const int *);
+int ext(int);
+int f(const char *s, int k)
+{
+    int r = sq(k);
+    r += (int) strlen(s);
+    r += peek(&k);
+    r += 1;
+    return r;
+}
+int g(int k)
+{
+    int r = ext(k);
+    r += 1;
+    return r;
+}
+";
+    const DRIVER: &str = "#include <stdlib.h>
+int f(const char *s, int k);
+int g(int k);
+int sq(int v) { return v * v; }
+int peek(const int *p) { return *p; }
+int ext(int v) { if (v == 7) exit(0); return v; }
+int main(int argc, char **argv) { return argc > 1 ? (f(argv[1], 2) + g(atoi(argv[1]))) * 0 : 1; }
+";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("unit.c"), UNIT).unwrap();
+    let p = build(src.path(), "unit.c", &[], DRIVER, &["-O2"]);
+    use retest_graph::coverage::Probe;
+    let node = |proc_: &Procedure, text: &str| {
+        proc_.cond.node_ids().find(|&n| proc_.cond.node(n).text == text).unwrap_or_else(|| panic!("no node `{text}`"))
+    };
+    let (i, f) = p.procedure("f");
+    // `sq`, `strlen` (glibc declares it pure) and `peek` return: one probe for
+    // the straight line, none on the statements after the calls
+    let probed: Vec<&str> =
+        f.cond.node_ids().filter(|n| f.probes[n.index()].is_probed()).map(|n| f.cond.node(n).text.as_str()).collect();
+    assert_eq!(probed.len(), 1, "{probed:?}");
+    for after in ["r += ( int ) strlen ( s ) ;", "r += peek ( & k ) ;", "r += 1 ;"] {
+        assert!(!f.probes[node(f, after).index()].is_probed(), "{after}: {:?}", f.probes[node(f, after).index()]);
+    }
+    let (j, g) = p.procedure("g");
+    assert_eq!(g.probes[node(g, "r += 1 ;").index()], Probe::Node, "`ext` may not return");
+    // the derived coverage is what ran
+    let taken = stmt_edges(f, &p.run(&["3"], "")[i]);
+    assert!(taken.contains(&("r += peek ( & k ) ;".into(), "ε".into(), "r += 1 ;".into())), "{taken:?}");
+    assert!(taken.contains(&("r += 1 ;".into(), "ε".into(), "return r ;".into())), "{taken:?}");
+    let taken = stmt_edges(g, &p.run(&["7"], "")[j]);
+    assert!(!taken.iter().any(|(s, _, _)| s == "r += 1 ;"), "{taken:?}");
+    let taken = stmt_edges(g, &p.run(&["3"], "")[j]);
+    assert!(taken.contains(&("r += 1 ;".into(), "ε".into(), "return r ;".into())), "{taken:?}");
+}
