@@ -25,7 +25,9 @@
 //! With `--universe-rounds N`, the whole test universe (every line of
 //! `universe.txt`, one after another, in one shell) is timed the same way: many
 //! short processes, so start-up and trace writing weigh more there. Each round
-//! of a retest variant starts with an empty trace directory.
+//! of a retest variant starts with an empty trace directory. Beside them runs
+//! the whole command users run, `retest run -j1 --universe universe.txt` on the
+//! `retest (edges)` build, which also records each test's coverage in the store.
 //!
 //! The subjects reject large inputs by design (lexer: 64 KiB; textsub: lines of
 //! 1000 bytes or more), so the copy built here has `MAX_INPUT` raised for lexer
@@ -105,6 +107,10 @@ enum Build {
     /// The binary of another variant.
     Same(usize),
 }
+
+/// The universe measured through `retest run -j1` with the `retest (edges)`
+/// build: the tests' runtime cost plus the recording of per-test coverage.
+const RETEST_RUN: &str = "retest run -j1 (edges; records each test's coverage)";
 
 /// The trace directory where `retest run` would put it (`$T`: in the run's
 /// trace root, on tmpfs where the machine has one), and in the build directory
@@ -426,8 +432,42 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                     )
                 })
                 .collect();
+            // and the whole command users run: `retest run` over the same
+            // universe and build, which also records every test's coverage
+            // in the store (one process per test, one after another)
+            let edges = vs.iter().position(|v| v.name == "retest (edges)").context("no `retest (edges)` variant")?;
+            let mut cmds = cmds;
+            cmds.push(format!(
+                "cd {} && exec {} run -j1 --universe universe.txt",
+                quote(&dirs[edges].display().to_string()),
+                quote(&r.bin.display().to_string())
+            ));
             let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
-            push_results(&mut results, s, "universe", &vs, &times, &vec![None; vs.len()], a.universe_rounds, 0);
+            push_results(
+                &mut results,
+                s,
+                "universe",
+                &vs,
+                &times[..vs.len()],
+                &vec![None; vs.len()],
+                a.universe_rounds,
+                0,
+            );
+            let (run, plain) = (&times[vs.len()], &times[vs[edges].baseline]);
+            results.push(Measured {
+                subject: s.name.clone(),
+                workload: "universe".into(),
+                variant: RETEST_RUN.into(),
+                baseline: vs[vs[edges].baseline].name.into(),
+                median_s: median(&run.0),
+                wall_ratio: ratio(&run.0, &plain.0),
+                cpu_ratio: ratio(&run.1, &plain.1),
+                instructions: None,
+                rounds: a.universe_rounds,
+                input_bytes: 0,
+                wall_s: run.0.clone(),
+                cpu_s: run.1.clone(),
+            });
         }
         for d in &dirs {
             let _ = std::fs::remove_dir_all(d.join("traces"));
