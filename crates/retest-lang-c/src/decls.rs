@@ -233,7 +233,9 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     let top_level = n.children(&mut c).any(|ch| ch.kind() == "attribute_specifier" && marks(ch, src));
     let mut c = n.walk();
     for d in n.children_by_field_name("declarator", &mut c) {
-        if !is_function_declarator(d) {
+        // a function, not a pointer to one (`int (*fp)(int)`): GCC ignores
+        // `pure` there, and the pointer may be set to any function
+        if !names_a_function(d) {
             continue;
         }
         let mut own = Vec::new();
@@ -242,6 +244,24 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
             && let Some(nm) = declarator_name(d, src)
         {
             out.insert(nm);
+        }
+    }
+}
+
+/// Whether declarator `d` declares a function by name: its function
+/// declarator's own declarator is the name (`f(void)`, `*f(void)`), not a
+/// parenthesised one (`(*fp)(void)`).
+fn names_a_function(mut d: Ts<'_>) -> bool {
+    loop {
+        match d.kind() {
+            "function_declarator" => {
+                return d.child_by_field_name("declarator").is_some_and(|i| i.kind() == "identifier");
+            }
+            "identifier" => return false,
+            _ => match d.child_by_field_name("declarator") {
+                Some(inner) => d = inner,
+                None => return false,
+            },
         }
     }
 }

@@ -527,8 +527,8 @@ int main(int argc, char **argv) { return argc > 2 ? (int) f(atoi(argv[1]), atoi(
 
 /// A call of a function the unit declares `const` or `pure` returns (the
 /// compiler may delete it when its value is unused), so the statement after it
-/// needs no probe of its own; an undeclared external function may not return
-/// and keeps it. The derived coverage is
+/// needs no probe of its own; an undeclared external function, or a function
+/// pointer (GCC ignores `pure` on one), may not return and keeps it. The derived coverage is
 /// what ran, also when the undeclared one exits.
 #[test]
 fn calls_of_functions_declared_const_or_pure_return() {
@@ -536,6 +536,7 @@ fn calls_of_functions_declared_const_or_pure_return() {
 int sq(int) __attribute__((const));
 __attribute__((__pure__)) int peek(const int *);
 int ext(int);
+extern int (*hook)(int) __attribute__((pure));
 int f(const char *s, int k)
 {
     int r = sq(k);
@@ -550,6 +551,12 @@ int g(int k)
     r += 1;
     return r;
 }
+int h(int k)
+{
+    int r = hook(k);
+    r += 1;
+    return r;
+}
 ";
     const DRIVER: &str = "#include <stdlib.h>
 int f(const char *s, int k);
@@ -557,6 +564,7 @@ int g(int k);
 int sq(int v) { return v * v; }
 int peek(const int *p) { return *p; }
 int ext(int v) { if (v == 7) exit(0); return v; }
+int (*hook)(int) = ext;
 int main(int argc, char **argv) { return argc > 1 ? (f(argv[1], 2) + g(atoi(argv[1]))) * 0 : 1; }
 ";
     let src = tempfile::tempdir().unwrap();
@@ -577,6 +585,8 @@ int main(int argc, char **argv) { return argc > 1 ? (f(argv[1], 2) + g(atoi(argv
     }
     let (j, g) = p.procedure("g");
     assert_eq!(g.probes[node(g, "r += 1 ;").index()], Probe::Node, "`ext` may not return");
+    let (_, h) = p.procedure("h");
+    assert_eq!(h.probes[node(h, "r += 1 ;").index()], Probe::Node, "a pointer declared `pure` may point anywhere");
     // the derived coverage is what ran
     let taken = stmt_edges(f, &p.run(&["3"], "")[i]);
     assert!(taken.contains(&("r += peek ( & k ) ;".into(), "ε".into(), "r += 1 ;".into())), "{taken:?}");
