@@ -1158,9 +1158,29 @@ static int rt_block_all(sigset_t *prev)
     return rt_single_threaded() && sigprocmask(SIG_SETMASK, &all, prev) == 0;
 }
 
+/* Puts `to` in as the disposition of `sig` where the current one is the
+   plain handler `from`; returns 1 when it did. `blocked` (rt_block_all):
+   one call swaps `to` in and returns what was there, and a second puts that
+   back if it was not `from`; not blocked: look first, and replace only
+   `from`, so no other thread meets `to` in place of something else. */
+static int rt_swap_if(int sig, const struct sigaction *to, void (*from)(int), int blocked)
+{
+    struct sigaction old;
+    if (sigaction(sig, blocked ? to : NULL, &old) != 0) {
+        return 0;
+    }
+    if (!rt_plain_handler(&old, from)) {
+        if (blocked) {
+            (void) sigaction(sig, &old, NULL);
+        }
+        return 0;
+    }
+    return blocked || sigaction(sig, to, NULL) == 0;
+}
+
 static void rt_install_signals(void)
 {
-    struct sigaction sa, old;
+    struct sigaction sa;
     sigset_t prev;
     int blocked;
     size_t i;
@@ -1168,22 +1188,11 @@ static void rt_install_signals(void)
     sa.sa_handler = rt_on_signal;
     sigfillset(&sa.sa_mask);
     sa.sa_flags = SA_ONSTACK | SA_RESTART;
-    /* Blocked: one call per signal puts our handler in and returns what was
-       there; where that was not SIG_DFL (a handler, or SIG_IGN inherited
-       across exec), a second call puts it back. Not blocked: look, and
-       replace only SIG_DFL. */
+    /* only where the disposition is SIG_DFL: a handler, or SIG_IGN inherited
+       across exec, stays */
     blocked = rt_block_all(&prev);
     for (i = 0; i < RT_NSIGNALS; i++) {
-        if (sigaction(rt_signals[i], blocked ? &sa : NULL, &old) != 0) {
-            continue;
-        }
-        if (!rt_plain_handler(&old, SIG_DFL)) {
-            if (blocked) {
-                (void) sigaction(rt_signals[i], &old, NULL);
-            }
-            continue;
-        }
-        if (blocked || sigaction(rt_signals[i], &sa, NULL) == 0) {
+        if (rt_swap_if(rt_signals[i], &sa, SIG_DFL, blocked)) {
             g_sig_installed[i] = 1;
         }
     }
@@ -1217,33 +1226,20 @@ static void rt_install_signals(void)
    may be about to be unmapped (dlclose). */
 static void rt_restore_signals(void)
 {
-    struct sigaction cur, dfl;
+    struct sigaction dfl;
     sigset_t prev;
     int blocked;
     size_t i;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    /* As when installing: blocked, one call swaps SIG_DFL in and a second
-       puts back a handler the program installed over ours since; not
-       blocked, look and replace only ours. */
+    /* only where ours is still there: a handler the program installed over
+       ours since stays */
     blocked = rt_block_all(&prev);
     for (i = 0; i < RT_NSIGNALS; i++) {
-        if (!g_sig_installed[i]) {
-            continue;
-        }
-        g_sig_installed[i] = 0;
-        if (sigaction(rt_signals[i], blocked ? &dfl : NULL, &cur) != 0) {
-            continue;
-        }
-        if (!rt_plain_handler(&cur, rt_on_signal)) {
-            if (blocked) {
-                (void) sigaction(rt_signals[i], &cur, NULL);
-            }
-            continue;
-        }
-        if (!blocked) {
-            (void) sigaction(rt_signals[i], &dfl, NULL);
+        if (g_sig_installed[i]) {
+            g_sig_installed[i] = 0;
+            (void) rt_swap_if(rt_signals[i], &dfl, rt_on_signal, blocked);
         }
     }
     if (blocked) {
