@@ -55,18 +55,22 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
     }
 }
 
-/// Whether a declarator declares a function (a prototype).
-fn is_function_declarator(mut d: Ts<'_>) -> bool {
+/// The function declarator within a declarator, if it declares a function
+/// (a prototype; also `(*fp)(void)`, whose function declarator holds the
+/// parenthesised pointer).
+fn function_declarator(mut d: Ts<'_>) -> Option<Ts<'_>> {
     loop {
         match d.kind() {
-            "function_declarator" => return true,
-            "identifier" => return false,
-            _ => match d.child_by_field_name("declarator") {
-                Some(inner) => d = inner,
-                None => return false,
-            },
+            "function_declarator" => return Some(d),
+            "identifier" => return None,
+            _ => d = d.child_by_field_name("declarator")?,
         }
     }
+}
+
+/// Whether a declarator declares a function (a prototype).
+fn is_function_declarator(d: Ts<'_>) -> bool {
+    function_declarator(d).is_some()
 }
 
 /// The declaration items of one top-level node (not function bodies). For a
@@ -215,22 +219,17 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     if !matches!(n.kind(), "declaration" | "function_definition") {
         return;
     }
-    // within an attribute's parentheses `const` can only name the attribute
-    fn marks(a: Ts<'_>, src: &[u8]) -> bool {
-        syntax::contains_token(a, src, &["__const__", "const", "__pure__", "pure"])
-    }
-    fn attributes<'t>(n: Ts<'t>, out: &mut Vec<Ts<'t>>) {
+    // whether an attribute in `n` names `const` or `pure` (within an
+    // attribute's parentheses `const` can only name the attribute)
+    fn marked(n: Ts<'_>, src: &[u8]) -> bool {
         if n.kind() == "attribute_specifier" {
-            out.push(n);
-            return;
+            return syntax::contains_token(n, src, &["__const__", "const", "__pure__", "pure"]);
         }
         let mut c = n.walk();
-        for ch in n.children(&mut c) {
-            attributes(ch, out);
-        }
+        n.children(&mut c).any(|ch| marked(ch, src))
     }
     let mut c = n.walk();
-    let top_level = n.children(&mut c).any(|ch| ch.kind() == "attribute_specifier" && marks(ch, src));
+    let top_level = n.children(&mut c).any(|ch| ch.kind() == "attribute_specifier" && marked(ch, src));
     let mut c = n.walk();
     for d in n.children_by_field_name("declarator", &mut c) {
         // a function, not a pointer to one (`int (*fp)(int)`): GCC ignores
@@ -238,9 +237,7 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
         if !names_a_function(d) {
             continue;
         }
-        let mut own = Vec::new();
-        attributes(d, &mut own);
-        if (top_level || own.iter().any(|a| marks(*a, src)))
+        if (top_level || marked(d, src))
             && let Some(nm) = declarator_name(d, src)
         {
             out.insert(nm);
@@ -251,19 +248,8 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 /// Whether declarator `d` declares a function by name: its function
 /// declarator's own declarator is the name (`f(void)`, `*f(void)`), not a
 /// parenthesised one (`(*fp)(void)`).
-fn names_a_function(mut d: Ts<'_>) -> bool {
-    loop {
-        match d.kind() {
-            "function_declarator" => {
-                return d.child_by_field_name("declarator").is_some_and(|i| i.kind() == "identifier");
-            }
-            "identifier" => return false,
-            _ => match d.child_by_field_name("declarator") {
-                Some(inner) => d = inner,
-                None => return false,
-            },
-        }
-    }
+fn names_a_function(d: Ts<'_>) -> bool {
+    function_declarator(d).and_then(|f| f.child_by_field_name("declarator")).is_some_and(|i| i.kind() == "identifier")
 }
 
 /// Names of functions a top-level declaration declares `noreturn`.
