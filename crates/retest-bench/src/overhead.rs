@@ -414,7 +414,8 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
         } else {
             vec![None; vs.len()]
         };
-        push_results(&mut results, s, "big input", &vs, &times, &counts, a.runs, bytes);
+        let names: Vec<(&str, usize)> = vs.iter().map(|v| (v.name, v.baseline)).collect();
+        push_results(&mut results, s, "big input", &names, &times, &counts, a.runs, bytes);
         if a.universe_rounds > 0 {
             let cmds: Vec<String> = (0..vs.len())
                 .map(|i| {
@@ -443,31 +444,9 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 quote(&r.bin.display().to_string())
             ));
             let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
-            push_results(
-                &mut results,
-                s,
-                "universe",
-                &vs,
-                &times[..vs.len()],
-                &vec![None; vs.len()],
-                a.universe_rounds,
-                0,
-            );
-            let (run, plain) = (&times[vs.len()], &times[vs[edges].baseline]);
-            results.push(Measured {
-                subject: s.name.clone(),
-                workload: "universe".into(),
-                variant: RETEST_RUN.into(),
-                baseline: vs[vs[edges].baseline].name.into(),
-                median_s: median(&run.0),
-                wall_ratio: ratio(&run.0, &plain.0),
-                cpu_ratio: ratio(&run.1, &plain.1),
-                instructions: None,
-                rounds: a.universe_rounds,
-                input_bytes: 0,
-                wall_s: run.0.clone(),
-                cpu_s: run.1.clone(),
-            });
+            let mut names = names;
+            names.push((RETEST_RUN, vs[edges].baseline));
+            push_results(&mut results, s, "universe", &names, &times, &vec![None; names.len()], a.universe_rounds, 0);
         }
         for d in &dirs {
             let _ = std::fs::remove_dir_all(d.join("traces"));
@@ -484,24 +463,26 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
     Ok(())
 }
 
+/// One result per entry of `names` (a variant's name and the index in `names`
+/// of the plain build it is compared with), from the times and counts at the
+/// same index.
 #[allow(clippy::too_many_arguments)]
 fn push_results(
     results: &mut Vec<Measured>,
     s: &Subject,
     workload: &str,
-    vs: &[Variant],
+    names: &[(&str, usize)],
     times: &[(Vec<f64>, Vec<f64>)],
     counts: &[Option<u64>],
     rounds: usize,
     bytes: u64,
 ) {
-    for (i, v) in vs.iter().enumerate() {
-        let b = v.baseline;
+    for (i, &(name, b)) in names.iter().enumerate() {
         results.push(Measured {
             subject: s.name.clone(),
             workload: workload.into(),
-            variant: v.name.into(),
-            baseline: vs[b].name.into(),
+            variant: name.into(),
+            baseline: names[b].0.into(),
             median_s: median(&times[i].0),
             wall_ratio: ratio(&times[i].0, &times[b].0),
             cpu_ratio: ratio(&times[i].1, &times[b].1),
