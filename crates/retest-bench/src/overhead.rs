@@ -27,7 +27,10 @@
 //! short processes, so start-up and trace writing weigh more there. Each round
 //! of a retest variant starts with an empty trace directory. Beside them runs
 //! the whole command users run, `retest run -j1 --universe universe.txt` on the
-//! `retest (edges)` build, which also records each test's coverage in the store.
+//! `retest (edges)` build, which also records each test's coverage in the store;
+//! and, to compare like with like, what per-test coverage costs with gcov and
+//! with clang: after each test, that tool's own export of the test's coverage
+//! into a file, and the counters reset (`PER_TEST`).
 //!
 //! The subjects reject large inputs by design (lexer: 64 KiB; textsub: lines of
 //! 1000 bytes or more), so the copy built here has `MAX_INPUT` raised for lexer
@@ -111,6 +114,78 @@ enum Build {
 /// The universe measured through `retest run -j1` with the `retest (edges)`
 /// build: the tests' runtime cost plus the recording of per-test coverage.
 const RETEST_RUN: &str = "retest run -j1 (edges; records each test's coverage)";
+
+/// Per-test coverage with gcov and with clang's source-based coverage, the
+/// way a user of those tools gets it: after each test, the tool's own export
+/// of that test's data into one file per test, then the counters reset (gcov:
+/// `gcov -t -j` into `tN.json`, then the `.gcda` files removed; clang:
+/// `llvm-profdata merge` and `llvm-cov export -format=lcov` into `tN.info`).
+/// The files go to the trace root, where `retest run` puts its traces.
+const PER_TEST: [(&str, &str); 2] = [
+    ("gcc --coverage", "gcc --coverage, per-test coverage (gcov -t -j after each test)"),
+    (
+        "clang-19 -fprofile-instr-generate -fcoverage-mapping",
+        "clang-19 cov, per-test coverage (llvm-profdata merge, llvm-cov export after each test)",
+    ),
+];
+
+/// One per-test-coverage loop over the universe (see [`PER_TEST`]).
+struct PerTest {
+    name: &'static str,
+    /// The variant whose build it runs.
+    variant: usize,
+    cmd: String,
+    /// Where the per-test files go (`tN.EXT`).
+    out: PathBuf,
+    ext: &'static str,
+}
+
+impl PerTest {
+    /// Every test of the universe left a non-empty coverage file: the loop
+    /// did the work it was timed for.
+    fn check(&self, dir: &Path) -> Result<()> {
+        let universe = std::fs::read_to_string(dir.join("universe.txt"))?;
+        for n in 1..=universe.lines().filter(|l| !l.trim().is_empty()).count() {
+            let f = self.out.join(format!("t{n}.{}", self.ext));
+            let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+            anyhow::ensure!(len > 0, "{}: no coverage in {}", self.name, f.display());
+        }
+        Ok(())
+    }
+}
+
+/// The per-test-coverage loops for the variants that were built (clang's
+/// only where `llvm-profdata-19` and `llvm-cov-19` are installed).
+fn per_test_commands(vs: &[Variant], dirs: &[PathBuf], root: &Path, s: &Subject) -> Vec<PerTest> {
+    let installed = |t: &str| Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success());
+    let mut out = Vec::new();
+    for (variant_name, name) in PER_TEST {
+        let Some(i) = vs.iter().position(|v| v.name == variant_name) else { continue };
+        let p = root.join(format!("{}-v{i}-per-test", s.name));
+        let q = quote(&p.display().to_string());
+        let (env, each, ext) = if name.starts_with("gcc") {
+            (String::new(), format!("gcov -t -j {}.c > {q}/t$n.json 2>/dev/null; rm -f *.gcda", s.name), "json")
+        } else if installed("llvm-profdata-19") && installed("llvm-cov-19") {
+            let each = format!(
+                "llvm-profdata-19 merge -sparse {q}/t.profraw -o {q}/t.profdata && \
+                 llvm-cov-19 export -format=lcov -instr-profile={q}/t.profdata ./{} > {q}/t$n.info; rm -f {q}/t.profraw",
+                s.name
+            );
+            (format!("LLVM_PROFILE_FILE={q}/t.profraw "), each, "info")
+        } else {
+            eprintln!("  {}: llvm-profdata-19 or llvm-cov-19 missing: no row `{name}`", s.name);
+            continue;
+        };
+        let cmd = format!(
+            "rm -rf {q} && mkdir -p {q} && cd {} && rm -f *.gcda && n=0 && \
+             while IFS= read -r t; do [ -n \"$t\" ] || continue; n=$((n+1)); \
+             {env}sh -c \"$t\" >/dev/null 2>&1 </dev/null; {each}; done < universe.txt",
+            quote(&dirs[i].display().to_string())
+        );
+        out.push(PerTest { name, variant: i, cmd, out: p, ext });
+    }
+    out
+}
 
 /// The trace directory where `retest run` would put it (`$T`: in the run's
 /// trace root, on tmpfs where the machine has one), and in the build directory
@@ -443,9 +518,19 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 quote(&dirs[edges].display().to_string()),
                 quote(&r.bin.display().to_string())
             ));
-            let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
             let mut names = names;
             names.push((RETEST_RUN, vs[edges].baseline));
+            // what per-test coverage costs with the other tools (see PER_TEST)
+            let per_test = per_test_commands(&vs, &dirs, trace_root.path(), s);
+            for p in &per_test {
+                cmds.push(p.cmd.clone());
+                names.push((p.name, vs[p.variant].baseline));
+            }
+            let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
+            for p in &per_test {
+                p.check(&dirs[p.variant])?;
+                let _ = std::fs::remove_dir_all(&p.out);
+            }
             push_results(&mut results, s, "universe", &names, &times, &vec![None; names.len()], a.universe_rounds, 0);
         }
         for d in &dirs {
