@@ -410,6 +410,71 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
     out
 }
 
+/// Edge coverage of runs that may have stopped part-way through *any* node:
+/// killed by a fatal signal (a fault inside a condition, a signal sent from
+/// outside), or still running in another thread when the trace was written.
+///
+/// [`edge_coverage`] is exact only when every node that started either
+/// completed or does not complete by nature ([`derive_probes`]): it claims an
+/// edge without a cell when the node it leads into *shows* its start, so a node
+/// stopped before it showed anything hides the edges that led into it — in
+/// `y = 1; if (*p > 0) …` a fault at `*p` hides the whole function. Here, on top
+/// of what [`edge_coverage`] claims, every out-edge of a node that *may have
+/// started* is claimed where it has no cell of its own and either is derived
+/// from its target's start or leaves a `Derived` node — and its target may
+/// have started in turn. A node may have started when it is the source or the
+/// target of a claimed edge, when its `Node` cell is hit, and the entry when
+/// `entered` (the procedure may have been running: the caller decides, from
+/// what called it). So every edge a stopped run took is claimed if its
+/// procedure's entry is `entered` or claimed; nothing claimed by
+/// [`edge_coverage`] is dropped; the extra edges are those a run stopped at
+/// the right node could have taken.
+///
+/// Returns the edges and the nodes that may have started.
+pub fn edge_coverage_stopped(
+    cfg: &Cfg,
+    probes: &[Probe],
+    layout: &CellLayout,
+    hit: &dyn Fn(u32) -> bool,
+    entered: bool,
+) -> (FixedBitSet, FixedBitSet) {
+    let mut cov = edge_coverage(cfg, probes, layout, hit);
+    let mut started = FixedBitSet::with_capacity(cfg.node_count());
+    let mut work: Vec<NodeId> = Vec::new();
+    let start = |v: NodeId, started: &mut FixedBitSet, work: &mut Vec<NodeId>| {
+        if !started.put(v.index()) {
+            work.push(v);
+        }
+    };
+    for (id, e) in cfg.edges() {
+        if cov.contains(id.index()) {
+            start(e.src, &mut started, &mut work);
+            start(e.dst, &mut started, &mut work);
+        }
+    }
+    for n in cfg.node_ids() {
+        if probes[n.index()] == Probe::Node && hit(layout.first[n.index()]) {
+            start(n, &mut started, &mut work);
+        }
+    }
+    if entered {
+        start(cfg.entry(), &mut started, &mut work);
+    }
+    while let Some(v) = work.pop() {
+        let p = probes[v.index()];
+        let outs: Vec<EdgeId> = cfg.out_edges(v).collect();
+        for (k, e) in outs.into_iter().enumerate() {
+            // a `Node` or `PerEdge` node that started shows it in its cells; an
+            // `Off` node is not measured
+            if p == Probe::Derived || p.edge_ahead(k) {
+                cov.insert(e.index());
+                start(cfg.edge(e).dst, &mut started, &mut work);
+            }
+        }
+    }
+    (cov, started)
+}
+
 /// Nodes executed: nodes with a traversed out-edge (the exit: with a traversed in-edge).
 pub fn executed_nodes(cfg: &Cfg, edges: &FixedBitSet) -> FixedBitSet {
     let mut out = FixedBitSet::with_capacity(cfg.node_count());
@@ -603,8 +668,89 @@ mod tests {
         }
     }
 
+    /// `int f(int *p) { int y = 1; if (*p > 0) y = 2; return y; }`: with
+    /// derived probes nothing before the condition has a cell, so a fault at
+    /// `*p` leaves no trace of the call; runs that may have stopped claim the
+    /// edges up to the condition, and no more.
+    #[test]
+    fn a_run_stopped_inside_a_condition_keeps_the_edges_that_led_to_it() {
+        let mut b = CfgBuilder::new("f");
+        let entry = b.add_node(Node::new(NodeKind::Entry, ""));
+        let decl = b.add_node(Node::new(NodeKind::Declaration, "int y = 1 ;"));
+        let cond = b.add_node(Node::new(NodeKind::Predicate, "* p > 0"));
+        let then = b.add_node(Node::new(NodeKind::Statement, "y = 2 ;"));
+        let ret = b.add_node(Node::new(NodeKind::Statement, "return y ;"));
+        let exit = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(entry);
+        b.set_exit(exit);
+        b.add_edge(entry, decl, EdgeLabel::Eps);
+        b.add_edge(decl, cond, EdgeLabel::Eps);
+        b.add_edge(cond, then, EdgeLabel::True);
+        b.add_edge(cond, ret, EdgeLabel::False);
+        b.add_edge(then, ret, EdgeLabel::Eps);
+        b.add_edge(ret, exit, EdgeLabel::Eps);
+        let g = b.build().unwrap();
+        let first = |v: NodeId| g.out_edges(v).next().unwrap();
+        let (e0, e1, t) = (first(entry), first(decl), first(cond));
+        assert_eq!(g.edge(t).label, EdgeLabel::True);
+        let full = vec![Probe::Node, Probe::Node, Probe::PerEdge, Probe::Node, Probe::Node, Probe::Derived];
+        let thin = derive_probes(&g, &full, &|_| true);
+        // the entry and the declaration are derived ahead from the condition's start
+        assert_eq!(thin[entry.index()], Probe::Ahead);
+        assert_eq!(thin[decl.index()], Probe::Ahead);
+        let l = CellLayout::new(&g, &thin);
+        let none = |_: u32| false;
+        assert_eq!(edge_coverage(&g, &thin, &l, &none).count_ones(..), 0, "the fault hides the call");
+        // not known to have been entered: nothing more
+        let (cov, started) = edge_coverage_stopped(&g, &thin, &l, &none, false);
+        assert_eq!((cov.count_ones(..), started.count_ones(..)), (0, 0));
+        // entered: the edges up to the condition, which may have started; not its branches
+        let (cov, started) = edge_coverage_stopped(&g, &thin, &l, &none, true);
+        assert_eq!(cov.ones().collect::<Vec<_>>(), vec![e0.index(), e1.index()]);
+        assert!(started.contains(cond.index()) && !started.contains(then.index()));
+        // a run that took T earlier: what it showed, plus nothing the condition hides
+        let tcell = l.cell_of_edge(&g, &thin, t).unwrap();
+        let took_t = |c: u32| c == tcell;
+        let normal = edge_coverage(&g, &thin, &l, &took_t);
+        let (cov, _) = edge_coverage_stopped(&g, &thin, &l, &took_t, true);
+        assert!(normal.is_subset(&cov) && cov.contains(e0.index()) && cov.contains(t.index()));
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Runs killed at any node (not only at nodes that do not complete):
+        /// coverage for stopped runs claims every edge they took, and at least
+        /// what `edge_coverage` claims.
+        #[test]
+        fn runs_killed_anywhere_keep_every_edge_they_took(
+            n in 3usize..12,
+            outs in proptest::collection::vec(proptest::collection::vec(0usize..12, 1..4), 12),
+            derived in proptest::collection::vec(proptest::bool::weighted(0.15), 12),
+            completes in proptest::collection::vec(proptest::bool::weighted(0.6), 12),
+            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::bool::weighted(0.1)), 0..60), 1..4),
+        ) {
+            let (g, full) = random_cfg(n, &outs, &derived);
+            let completes = &completes[..n];
+            let thin = derive_probes(&g, &full, &|v| completes[v.index()]);
+            let l = CellLayout::new(&g, &thin);
+            let anywhere = vec![false; n];
+            let mut hits = std::collections::BTreeSet::new();
+            let mut truth = FixedBitSet::with_capacity(g.edge_count());
+            for r in &runs {
+                if let Some((h, taken, _)) = run_cells(&g, &thin, &anywhere, r) {
+                    hits.extend(h);
+                    truth.extend(taken);
+                }
+            }
+            let hit = |c: u32| hits.contains(&c);
+            let (cov, started) = edge_coverage_stopped(&g, &thin, &l, &hit, true);
+            proptest::prop_assert!(truth.is_subset(&cov));
+            proptest::prop_assert!(edge_coverage(&g, &thin, &l, &hit).is_subset(&cov));
+            for e in truth.ones() {
+                proptest::prop_assert!(started.contains(g.edge(EdgeId(e as u32)).src.index()));
+            }
+        }
+
         #[test]
         fn derived_probes_measure_what_full_probes_measure(
             n in 3usize..12,
