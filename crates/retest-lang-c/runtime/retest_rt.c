@@ -126,6 +126,7 @@
 #define RT_FLAG_UEXIT 0x04u
 #define RT_FLAG_EXIT 0x08u
 #define RT_FLAG_INCOMPLETE 0x10u
+#define RT_FLAG_THREADS 0x20u    /* other threads may have been running */
 #define RT_FLAG_SIGNO_SHIFT 8
 
 #define RT_ENC_RAW 0u
@@ -845,6 +846,11 @@ static int rt_write_trace(unsigned int flags, int final)
         flags |= RT_FLAG_INCOMPLETE;
     }
     flags |= RT_LOAD(&g_incomplete);
+    /* Another thread may be part-way through a statement: the reader then
+       claims what such a thread may have run (docs/trace-format.md). */
+    if (!rt_single_threaded()) {
+        flags |= RT_FLAG_THREADS;
+    }
     for (u = head; u != NULL; u = u->next) {
         ntu++;
     }

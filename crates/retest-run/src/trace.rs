@@ -82,6 +82,9 @@ impl TraceFlags {
     /// The runtime could not record everything (out of memory for path ids,
     /// a unit with an unknown ABI version, ...): the coverage is a lower bound.
     pub const INCOMPLETE: TraceFlags = TraceFlags(1 << 4);
+    /// The process had, or may have had, other threads when the trace was
+    /// written: they may have been stopped part-way through a statement.
+    pub const THREADS: TraceFlags = TraceFlags(1 << 5);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: TraceFlags) -> bool {
@@ -96,6 +99,12 @@ impl TraceFlags {
     /// Whether the runtime flagged this trace as a lower bound.
     pub fn is_incomplete(self) -> bool {
         self.contains(Self::INCOMPLETE)
+    }
+
+    /// Whether code may have been stopped part-way through a statement when
+    /// the trace was written: by a fatal signal, or in another thread.
+    pub fn stopped_part_way(self) -> bool {
+        self.contains(Self::SIGNAL) || self.contains(Self::THREADS)
     }
 }
 
@@ -115,6 +124,7 @@ impl fmt::Debug for TraceFlags {
             (Self::UNDERSCORE_EXIT, "UNDERSCORE_EXIT"),
             (Self::EXIT, "EXIT"),
             (Self::INCOMPLETE, "INCOMPLETE"),
+            (Self::THREADS, "THREADS"),
         ] {
             if self.contains(flag) {
                 names.push(name.to_string());
@@ -627,6 +637,7 @@ pub struct Coverage {
     cells: BTreeMap<(TuHash, u32), CellHits>,
     ids: BTreeMap<(TuHash, u32, u32), Vec<u64>>,
     incomplete: bool,
+    stopped: bool,
 }
 
 impl Coverage {
@@ -638,6 +649,7 @@ impl Coverage {
     /// has a different length than in an earlier trace.
     pub fn add(&mut self, trace: &Trace) -> Result<(), TraceError> {
         self.incomplete |= trace.flags.is_incomplete();
+        self.stopped |= trace.flags.stopped_part_way();
         for unit in &trace.units {
             for section in &unit.sections {
                 match section {
@@ -688,6 +700,12 @@ impl Coverage {
     /// Whether any merged trace was flagged [`TraceFlags::INCOMPLETE`].
     pub fn is_incomplete(&self) -> bool {
         self.incomplete
+    }
+
+    /// Whether code may have been stopped part-way in any merged trace
+    /// ([`TraceFlags::stopped_part_way`]).
+    pub fn stopped_part_way(&self) -> bool {
+        self.stopped
     }
 }
 
@@ -972,6 +990,8 @@ mod tests {
         assert!(!f.contains(TraceFlags::EXIT));
         assert_eq!(TraceFlags::EXIT.signal(), None);
         assert_eq!(format!("{f:?}"), "TraceFlags(0x611: SIGNAL|INCOMPLETE|signo=6)");
+        assert!(f.stopped_part_way() && TraceFlags::THREADS.stopped_part_way());
+        assert!(!(TraceFlags::EXIT | TraceFlags::INCOMPLETE).stopped_part_way());
     }
 
     fn cells(kind: u32, len: u32, hit: &[u32]) -> Section {
@@ -1022,6 +1042,14 @@ mod tests {
         let mut t3 = trace(3, vec![]);
         t3.flags = TraceFlags::INCOMPLETE;
         assert!(merge([&t1, &t3]).unwrap().is_incomplete());
+        // stopped part-way: by a signal, or with other threads; not at exit or exec
+        assert!(!cov.stopped_part_way() && !merge([&t1, &t3]).unwrap().stopped_part_way());
+        for flags in [TraceFlags::SIGNAL | TraceFlags(11 << 8), TraceFlags::EXIT | TraceFlags::THREADS] {
+            t3.flags = flags;
+            assert!(merge([&t1, &t3]).unwrap().stopped_part_way(), "{flags:?}");
+        }
+        t3.flags = TraceFlags::BEFORE_EXEC | TraceFlags::UNDERSCORE_EXIT;
+        assert!(!merge([&t1, &t3]).unwrap().stopped_part_way());
 
         let bad = trace(4, vec![UnitTrace { hash: a, sections: vec![cells(KIND_EDGES, 9, &[])] }]);
         assert!(matches!(merge([&t1, &bad]), Err(TraceError::LengthMismatch { first: 8, second: 9, .. })));
