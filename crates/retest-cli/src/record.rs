@@ -7,12 +7,12 @@
 //! recorded (a stale binary), or a selectively instrumented build outside
 //! `retest run --selected` (objects an interrupted one left behind).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use fixedbitset::FixedBitSet;
 use retest_graph::Unit;
-use retest_graph::coverage::edge_coverage;
+use retest_graph::coverage::{edge_coverage, edge_coverage_stopped};
 use retest_graph::recording::{SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_lang_c::instrument::UnitCells;
 use retest_run::trace::{KIND_EDGES, TraceDir, TraceError};
@@ -37,6 +37,90 @@ pub struct BuildView {
     pub recording: UnitRecording,
     /// Every node is probed as full instrumentation probes it.
     pub full: bool,
+}
+
+impl BuildView {
+    /// Whether procedure `i` has a hit cell in `set` (the unit's hit cells).
+    fn any_hit(&self, set: &FixedBitSet, i: usize) -> bool {
+        let base = self.cells.base[i] as usize;
+        let end = self.cells.base.get(i + 1).map_or(self.cells.total as usize, |&b| b as usize);
+        set.count_ones(base..end) > 0
+    }
+
+    /// Procedure `i`'s cells (numbered from its first) that are hit in `set`.
+    fn hit<'a>(&self, set: &'a FixedBitSet, i: usize) -> impl Fn(u32) -> bool + 'a {
+        let base = self.cells.base[i];
+        move |c| set.contains((base + c) as usize)
+    }
+}
+
+/// Edges of a test some of whose code may have been stopped part-way through a
+/// statement (a trace flagged `SIGNAL` or `THREADS`): per procedure
+/// [`edge_coverage_stopped`], which also claims what code stopped before it
+/// showed its start may have run, with the procedure *entered* — possibly
+/// running when it stopped — if code that may have run names it (a call, or
+/// its address taken), if no code of the test's units names it (`main`, a
+/// constructor, a callback reached through a table), or if code that may have
+/// run calls through a pointer. Names are matched without regard to units
+/// (two `static` functions of one name are entered together): more claimed,
+/// never less. Iterates until no more procedures are entered.
+fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitId, RoaringBitmap>) {
+    let named: HashSet<&str> = units
+        .iter()
+        .flat_map(|(v, _)| v.unit.procedures.iter())
+        .flat_map(|p| p.cond.nodes())
+        .flat_map(|(_, n)| n.calls.iter().chain(&n.refs).map(String::as_str))
+        .collect();
+    let procedures: HashSet<&str> =
+        units.iter().flat_map(|(v, _)| v.unit.procedures.iter()).map(|p| p.name.as_str()).collect();
+    let mut entered_names: HashSet<String> = HashSet::new();
+    let mut any_pointer_call = false;
+    // per unit and procedure: whether it was computed as entered, and its edges
+    let mut done: Vec<Vec<Option<(bool, FixedBitSet)>>> =
+        units.iter().map(|(v, _)| vec![None; v.unit.procedures.len()]).collect();
+    loop {
+        let mut changed = false;
+        for (u, (view, set)) in units.iter().enumerate() {
+            for (i, p) in view.unit.procedures.iter().enumerate() {
+                let entered = any_pointer_call || !named.contains(p.name.as_str()) || entered_names.contains(&p.name);
+                if done[u][i].as_ref().is_some_and(|(e, _)| *e == entered) {
+                    continue;
+                }
+                if !entered && !view.any_hit(set, i) {
+                    done[u][i] = Some((false, FixedBitSet::new()));
+                    continue;
+                }
+                let (edges, started) =
+                    edge_coverage_stopped(&p.cond, &view.plan[i], &view.cells.layouts[i], &view.hit(set, i), entered);
+                for n in started.ones() {
+                    let node = p.cond.node(retest_graph::NodeId(n as u32));
+                    for name in node.calls.iter().chain(&node.refs) {
+                        if procedures.contains(name.as_str()) && !entered_names.contains(name) {
+                            entered_names.insert(name.clone());
+                            changed = true;
+                        }
+                    }
+                    if node.indirect_call && !any_pointer_call {
+                        any_pointer_call = true;
+                        changed = true;
+                    }
+                }
+                done[u][i] = Some((entered, edges));
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for ((view, _), procs) in units.iter().zip(done) {
+        let bases = view.unit.edge_bases();
+        let bm = out.entry(view.unit_id).or_default();
+        for (i, d) in procs.into_iter().enumerate() {
+            for e in d.map(|(_, edges)| edges).unwrap_or_default().ones() {
+                bm.insert(bases[i] + e as u32);
+            }
+        }
+    }
 }
 
 /// What a test recorded: per unit, the covered condition-level edges (unit-wide
@@ -104,6 +188,8 @@ impl Builds {
         }
         let mut out: HashMap<UnitId, RoaringBitmap> = HashMap::new();
         let mut recorded: HashMap<UnitId, Recorded> = HashMap::new();
+        // per unit: its build and hit edge cells
+        let mut edge_cells: Vec<(Rc<BuildView>, FixedBitSet)> = Vec::new();
         for (hash, kind, hits) in cov.iter_cells() {
             let known_here = self.snapshot.contains_key(hash);
             let Some(view) = self.view(store, hash)? else {
@@ -160,20 +246,23 @@ impl Builds {
                 }
                 set.insert(c as usize);
             }
-            let bases = view.unit.edge_bases();
-            let bm = out.entry(view.unit_id).or_default();
-            for (i, p) in view.unit.procedures.iter().enumerate() {
-                let base = view.cells.base[i];
-                let end = view.cells.base.get(i + 1).copied().unwrap_or(view.cells.total);
-                // every covered edge follows from a hit cell of its function
-                if set.count_ones(base as usize..end as usize) == 0 {
-                    continue;
-                }
-                let edges: FixedBitSet = edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &|c| {
-                    set.contains((base + c) as usize)
-                });
-                for e in edges.ones() {
-                    bm.insert(bases[i] + e as u32);
+            edge_cells.push((view, set));
+        }
+        if cov.stopped_part_way() {
+            stopped_edges(&edge_cells, &mut out);
+        } else {
+            for (view, set) in &edge_cells {
+                let bases = view.unit.edge_bases();
+                let bm = out.entry(view.unit_id).or_default();
+                for (i, p) in view.unit.procedures.iter().enumerate() {
+                    // every covered edge follows from a hit cell of its function
+                    if !view.any_hit(set, i) {
+                        continue;
+                    }
+                    let edges = edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &view.hit(set, i));
+                    for e in edges.ones() {
+                        bm.insert(bases[i] + e as u32);
+                    }
                 }
             }
         }

@@ -502,3 +502,92 @@ fn unsafe_kill(pid: u32) {
     let st = Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
     assert!(st.success());
 }
+
+/// Code stopped part-way through a statement — a fault inside a condition, or
+/// a thread still running when `exit` ends the process — never showed the
+/// start that the edges before it are derived from. The test still covers
+/// them, and a change there selects it.
+const STOPPED: &str = r#"#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static volatile int in_slow;
+
+static long slow(long n)
+{
+    long s = 0, i;
+    in_slow = 1;
+    for (i = 0; i < n; i++)
+        s += i;
+    return s;
+}
+
+static void *grind(void *arg)
+{
+    long y = 1;
+    if (slow(20000000000L) > y)
+        y = 2;
+    return arg;
+}
+
+static int first(int *p)
+{
+    int y = 1;
+    if (*p > 0)
+        y = 2;
+    return y;
+}
+
+int main(int argc, char **argv)
+{
+    pthread_t t;
+    (void)argv;
+    if (argc == 2) {
+        /* the worker is inside grind's condition when exit ends it */
+        pthread_create(&t, 0, grind, 0);
+        while (!in_slow)
+            usleep(1000);
+        exit(0);
+    }
+    return first(argc > 2 ? &argc : NULL);
+}
+"#;
+
+#[test]
+fn code_stopped_part_way_keeps_the_edges_that_led_to_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(dir.join("stopped.c"), STOPPED).unwrap();
+    std::fs::write(dir.join("Makefile"), "stopped: stopped.c\n\t$(CC) -O0 -g -pthread -o stopped stopped.c\n").unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"fault\"\ncmd = './stopped'\n\n\
+         [[test]]\nname = \"thread\"\ncmd = './stopped t'\n\n\
+         [[test]]\nname = \"fine\"\ncmd = './stopped a b'\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run", "-j2"], 1); // `fault` crashes
+    let lines = |test: &str| -> Vec<(u64, u64)> {
+        let v = json(&retest(dir, &["coverage", "--format", "json", "--tests", test], 0));
+        let f = v["files"].as_array().unwrap().iter().find(|f| f["path"] == "stopped.c").unwrap().clone();
+        f["lines"].as_array().unwrap().iter().map(|l| (l[0].as_u64().unwrap(), l[1].as_u64().unwrap())).collect()
+    };
+    let line_of = |text: &str| STOPPED.lines().position(|l| l.contains(text)).unwrap() as u64 + 1;
+    for (test, first_line) in [("fault", line_of("int y = 1;")), ("thread", line_of("long y = 1;"))] {
+        assert_eq!(state(dir, test).0, "ok", "{test} keeps its coverage");
+        let hit = lines(test);
+        assert!(hit.contains(&(first_line, 1)), "{test}: line {first_line} ran before the stop: {hit:?}");
+    }
+    // change both conditions: the tests that stopped inside them are selected
+    let src = STOPPED.replace("if (*p > 0)", "if (p && *p > 0)").replace("> y)", ">= y)");
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(dir.join("stopped.c"), src).unwrap();
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let selected: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for t in ["fault", "thread"] {
+        assert!(selected.contains(&t), "{t} is selected: {v}");
+    }
+}
