@@ -530,10 +530,19 @@ static void *grind(void *arg)
     return arg;
 }
 
+static int second(int *p)
+{
+    int z = 3;
+    if (*p > z)
+        z = 4;
+    return z;
+}
+
+/* no cell of first or second is set before the fault in second */
 static int first(int *p)
 {
     int y = 1;
-    if (*p > 0)
+    if (second(p) > 0)
         y = 2;
     return y;
 }
@@ -575,13 +584,13 @@ fn code_stopped_part_way_keeps_the_edges_that_led_to_it() {
         f["lines"].as_array().unwrap().iter().map(|l| (l[0].as_u64().unwrap(), l[1].as_u64().unwrap())).collect()
     };
     let line_of = |text: &str| STOPPED.lines().position(|l| l.contains(text)).unwrap() as u64 + 1;
-    for (test, first_line) in [("fault", line_of("int y = 1;")), ("thread", line_of("long y = 1;"))] {
+    for (test, ran) in [("fault", "int y = 1;"), ("fault", "int z = 3;"), ("thread", "long y = 1;")] {
         assert_eq!(state(dir, test).0, "ok", "{test} keeps its coverage");
-        let hit = lines(test);
-        assert!(hit.contains(&(first_line, 1)), "{test}: line {first_line} ran before the stop: {hit:?}");
+        let (hit, line) = (lines(test), line_of(ran));
+        assert!(hit.contains(&(line, 1)), "{test}: line {line} ran before the stop: {hit:?}");
     }
     // change both conditions: the tests that stopped inside them are selected
-    let src = STOPPED.replace("if (*p > 0)", "if (p && *p > 0)").replace("> y)", ">= y)");
+    let src = STOPPED.replace("if (*p > z)", "if (p && *p > z)").replace("> y)", ">= y)");
     std::thread::sleep(Duration::from_millis(1100));
     std::fs::write(dir.join("stopped.c"), src).unwrap();
     retest(dir, &["build", "--", "make", "-s"], 0);
