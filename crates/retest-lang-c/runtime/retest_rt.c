@@ -295,6 +295,45 @@ static int rt_single_threaded(void)
 }
 #endif
 
+/* Whether another thread of the process may be running now: none if the
+   process never had one; otherwise the count in /proc/self/status (threads
+   already joined are gone), and "may" where that cannot be read. */
+static int rt_other_threads(void)
+{
+    char buf[4096];
+    size_t len = 0;
+    const char *p;
+    int fd;
+    if (rt_single_threaded()) {
+        return 0;
+    }
+    fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return 1;
+    }
+    while (len < sizeof buf - 1) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        len += (size_t) n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    p = strstr(buf, "\nThreads:");
+    if (p == NULL) {
+        return 1;
+    }
+    p += 9;
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    return !(p[0] == '1' && p[1] == '\n');
+}
+
 static retest_u64 rt_mix(retest_u64 z)
 {
     z = (z ^ (z >> 30)) * RT_U64(0xbf58476dUL, 0x1ce4e5b9UL);
@@ -847,8 +886,9 @@ static int rt_write_trace(unsigned int flags, int final)
     }
     flags |= RT_LOAD(&g_incomplete);
     /* Another thread may be part-way through a statement: the reader then
-       claims what such a thread may have run (docs/trace-format.md). */
-    if (!rt_single_threaded()) {
+       claims what such a thread may have run (docs/trace-format.md). A
+       fatal signal is flagged already. */
+    if ((flags & RT_FLAG_SIGNAL) == 0 && rt_other_threads()) {
         flags |= RT_FLAG_THREADS;
     }
     for (u = head; u != NULL; u = u->next) {

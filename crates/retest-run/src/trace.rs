@@ -82,8 +82,8 @@ impl TraceFlags {
     /// The runtime could not record everything (out of memory for path ids,
     /// a unit with an unknown ABI version, ...): the coverage is a lower bound.
     pub const INCOMPLETE: TraceFlags = TraceFlags(1 << 4);
-    /// The process had, or may have had, other threads when the trace was
-    /// written: they may have been stopped part-way through a statement.
+    /// Other threads of the process may have been running when the trace
+    /// was written: they may have been stopped part-way through a statement.
     pub const THREADS: TraceFlags = TraceFlags(1 << 5);
 
     /// Whether every bit of `other` is set.
