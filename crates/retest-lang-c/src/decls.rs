@@ -68,9 +68,34 @@ fn function_declarator(mut d: Ts<'_>) -> Option<Ts<'_>> {
     }
 }
 
-/// Whether a declarator declares a function (a prototype).
-fn is_function_declarator(d: Ts<'_>) -> bool {
-    function_declarator(d).is_some()
+/// Whether a declarator declares a function (a prototype): the declarator
+/// nearest the name, parentheses and attributes aside, is a function
+/// declarator — `f(void)` and `*f(void)` (returning a pointer), not
+/// `(*fp)(void)`, a pointer to a function, which is a variable.
+fn declares_function(mut d: Ts<'_>) -> bool {
+    let mut nearest = "";
+    loop {
+        match d.kind() {
+            "identifier" => return nearest == "function_declarator",
+            k @ ("function_declarator" | "pointer_declarator" | "array_declarator") => {
+                nearest = k;
+                let Some(inner) = d.child_by_field_name("declarator") else { return false };
+                d = inner;
+            }
+            "init_declarator" => {
+                let Some(inner) = d.child_by_field_name("declarator") else { return false };
+                d = inner;
+            }
+            "parenthesized_declarator" | "attributed_declarator" => {
+                let mut c = d.walk();
+                let inner =
+                    d.named_children(&mut c).find(|x| x.kind() == "identifier" || x.kind().ends_with("_declarator"));
+                let Some(inner) = inner else { return false };
+                d = inner;
+            }
+            _ => return false,
+        }
+    }
 }
 
 /// The declaration items of one top-level node (not function bodies). For a
@@ -164,7 +189,7 @@ pub fn top_level_items(
                 if let Some(nm) = declarator_name(d, src) {
                     names.push(nm);
                 }
-                is_fn |= is_function_declarator(d);
+                is_fn |= declares_function(d);
             }
             if names.is_empty() {
                 return;
@@ -263,10 +288,54 @@ pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     }
     let mut c = n.walk();
     for d in n.children_by_field_name("declarator", &mut c) {
-        if is_function_declarator(d)
+        if declares_function(d)
             && let Some(nm) = declarator_name(d, src)
         {
             out.insert(nm);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kind of every file-scope declaration of `src`, by its first name.
+    fn kinds(src: &str) -> Vec<(String, DeclKind)> {
+        let tree = crate::tu::parse(src);
+        let root = tree.root_node();
+        let mut out = Vec::new();
+        let mut c = root.walk();
+        for n in root.named_children(&mut c) {
+            top_level_items(n, src.as_bytes(), None, false, &|_| String::new(), &mut out);
+        }
+        out.into_iter().map(|d| (d.names[0].clone(), d.kind)).collect()
+    }
+
+    /// The declarator nearest the name decides: a function returning a
+    /// pointer is a function, a pointer to a function is a variable.
+    #[test]
+    fn pointers_to_functions_are_variables() {
+        let got = kinds(
+            "int f(void);\n\
+             int *g(int);\n\
+             int (h)(int);\n\
+             int (*k(int))(char);\n\
+             int (*fp)(int *);\n\
+             static int (*volatile vp)(int *) = 0;\n\
+             extern void (*table[4])(void);\n\
+             int x;\n",
+        );
+        let want = [
+            ("f", DeclKind::Function),
+            ("g", DeclKind::Function),
+            ("h", DeclKind::Function),
+            ("k", DeclKind::Function),
+            ("fp", DeclKind::Variable),
+            ("vp", DeclKind::Variable),
+            ("table", DeclKind::Variable),
+            ("x", DeclKind::Variable),
+        ];
+        assert_eq!(got, want.map(|(n, k)| (n.to_string(), k)).to_vec());
     }
 }
