@@ -61,15 +61,27 @@ impl BuildView {
 /// running when it stopped — if code that may have run names it (a call, or
 /// its address taken), if no code of the test's units names it (`main`, a
 /// constructor, a callback reached through a table), or if code that may have
-/// run calls through a pointer. Names are matched without regard to units
-/// (two `static` functions of one name are entered together): more claimed,
-/// never less. Iterates until no more procedures are entered.
+/// run calls through a pointer and the procedure may be its target: one with
+/// external linkage (its address may be taken where we do not see), or a
+/// `static` one whose unit takes its address. Names are matched without
+/// regard to units (two `static` functions of one name are entered together):
+/// more claimed, never less. Iterates until no more procedures are entered.
 fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitId, RoaringBitmap>) {
     let named: HashSet<&str> = units
         .iter()
         .flat_map(|(v, _)| v.unit.procedures.iter())
         .flat_map(|p| p.cond.nodes())
         .flat_map(|(_, n)| n.calls.iter().chain(&n.refs).map(String::as_str))
+        .collect();
+    let address_taken: HashSet<&str> =
+        units.iter().flat_map(|(v, _)| v.unit.address_taken.iter()).map(String::as_str).collect();
+    // `fp(x)` with `fp` a variable of file scope (a function pointer) is a
+    // call through a pointer, though the syntax names a callee
+    let variables: HashSet<&str> = units
+        .iter()
+        .flat_map(|(v, _)| v.unit.decls.iter())
+        .filter(|d| d.kind == retest_graph::DeclKind::Variable)
+        .flat_map(|d| d.names.iter().map(String::as_str))
         .collect();
     let procedures: HashSet<&str> =
         units.iter().flat_map(|(v, _)| v.unit.procedures.iter()).map(|p| p.name.as_str()).collect();
@@ -82,7 +94,10 @@ fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitI
         let mut changed = false;
         for (u, (view, set)) in units.iter().enumerate() {
             for (i, p) in view.unit.procedures.iter().enumerate() {
-                let entered = any_pointer_call || !named.contains(p.name.as_str()) || entered_names.contains(&p.name);
+                let pointer_target = !p.is_static || address_taken.contains(p.name.as_str());
+                let entered = (any_pointer_call && pointer_target)
+                    || !named.contains(p.name.as_str())
+                    || entered_names.contains(&p.name);
                 if done[u][i].as_ref().is_some_and(|(e, _)| *e == entered) {
                     continue;
                 }
@@ -100,7 +115,9 @@ fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitI
                             changed = true;
                         }
                     }
-                    if node.indirect_call && !any_pointer_call {
+                    let through_pointer =
+                        node.indirect_call || node.calls.iter().any(|c| variables.contains(c.as_str()));
+                    if through_pointer && !any_pointer_call {
                         any_pointer_call = true;
                         changed = true;
                     }
