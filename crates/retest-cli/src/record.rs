@@ -55,7 +55,7 @@ impl BuildView {
 }
 
 /// Edges of a test some of whose code may have been stopped part-way through a
-/// statement (a trace flagged `SIGNAL` or `THREADS`): per procedure
+/// statement (a trace flagged `SIGNAL`, `THREADS` or `HANDLER`): per procedure
 /// [`edge_coverage_stopped`], which also claims what code stopped before it
 /// showed its start may have run, with the procedure *entered* — possibly
 /// running when it stopped — if code that may have run names it (a call, or

@@ -503,6 +503,28 @@ fn unsafe_kill(pid: u32) {
     assert!(st.success());
 }
 
+/// A project of one C file, `NAME.c`, built into `NAME` (`-O0 -g CFLAGS`)
+/// through the wrapper, with the tests (name, command) in retest.toml.
+fn one_file_project(name: &str, src: &str, cflags: &str, tests: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(dir.join(format!("{name}.c")), src).unwrap();
+    std::fs::write(dir.join("Makefile"), format!("{name}: {name}.c\n\t$(CC) -O0 -g {cflags} -o {name} {name}.c\n"))
+        .unwrap();
+    let toml: String = tests.iter().map(|(t, cmd)| format!("[[test]]\nname = \"{t}\"\ncmd = '{cmd}'\n\n")).collect();
+    std::fs::write(dir.join("retest.toml"), toml).unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    d
+}
+
+/// (line, hit count) of `file` for one test.
+fn covered_lines(dir: &Path, test: &str, file: &str) -> Vec<(u64, u64)> {
+    let v = json(&retest(dir, &["coverage", "--format", "json", "--tests", test], 0));
+    let f = v["files"].as_array().unwrap().iter().find(|f| f["path"] == file).unwrap().clone();
+    f["lines"].as_array().unwrap().iter().map(|l| (l[0].as_u64().unwrap(), l[1].as_u64().unwrap())).collect()
+}
+
 /// Code stopped part-way through a statement — a fault inside a condition, or
 /// a thread still running when `exit` ends the process — never showed the
 /// start that the edges before it are derived from. The test still covers
@@ -581,25 +603,15 @@ int main(int argc, char **argv)
 
 #[test]
 fn code_stopped_part_way_keeps_the_edges_that_led_to_it() {
-    let d = tempfile::tempdir().unwrap();
+    let d = one_file_project(
+        "stopped",
+        STOPPED,
+        "-pthread",
+        &[("fault", "./stopped"), ("thread", "./stopped t"), ("fine", "./stopped a b")],
+    );
     let dir = d.path();
-    std::fs::write(dir.join("stopped.c"), STOPPED).unwrap();
-    std::fs::write(dir.join("Makefile"), "stopped: stopped.c\n\t$(CC) -O0 -g -pthread -o stopped stopped.c\n").unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"fault\"\ncmd = './stopped'\n\n\
-         [[test]]\nname = \"thread\"\ncmd = './stopped t'\n\n\
-         [[test]]\nname = \"fine\"\ncmd = './stopped a b'\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
     retest(dir, &["run", "-j2"], 1); // `fault` crashes
-    let lines = |test: &str| -> Vec<(u64, u64)> {
-        let v = json(&retest(dir, &["coverage", "--format", "json", "--tests", test], 0));
-        let f = v["files"].as_array().unwrap().iter().find(|f| f["path"] == "stopped.c").unwrap().clone();
-        f["lines"].as_array().unwrap().iter().map(|l| (l[0].as_u64().unwrap(), l[1].as_u64().unwrap())).collect()
-    };
+    let lines = |test: &str| covered_lines(dir, test, "stopped.c");
     let line_of = |text: &str| STOPPED.lines().position(|l| l.contains(text)).unwrap() as u64 + 1;
     for (test, ran) in [("fault", "int y = 1;"), ("fault", "int z = 3;"), ("thread", "long y = 1;")] {
         assert_eq!(state(dir, test).0, "ok", "{test} keeps its coverage");
@@ -620,4 +632,55 @@ fn code_stopped_part_way_keeps_the_edges_that_led_to_it() {
     for t in ["fault", "thread"] {
         assert!(selected.contains(&t), "{t} is selected: {v}");
     }
+}
+
+/// A harness that survives a crashing test in the same process: its SIGSEGV
+/// handler jumps back (cmocka does this), and the process ends normally. The
+/// runtime notes the program's handler (here installed through `signal`,
+/// which strict C99 turns into `__sysv_signal`), and the test keeps the edges
+/// that led to the fault.
+const HARNESS: &str = r#"#include <setjmp.h>
+#include <signal.h>
+
+static sigjmp_buf env;
+
+static void on_segv(int s)
+{
+    (void)s;
+    siglongjmp(env, 1);
+}
+
+static int risky(int *p)
+{
+    int y = 1;
+    if (*p > 0)
+        y = 2;
+    return y;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    signal(SIGSEGV, on_segv);
+    if (sigsetjmp(env, 1) == 0)
+        return risky(argc > 5 ? &argc : 0) > 5;
+    signal(SIGSEGV, SIG_DFL); /* the harness restores the default */
+    return 1;
+}
+"#;
+
+#[test]
+fn a_harness_that_survives_a_crash_keeps_the_edges_that_led_to_it() {
+    let d = one_file_project("harness", HARNESS, "-std=c99 -D_POSIX_C_SOURCE=200809L", &[("caught", "./harness")]);
+    let dir = d.path();
+    retest(dir, &["run"], 1); // the harness reports the crash as a failure
+    assert_eq!(state(dir, "caught").0, "ok");
+    let hit = covered_lines(dir, "caught", "harness.c");
+    let line = HARNESS.lines().position(|l| l.contains("int y = 1;")).unwrap() as u64 + 1;
+    assert!(hit.contains(&(line, 1)), "line {line} ran before the fault: {hit:?}");
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(dir.join("harness.c"), HARNESS.replace("if (*p > 0)", "if (p && *p > 0)")).unwrap();
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    assert_eq!(v["tests_selected"], 1, "{v}");
 }

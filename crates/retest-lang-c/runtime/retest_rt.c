@@ -25,14 +25,17 @@
  *   - After __retest_unregister(tu) the runtime never touches *tu or its
  *     cells again (the object may be unmapped); it writes the shadow.
  *   - Only __retest_register/__retest_unregister/__retest_path_hit and the
- *     exec/_exit interposers have external linkage; everything else is
- *     static, so several copies of this file in one process never clash.
+ *     exec/_exit and signal-handler interposers have external linkage;
+ *     everything else is static, so several copies of this file in one
+ *     process never clash.
  *
  * Compile-time options:
- *   RETEST_RT_NO_INTERPOSE  leave out the exec and _exit interposers (for
- *                           static links, where they would clash with libc.a)
+ *   RETEST_RT_NO_INTERPOSE  leave out the exec, _exit and signal-handler
+ *                           interposers (for static links, where they would
+ *                           clash with libc.a)
  *   RETEST_RT_NO_DLSYM      never use dlsym(RTLD_NEXT); always exec through
- *                           the raw system call (used by the tests)
+ *                           the raw system call, and leave out the
+ *                           signal-handler interposers (used by the tests)
  *   RETEST_RT_UNRECORDED    a directory (string literal): an image that
  *                           registers instrumented code without a usable
  *                           RETEST_TRACE_DIR in its environment creates
@@ -72,6 +75,21 @@
 /* Weak, so that no -ldl is needed where dlsym is not in libc (glibc < 2.34,
    static links): then the address is null and the system call is used. */
 #pragma weak dlsym
+#endif
+
+/* Where the runtime interposes the signal-handler functions (glibc, dynamic
+   links), its own calls go to glibc's __sigaction: they skip every copy's
+   interposer, so no copy takes another's handler for the program's. */
+#if defined(__GLIBC__) && !defined(RETEST_RT_NO_INTERPOSE) && !defined(RETEST_RT_NO_DLSYM)
+#define RT_INTERPOSE_HANDLERS 1
+#ifdef __cplusplus
+extern "C" int __sigaction(int, const struct sigaction *, struct sigaction *);
+#else
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+#endif
+#define rt_sigaction __sigaction
+#else
+#define rt_sigaction sigaction
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -127,6 +145,7 @@
 #define RT_FLAG_EXIT 0x08u
 #define RT_FLAG_INCOMPLETE 0x10u
 #define RT_FLAG_THREADS 0x20u    /* other threads may have been running */
+#define RT_FLAG_HANDLER 0x40u    /* the program installed a signal handler */
 #define RT_FLAG_SIGNO_SHIFT 8
 
 #define RT_ENC_RAW 0u
@@ -217,6 +236,7 @@ static long g_init_tid;
 static struct rt_unit *g_units;
 static unsigned int g_next_index;
 static unsigned int g_incomplete;
+static int g_user_handler;            /* a handler of the program was installed */
 static struct rt_chunk *g_chunk;
 static struct rt_ptable *g_ptab;
 
@@ -891,6 +911,12 @@ static int rt_write_trace(unsigned int flags, int final)
     if ((flags & RT_FLAG_SIGNAL) == 0 && rt_other_threads()) {
         flags |= RT_FLAG_THREADS;
     }
+    /* A handler of the program may have left a statement part-way (longjmp
+       out of it, exit inside it), as harnesses that survive a crashing test
+       do: the reader then claims what such code may have run. */
+    if (RT_LOAD(&g_user_handler)) {
+        flags |= RT_FLAG_HANDLER;
+    }
     for (u = head; u != NULL; u = u->next) {
         ntu++;
     }
@@ -1178,7 +1204,7 @@ static void rt_on_signal(int sig)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
+    rt_sigaction(sig, &dfl, NULL);
     /* The signal is blocked while this handler runs; it is delivered with
        the default action as soon as the handler returns. */
     raise(sig);
@@ -1212,16 +1238,16 @@ static int rt_block_all(sigset_t *prev)
 static int rt_swap_if(int sig, const struct sigaction *to, void (*from)(int), int blocked)
 {
     struct sigaction old;
-    if (sigaction(sig, blocked ? to : NULL, &old) != 0) {
+    if (rt_sigaction(sig, blocked ? to : NULL, &old) != 0) {
         return 0;
     }
     if (!rt_plain_handler(&old, from)) {
         if (blocked) {
-            (void) sigaction(sig, &old, NULL);
+            (void) rt_sigaction(sig, &old, NULL);
         }
         return 0;
     }
-    return blocked || sigaction(sig, to, NULL) == 0;
+    return blocked || rt_sigaction(sig, to, NULL) == 0;
 }
 
 static void rt_install_signals(void)
@@ -1879,6 +1905,108 @@ RT_EXPORT int execle(const char *path, const char *arg, ...) RT_THROW
 {
     RT_EXECL_BODY(0, path, arg, 1)
 }
+
+/* Handler interposers: they note that the program installed a handler of
+   its own (not SIG_DFL, SIG_IGN or ours) and pass the call on unchanged, to
+   the next definition (dlsym(RTLD_NEXT), so that other interposers such as a
+   sanitizer's stay in the chain) or, without dlsym, to glibc's __sigaction.
+   The next definitions are looked up once, at the program's first call (a
+   program installs a handler before the handler can run, so a handler that
+   reinstalls itself, as System V handlers do, never runs dlsym, which is not
+   async-signal-safe); a program that never calls them pays nothing. glibc
+   only; `sigset` and raw system calls are not seen. */
+#ifdef RT_INTERPOSE_HANDLERS
+typedef void (*rt_handler_fn)(int);
+typedef int (*rt_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef rt_handler_fn (*rt_signal_fn)(int, rt_handler_fn);
+
+enum { RT_SIGNAL, RT_BSD_SIGNAL, RT_SYSV_SIGNAL, RT_SYSV_SIGNAL2, RT_NSIGNAL_FNS };
+static const char *const rt_signal_names[RT_NSIGNAL_FNS] = { "signal", "bsd_signal", "sysv_signal",
+                                                             "__sysv_signal" };
+static rt_sigaction_fn rt_next_sigaction;
+static rt_signal_fn rt_next_signal[RT_NSIGNAL_FNS];
+static int rt_handlers_resolved;
+
+static void rt_resolve_handlers(void)
+{
+    int i;
+    void *p;
+    if (RT_LOAD(&rt_handlers_resolved) || dlsym == NULL) {
+        return;
+    }
+    p = dlsym(RTLD_NEXT, "sigaction");
+    memcpy(&rt_next_sigaction, &p, sizeof p);
+    for (i = 0; i < RT_NSIGNAL_FNS; i++) {
+        p = dlsym(RTLD_NEXT, rt_signal_names[i]);
+        memcpy(&rt_next_signal[i], &p, sizeof p);
+    }
+    RT_STORE(&rt_handlers_resolved, 1);
+}
+
+static void rt_note_handler(rt_handler_fn h)
+{
+    if (h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != rt_on_signal) {
+        RT_STORE(&g_user_handler, 1);
+    }
+}
+
+RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) RT_THROW
+{
+    if (act != NULL) {
+        rt_note_handler(act->sa_handler);
+    }
+    rt_resolve_handlers();
+    if (rt_next_sigaction != NULL) {
+        return rt_next_sigaction(sig, act, old);
+    }
+    return __sigaction(sig, act, old);
+}
+
+/* signal() and its variants: the next definition, or the semantics glibc
+   gives them through __sigaction (BSD: restart, block the signal while its
+   handler runs; System V: reset to SIG_DFL, do not block). */
+static rt_handler_fn rt_signal_via(int which, int sig, rt_handler_fn h)
+{
+    rt_note_handler(h);
+    rt_resolve_handlers();
+    if (rt_next_signal[which] != NULL) {
+        return rt_next_signal[which](sig, h);
+    } else {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = h;
+        sigemptyset(&sa.sa_mask);
+        if (which == RT_SYSV_SIGNAL || which == RT_SYSV_SIGNAL2) {
+            sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        } else {
+            sigaddset(&sa.sa_mask, sig);
+            sa.sa_flags = SA_RESTART;
+        }
+        return __sigaction(sig, &sa, &old) < 0 ? SIG_ERR : old.sa_handler;
+    }
+}
+
+RT_EXPORT rt_handler_fn signal(int sig, rt_handler_fn h) RT_THROW
+{
+    return rt_signal_via(RT_SIGNAL, sig, h);
+}
+
+RT_EXPORT rt_handler_fn bsd_signal(int sig, rt_handler_fn h) RT_THROW
+{
+    return rt_signal_via(RT_BSD_SIGNAL, sig, h);
+}
+
+RT_EXPORT rt_handler_fn sysv_signal(int sig, rt_handler_fn h) RT_THROW
+{
+    return rt_signal_via(RT_SYSV_SIGNAL, sig, h);
+}
+
+/* what signal() is under strict ISO C (-std=c99 without _DEFAULT_SOURCE) */
+RT_EXPORT rt_handler_fn __sysv_signal(int sig, rt_handler_fn h) RT_THROW
+{
+    return rt_signal_via(RT_SYSV_SIGNAL2, sig, h);
+}
+#endif
 
 static void rt_exit_now(int status)
 {

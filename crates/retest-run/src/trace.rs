@@ -85,6 +85,9 @@ impl TraceFlags {
     /// Other threads of the process may have been running when the trace
     /// was written: they may have been stopped part-way through a statement.
     pub const THREADS: TraceFlags = TraceFlags(1 << 5);
+    /// The program installed a signal handler of its own, which may have left
+    /// a statement part-way (`longjmp` out of it, `exit` inside it).
+    pub const HANDLER: TraceFlags = TraceFlags(1 << 6);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: TraceFlags) -> bool {
@@ -102,9 +105,10 @@ impl TraceFlags {
     }
 
     /// Whether code may have been stopped part-way through a statement when
-    /// the trace was written: by a fatal signal, or in another thread.
+    /// the trace was written: by a fatal signal, in another thread, or by a
+    /// handler of the program.
     pub fn stopped_part_way(self) -> bool {
-        self.contains(Self::SIGNAL) || self.contains(Self::THREADS)
+        self.contains(Self::SIGNAL) || self.contains(Self::THREADS) || self.contains(Self::HANDLER)
     }
 }
 
@@ -125,6 +129,7 @@ impl fmt::Debug for TraceFlags {
             (Self::EXIT, "EXIT"),
             (Self::INCOMPLETE, "INCOMPLETE"),
             (Self::THREADS, "THREADS"),
+            (Self::HANDLER, "HANDLER"),
         ] {
             if self.contains(flag) {
                 names.push(name.to_string());
@@ -1044,7 +1049,11 @@ mod tests {
         assert!(merge([&t1, &t3]).unwrap().is_incomplete());
         // stopped part-way: by a signal, or with other threads; not at exit or exec
         assert!(!cov.stopped_part_way() && !merge([&t1, &t3]).unwrap().stopped_part_way());
-        for flags in [TraceFlags::SIGNAL | TraceFlags(11 << 8), TraceFlags::EXIT | TraceFlags::THREADS] {
+        for flags in [
+            TraceFlags::SIGNAL | TraceFlags(11 << 8),
+            TraceFlags::EXIT | TraceFlags::THREADS,
+            TraceFlags::EXIT | TraceFlags::HANDLER,
+        ] {
             t3.flags = flags;
             assert!(merge([&t1, &t3]).unwrap().stopped_part_way(), "{flags:?}");
         }
