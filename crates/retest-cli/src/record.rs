@@ -174,7 +174,7 @@ impl Builds {
     }
 
     /// The covered condition-level edges (unit-wide numbers) per unit, or why the
-    /// coverage is unknown, from what [`trace::read_dir`] read of the test's
+    /// coverage is unknown, from what [`retest_run::trace::read_dir`] read of the test's
     /// trace directory.
     pub fn coverage(
         &mut self,

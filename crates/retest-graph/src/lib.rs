@@ -1,7 +1,7 @@
 //! `retest-graph`: the language-neutral control-flow graph model and the graph
 //! algorithms every other part of retest builds on.
 //!
-//! * [`cfg`] — procedures as CFGs with uniquely labelled out-edges, stable ids,
+//! * [`cfg`](mod@cfg) — procedures as CFGs with uniquely labelled out-edges, stable ids,
 //!   source spans, declaration entities, and contraction (condition level →
 //!   statement level).
 //! * [`coverage`] — probes, cell layout, edge coverage from hit cells.
@@ -12,7 +12,7 @@
 //! * [`recording`] — run-time recording beyond edge probes (MC/DC evaluations,
 //!   Ball–Larus paths): registers, increments and where values are recorded.
 //! * [`text`] — a compact text rendering.
-//! * [`unit`] — a translation unit: procedures, declarations, call facts.
+//! * [`unit`](mod@unit) — a translation unit: procedures, declarations, call facts.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
 //!
 //! Architecture invariant: this crate does no I/O beyond writing to a

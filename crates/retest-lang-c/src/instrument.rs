@@ -105,7 +105,7 @@ pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &[u8; 1
 }
 
 /// Instruments `raw` under `plan` plus the recording components of `recording`
-/// (MC/DC evaluations, paths) that can be placed; see [`place`].
+/// (MC/DC evaluations, paths) that can be placed (the private `place` decides).
 pub fn instrument_with(
     raw: &str,
     tu: &TuAnalysis,

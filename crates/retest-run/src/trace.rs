@@ -19,7 +19,7 @@
 //!   their trace (SIGKILL, a crash inside the runtime, ...).
 //! - [`Coverage`] (built by [`merge`] or [`TraceDir::coverage`]) is the union
 //!   of any number of traces, keyed by (unit hash, section kind).
-//! - [`write`] produces the bytes the runtime would write, for tests and tools.
+//! - [`write()`] produces the bytes the runtime would write, for tests and tools.
 //!
 //! A test's coverage is only trustworthy when [`TraceDir::is_complete`]
 //! holds; otherwise the runner must treat the test as covering everything
@@ -146,7 +146,7 @@ impl fmt::Debug for TraceFlags {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     /// Format version of the file; [`parse`] only accepts [`VERSION`], and
-    /// [`write`] always writes [`VERSION`] whatever this field says.
+    /// [`write()`] always writes [`VERSION`] whatever this field says.
     pub version: u32,
     pub flags: TraceFlags,
     /// Process id of the image that wrote the trace.
