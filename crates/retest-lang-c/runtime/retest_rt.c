@@ -315,24 +315,17 @@ static int rt_single_threaded(void)
 }
 #endif
 
-/* Whether another thread of the process may be running now: none if the
-   process never had one; otherwise the count in /proc/self/status (threads
-   already joined are gone), and "may" where that cannot be read. */
-static int rt_other_threads(void)
+/* Reads up to `cap` bytes of the file at `path` into `buf` (async-signal-
+   safe): the number of bytes read, or -1 if the file cannot be opened. */
+static long rt_read_file(const char *path, char *buf, size_t cap)
 {
-    char buf[4096];
     size_t len = 0;
-    const char *p;
-    int fd;
-    if (rt_single_threaded()) {
-        return 0;
-    }
-    fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return 1;
+        return -1;
     }
-    while (len < sizeof buf - 1) {
-        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+    while (len < cap) {
+        ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -342,6 +335,24 @@ static int rt_other_threads(void)
         len += (size_t) n;
     }
     close(fd);
+    return (long) len;
+}
+
+/* Whether another thread of the process may be running now: none if the
+   process never had one; otherwise the count in /proc/self/status (threads
+   already joined are gone), and "may" where that cannot be read. */
+static int rt_other_threads(void)
+{
+    char buf[4096];
+    long len;
+    const char *p;
+    if (rt_single_threaded()) {
+        return 0;
+    }
+    len = rt_read_file("/proc/self/status", buf, sizeof buf - 1);
+    if (len < 0) {
+        return 1;
+    }
     buf[len] = '\0';
     p = strstr(buf, "\nThreads:");
     if (p == NULL) {
@@ -1170,26 +1181,12 @@ static void rt_take_cmdline(int argc, char **argv, char **envp)
    a NUL, cut at RT_CMDLINE_MAX bytes. */
 static void rt_read_cmdline(void)
 {
-    int fd;
+    long len;
     if (g_cmdline_taken) {
         return;
     }
-    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    g_cmdline_len = 0;
-    if (fd < 0) {
-        return;
-    }
-    while (g_cmdline_len < sizeof g_cmdline) {
-        ssize_t r = read(fd, g_cmdline + g_cmdline_len, sizeof g_cmdline - g_cmdline_len);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            break;
-        }
-        g_cmdline_len += (size_t) r;
-    }
-    close(fd);
+    len = rt_read_file("/proc/self/cmdline", g_cmdline, sizeof g_cmdline);
+    g_cmdline_len = len < 0 ? 0 : (size_t) len;
 }
 
 /* ------------------------------------------------------------------------ */
