@@ -144,8 +144,8 @@ impl PerTest {
     /// Every test of the universe left a non-empty coverage file: the loop
     /// did the work it was timed for.
     fn check(&self, dir: &Path) -> Result<()> {
-        let universe = std::fs::read_to_string(dir.join("universe.txt"))?;
-        for n in 1..=universe.lines().filter(|l| !l.trim().is_empty()).count() {
+        let tests = retest_run::discover::from_universe(&dir.join("universe.txt"))?.len();
+        for n in 1..=tests {
             let f = self.out.join(format!("t{n}.{}", self.ext));
             let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
             anyhow::ensure!(len > 0, "{}: no coverage in {}", self.name, f.display());
@@ -178,7 +178,7 @@ fn per_test_commands(vs: &[Variant], dirs: &[PathBuf], root: &Path, s: &Subject)
         };
         let cmd = format!(
             "rm -rf {q} && mkdir -p {q} && cd {} && rm -f *.gcda && n=0 && \
-             while IFS= read -r t; do [ -n \"$t\" ] || continue; n=$((n+1)); \
+             while IFS= read -r t; do case $t in *[![:space:]]*) ;; *) continue ;; esac; n=$((n+1)); \
              {env}sh -c \"$t\" >/dev/null 2>&1 </dev/null; {each}; done < universe.txt",
             quote(&dirs[i].display().to_string())
         );
