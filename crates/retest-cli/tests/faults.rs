@@ -684,3 +684,55 @@ fn a_harness_that_survives_a_crash_keeps_the_edges_that_led_to_it() {
     let v = json(&retest(dir, &["select", "--format", "json"], 0));
     assert_eq!(v["tests_selected"], 1, "{v}");
 }
+
+/// Built with `-O2`, `retest cc` pairs `s[0] == 'a'`'s `F` edge with the
+/// outcome of the condition it leads to: the edge is noted in a flag, and the
+/// outcome records both. A fault inside that condition comes before its
+/// outcome, so the note is lost with the process; the test still covers the
+/// edge that led into the fault, and a change to the condition selects it.
+const PAIRED: &str = r#"#include <stdlib.h>
+
+int *volatile gp;
+
+static int classify(const char *s, const int *p)
+{
+    int r = 0;
+    if (s[0] == 'a' && s[1] == 'b')
+        r = 1;
+    else if (*p > 0)
+        r = 2;
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    int v = 1;
+    gp = argc > 2 ? &v : NULL;
+    return classify(argv[1], gp) == 2 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn a_fault_inside_a_paired_condition_keeps_the_edge_that_led_to_it() {
+    let d = one_file_project("paired", PAIRED, "-O2", &[("fault", "./paired x"), ("fine", "./paired x y")]);
+    let dir = d.path();
+    retest(dir, &["run"], 1); // `fault` crashes
+    let line_of = |text: &str| PAIRED.lines().position(|l| l.contains(text)).unwrap() as u64 + 1;
+    for test in ["fault", "fine"] {
+        assert_eq!(state(dir, test).0, "ok", "{test} keeps its coverage");
+        let hit = covered_lines(dir, test, "paired.c");
+        assert!(hit.contains(&(line_of("if (s[0] == 'a'"), 1)), "{test}: {hit:?}");
+    }
+    // the `F` outcome of `s[0] == 'a'`, noted when the fault came
+    let lcov = String::from_utf8(retest(dir, &["coverage", "--format", "lcov", "--tests", "fault"], 0).stdout).unwrap();
+    let f_of_a = format!("BRDA:{},0,1,1", line_of("if (s[0] == 'a'"));
+    assert!(lcov.lines().any(|l| l == f_of_a), "fault: {f_of_a} in\n{lcov}");
+    let hit = covered_lines(dir, "fault", "paired.c");
+    assert!(hit.contains(&(line_of("return r;"), 0)), "fault: nothing after the fault ran: {hit:?}");
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(dir.join("paired.c"), PAIRED.replace("(*p > 0)", "(p && *p > 0)")).unwrap();
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let selected: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(selected.contains(&"fault") && selected.contains(&"fine"), "{v}");
+}

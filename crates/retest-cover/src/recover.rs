@@ -275,14 +275,14 @@ pub fn selective_probes(
                         Probe::Derived => {
                             p.cond.in_edges(NodeId(n as u32)).iter().map(|&e| p.cond.edge(e).src.index()).collect()
                         }
-                        probe @ (Probe::Ahead | Probe::Edges(_)) => p
+                        probe @ (Probe::Ahead | Probe::Edges(_) | Probe::Paired { .. }) => p
                             .cond
                             .out_edges(NodeId(n as u32))
                             .enumerate()
                             .filter(|(k, _)| !probe.has_edge_cell(*k))
                             .map(|(_, e)| p.cond.edge(e).dst.index())
                             .collect(),
-                        Probe::Node | Probe::PerEdge | Probe::Off => Vec::new(),
+                        Probe::Node | Probe::PerEdge | Probe::Off | Probe::Entered => Vec::new(),
                     };
                     for s in needs {
                         if !on.contains(s) {
@@ -292,8 +292,16 @@ pub fn selective_probes(
                     }
                 }
             }
+            // an entry derived from every other cell of the procedure keeps a
+            // cell of its own where some of those cells are left out
             unit_plan.push(
-                (0..p.cond.node_count()).map(|n| if on.contains(n) { p.probes[n] } else { Probe::Off }).collect(),
+                (0..p.cond.node_count())
+                    .map(|n| match (on.contains(n), p.probes[n]) {
+                        (false, _) => Probe::Off,
+                        (true, Probe::Entered) => Probe::Node,
+                        (true, probe) => probe,
+                    })
+                    .collect(),
             );
         }
         out.push(unit_plan);

@@ -39,6 +39,17 @@ pub enum Probe {
     /// leading into such a node, or an `Ahead` node — and is traversed iff that
     /// node started.
     Edges(u32),
+    /// A two-way condition recorded as `Edges(mask)` whose outcome also records
+    /// which in-edge led to it (see [`pair_probes`]): for each in-edge `j` with
+    /// bit `j` of `via` set, two more cells (one per out-edge, after the edge
+    /// cells), set instead of both the in-edge's own cell and the out-edge's
+    /// when a run takes that in-edge and then that out-edge.
+    Paired { mask: u32, via: u32 },
+    /// The entry, without a cell: every run that enters the procedure sets a
+    /// cell of it before it leaves or stops, so the entry ran iff any cell of
+    /// the procedure is hit (see [`derive_probes`]); its out-edges are then
+    /// traversed.
+    Entered,
 }
 
 impl Probe {
@@ -46,8 +57,8 @@ impl Probe {
     pub fn has_edge_cell(self, k: usize) -> bool {
         match self {
             Probe::PerEdge => true,
-            Probe::Edges(m) => k < 32 && m >> k & 1 == 1,
-            Probe::Derived | Probe::Off | Probe::Node | Probe::Ahead => false,
+            Probe::Edges(m) | Probe::Paired { mask: m, .. } => k < 32 && m >> k & 1 == 1,
+            Probe::Derived | Probe::Off | Probe::Node | Probe::Ahead | Probe::Entered => false,
         }
     }
 
@@ -61,14 +72,14 @@ impl Probe {
     fn edge_ahead(self, k: usize) -> bool {
         match self {
             Probe::Ahead => true,
-            Probe::Edges(_) => !self.has_edge_cell(k),
-            Probe::Derived | Probe::Off | Probe::Node | Probe::PerEdge => false,
+            Probe::Edges(_) | Probe::Paired { .. } => !self.has_edge_cell(k),
+            Probe::Derived | Probe::Off | Probe::Node | Probe::PerEdge | Probe::Entered => false,
         }
     }
 
     /// Whether the node has at least one cell.
     pub fn is_probed(self) -> bool {
-        matches!(self, Probe::Node | Probe::PerEdge | Probe::Edges(_))
+        matches!(self, Probe::Node | Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. })
     }
 }
 
@@ -83,7 +94,9 @@ pub struct CellLayout {
 
 impl CellLayout {
     /// Numbers the cells: nodes in id order; a `Node` probe takes one cell, a
-    /// `PerEdge` probe one per out-edge, an `Edges` probe one per set bit.
+    /// `PerEdge` probe one per out-edge, an `Edges` probe one per set bit, a
+    /// `Paired` probe one per set bit of its mask and then two per set bit of
+    /// its `via`.
     pub fn new(cfg: &Cfg, probes: &[Probe]) -> CellLayout {
         assert_eq!(probes.len(), cfg.node_count());
         let mut first = Vec::with_capacity(probes.len());
@@ -91,9 +104,10 @@ impl CellLayout {
         for (n, p) in cfg.node_ids().zip(probes) {
             first.push(next);
             next += match p {
-                Probe::Derived | Probe::Off | Probe::Ahead => 0,
+                Probe::Derived | Probe::Off | Probe::Ahead | Probe::Entered => 0,
                 Probe::Node => 1,
                 Probe::PerEdge | Probe::Edges(_) => p.edge_cells_before(cfg.out_edges(n).len()),
+                Probe::Paired { via, .. } => p.edge_cells_before(cfg.out_edges(n).len()) + 2 * via.count_ones(),
             };
         }
         CellLayout { first, cells: next }
@@ -104,9 +118,9 @@ impl CellLayout {
         let src = cfg.edge(e).src;
         let p = probes[src.index()];
         match p {
-            Probe::Derived | Probe::Off | Probe::Ahead => None,
+            Probe::Derived | Probe::Off | Probe::Ahead | Probe::Entered => None,
             Probe::Node => Some(self.first[src.index()]),
-            Probe::PerEdge | Probe::Edges(_) => {
+            Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } => {
                 let k = cfg.out_edges(src).position(|x| x == e).unwrap();
                 p.has_edge_cell(k).then(|| self.first[src.index()] + p.edge_cells_before(k))
             }
@@ -117,6 +131,67 @@ impl CellLayout {
     pub fn cell_of_node(&self, n: NodeId) -> u32 {
         self.first[n.index()]
     }
+}
+
+/// An in-edge paired with its target's outcome ([`Probe::Paired`]) under a plan.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Pair {
+    /// The in-edge: its source records it with a cell of its own.
+    pub edge: EdgeId,
+    /// Its target, the `Paired` condition.
+    pub target: NodeId,
+    /// The cell set when a run takes `edge` and then the target's out-edge `k`
+    /// is `cells + k`.
+    pub cells: u32,
+}
+
+/// The pairs in effect under `probes`: each in-edge named by a `Paired`
+/// node's `via` whose source records it with a cell of its own. A `via`
+/// in-edge whose source has no cell for it (its source left out of a selective
+/// plan) is not paired: its pair cells stay unset, and the target records its
+/// outcomes in its own cells alone.
+pub fn active_pairs(cfg: &Cfg, probes: &[Probe], layout: &CellLayout) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for x in cfg.node_ids() {
+        let p = probes[x.index()];
+        let Probe::Paired { via, .. } = p else { continue };
+        let mut cells = layout.first[x.index()] + p.edge_cells_before(cfg.out_edges(x).len());
+        for (j, &e) in cfg.in_edges(x).iter().enumerate() {
+            if j >= 32 || via >> j & 1 == 0 {
+                continue;
+            }
+            if layout.cell_of_edge(cfg, probes, e).is_some() {
+                out.push(Pair { edge: e, target: x, cells });
+            }
+            cells += 2;
+        }
+    }
+    out
+}
+
+/// The cells a run would have set had no cell been paired: the hit cells,
+/// plus, for each hit pair cell, its in-edge's cell and its out-edge's cell
+/// (if it has one). `None` when no pair is in effect.
+fn unpaired_hits(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool) -> Option<FixedBitSet> {
+    let pairs = active_pairs(cfg, probes, layout);
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut set = FixedBitSet::with_capacity(layout.cells as usize);
+    for pair in pairs {
+        let x = pair.target;
+        let px = probes[x.index()];
+        for k in 0..2 {
+            if !hit(pair.cells + k as u32) {
+                continue;
+            }
+            set.extend(layout.cell_of_edge(cfg, probes, pair.edge).map(|c| c as usize));
+            if px.has_edge_cell(k) {
+                set.insert((layout.first[x.index()] + px.edge_cells_before(k)) as usize);
+            }
+        }
+    }
+    Some(set)
 }
 
 /// Whether each node started, for the nodes edges are derived from ahead; memoised,
@@ -144,7 +219,7 @@ impl<'a> Starts<'a> {
         let p = self.probes[q.index()];
         let v = match p {
             Probe::Node => leaf(q, None),
-            Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+            Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } | Probe::Ahead => {
                 let outs: Vec<EdgeId> = self.cfg.out_edges(q).collect();
                 outs.iter().enumerate().any(|(k, &e)| {
                     if p.edge_ahead(k) {
@@ -154,7 +229,8 @@ impl<'a> Starts<'a> {
                     }
                 })
             }
-            Probe::Derived | Probe::Off => false,
+            // the entry has no in-edge to be derived ahead from
+            Probe::Derived | Probe::Off | Probe::Entered => false,
         };
         self.memo[q.index()] = Some(v);
         v
@@ -164,6 +240,8 @@ impl<'a> Starts<'a> {
 /// Traversed edges given which cells were hit (`hit(cell)`), with the derivation
 /// rules for unprobed nodes and cell-less edges applied.
 pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn Fn(u32) -> bool) -> FixedBitSet {
+    let unpaired = unpaired_hits(cfg, probes, layout, hit);
+    let hit = |c: u32| hit(c) || unpaired.as_ref().is_some_and(|s| s.contains(c as usize));
     let mut cov = FixedBitSet::with_capacity(cfg.edge_count());
     let mut work: Vec<NodeId> = Vec::new();
     let leaf = |q: NodeId, k: Option<usize>| -> bool {
@@ -178,8 +256,12 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
         let p = probes[n.index()];
         match p {
             Probe::Derived | Probe::Off => {}
-            Probe::Node => {
-                if hit(layout.first[n.index()]) {
+            Probe::Node | Probe::Entered => {
+                let started = match p {
+                    Probe::Node => hit(layout.first[n.index()]),
+                    _ => (0..layout.cells).any(&hit),
+                };
+                if started {
                     for e in cfg.out_edges(n) {
                         if !cov.put(e.index()) {
                             work.push(cfg.edge(e).dst);
@@ -187,7 +269,7 @@ pub fn edge_coverage(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, hit: &dyn
                     }
                 }
             }
-            Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+            Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } | Probe::Ahead => {
                 let outs: Vec<EdgeId> = cfg.out_edges(n).collect();
                 for (k, e) in outs.into_iter().enumerate() {
                     let taken = if p.edge_ahead(k) {
@@ -228,8 +310,8 @@ pub fn measured_edges(cfg: &Cfg, probes: &[Probe]) -> FixedBitSet {
         let p = probes[n.index()];
         for (k, e) in cfg.out_edges(n).enumerate() {
             let determined = match p {
-                Probe::Node => true,
-                Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+                Probe::Node | Probe::Entered => true,
+                Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } | Probe::Ahead => {
                     if p.edge_ahead(k) {
                         determined_start(cfg, probes, &mut memo, cfg.edge(e).dst)
                     } else {
@@ -274,8 +356,8 @@ fn determined_start(cfg: &Cfg, probes: &[Probe], memo: &mut Vec<Option<bool>>, q
     memo[q.index()] = Some(false);
     let p = probes[q.index()];
     let v = match p {
-        Probe::Node => true,
-        Probe::PerEdge | Probe::Edges(_) | Probe::Ahead => {
+        Probe::Node | Probe::Entered => true,
+        Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } | Probe::Ahead => {
             let outs: Vec<EdgeId> = cfg.out_edges(q).collect();
             !outs.is_empty()
                 && outs.iter().enumerate().all(|(k, &e)| {
@@ -320,6 +402,10 @@ const MAX_CHAIN: u32 = 64;
 ///   for the source of a back edge, which comes later: no node is derived from
 ///   itself). A `Node`-probed node other than the entry all of whose in-edges
 ///   are known becomes `Derived`.
+///
+/// Last, the entry loses its cell ([`Probe::Entered`]) when every run that
+/// enters sets another cell before it can leave or stop: a function that
+/// starts with a loop needs no entry probe either.
 ///
 /// Straight-line code keeps at most one probe, a branch's first statement none,
 /// and the statement after a call its own. Unreachable nodes keep their probes.
@@ -402,10 +488,123 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
                     out[v.index()] = Probe::Derived;
                 }
             }
-            Probe::Ahead => known.insert(v.index()),
+            Probe::Ahead | Probe::Entered => known.insert(v.index()),
             Probe::Derived => known.set(v.index(), ins_known),
-            Probe::PerEdge | Probe::Edges(_) | Probe::Off => {}
+            Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } | Probe::Off => {}
         }
+    }
+    if out[cfg.entry().index()] == Probe::Node && every_run_sets_a_cell(cfg, &out, completes) {
+        out[cfg.entry().index()] = Probe::Entered;
+    }
+    out
+}
+
+/// Whether a run that enters the procedure sets a cell before it can leave
+/// or stop, the entry's own cell aside: no path from the entry reaches the
+/// exit, or a node that may not complete, without taking an edge that has a
+/// cell or starting a `Node`-probed node. (A path that cycles without cells
+/// runs forever: its test times out, and a test that times out has no
+/// coverage.)
+fn every_run_sets_a_cell(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> bool) -> bool {
+    let mut seen = FixedBitSet::with_capacity(cfg.node_count());
+    let mut work = vec![cfg.entry()];
+    seen.insert(cfg.entry().index());
+    while let Some(v) = work.pop() {
+        let p = probes[v.index()];
+        if v == cfg.exit() || !completes(v) || p == Probe::Off {
+            return false;
+        }
+        for (k, e) in cfg.out_edges(v).enumerate() {
+            let w = cfg.edge(e).dst;
+            if p.has_edge_cell(k) || probes[w.index()] == Probe::Node {
+                continue;
+            }
+            if !seen.put(w.index()) {
+                work.push(w);
+            }
+        }
+    }
+    true
+}
+
+/// The most in-edges of a node [`pair_probes`] pairs.
+pub const MAX_PAIRED_IN: usize = 2;
+
+/// Pairs cells that runs set one right after the other, so that one store
+/// records both ([`Probe::Paired`]): an edge `a → x` with a cell, where `x` is
+/// a two-way condition with a cell on at least one out-edge. Instead of setting
+/// the edge's cell, a run notes the edge in a flag local to the activation;
+/// `x`'s outcome then sets, for the out-edge taken, the pair cell of the noted
+/// in-edge (clearing the flag), or the out-edge's own cell if none is noted. A
+/// run that goes `a → x → out` through a hot loop then makes one store where it
+/// made two.
+///
+/// Exact as long as `x`, once started, takes one of its out-edges
+/// (`completes(x)`): between the in-edge and the outcome nothing else runs, so
+/// the noted edge is always recorded. A run stopped inside `x` loses the note;
+/// [`edge_coverage_stopped`] claims paired in-edges as it claims cell-less
+/// ones. `cond(n)`: the front end records `n`'s outcomes where it evaluates
+/// (a condition it rewrites), so it can note an out-edge of `n` and test a
+/// note at `n`'s outcome.
+///
+/// A node is paired as a target or as a source, never both, so a note is
+/// never taken over by another. A target has at most [`MAX_PAIRED_IN`]
+/// in-edges, and all of them are paired (a flag and two cells each): every
+/// path into it then sets exactly one flag right before it, so an optimising
+/// compiler knows each flag's value on each path and drops the tests. Where
+/// some path set no flag the tests stay and cost more than the store they
+/// save: the condition of a `do … while` that `continue`s and the body's end
+/// both reach cost zlib's `longest_match` 3 % more instructions when every
+/// qualifying in-edge was paired. A loop header is never a target either: a
+/// compiler does not duplicate a loop header to tell its back edge from its
+/// entry, so each iteration would pay the tests.
+pub fn pair_probes(
+    cfg: &Cfg,
+    probes: &[Probe],
+    completes: &dyn Fn(NodeId) -> bool,
+    cond: &dyn Fn(NodeId) -> bool,
+) -> Vec<Probe> {
+    assert_eq!(probes.len(), cfg.node_count());
+    let mut out = probes.to_vec();
+    let two_way = |v: NodeId| {
+        let labels: Vec<&EdgeLabel> = cfg.out_labels(v).collect();
+        labels == [&EdgeLabel::True, &EdgeLabel::False]
+    };
+    let mut source = FixedBitSet::with_capacity(cfg.node_count());
+    let mut target = FixedBitSet::with_capacity(cfg.node_count());
+    let mut header = FixedBitSet::with_capacity(cfg.node_count());
+    for e in crate::reach::depth_first(cfg).back {
+        header.insert(cfg.edge(e).dst.index());
+    }
+    for x in cfg.node_ids() {
+        let mask = match out[x.index()] {
+            Probe::Edges(m) => m,
+            Probe::PerEdge => 0b11,
+            _ => continue,
+        };
+        if mask & 0b11 == 0
+            || !two_way(x)
+            || !cond(x)
+            || !completes(x)
+            || source.contains(x.index())
+            || header.contains(x.index())
+        {
+            continue;
+        }
+        let ins = cfg.in_edges(x);
+        let pairable = |e: EdgeId| {
+            let a = cfg.edge(e).src;
+            let k = cfg.out_edges(a).position(|o| o == e).expect("an in-edge is an out-edge of its source");
+            a != x && !target.contains(a.index()) && two_way(a) && cond(a) && out[a.index()].has_edge_cell(k)
+        };
+        if ins.is_empty() || ins.len() > MAX_PAIRED_IN || !ins.iter().all(|&e| pairable(e)) {
+            continue;
+        }
+        for &e in ins {
+            source.insert(cfg.edge(e).src.index());
+        }
+        out[x.index()] = Probe::Paired { mask, via: (1 << ins.len()) - 1 };
+        target.insert(x.index());
     }
     out
 }
@@ -425,7 +624,8 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
 /// have started in turn. A node may have started when it is the source or the
 /// target of a claimed edge, when its `Node` cell is hit, and the entry when
 /// `entered` (the procedure may have been running: the caller decides, from
-/// what called it). So every edge a stopped run took is claimed if its
+/// what called it). A paired in-edge ([`pair_probes`]) out of a node that may
+/// have started is claimed too. So every edge a stopped run took is claimed if its
 /// procedure's entry is `entered` or claimed; nothing claimed by
 /// [`edge_coverage`] is dropped; the extra edges are those a run stopped at
 /// the right node could have taken.
@@ -460,13 +660,19 @@ pub fn edge_coverage_stopped(
     if entered {
         start(cfg.entry(), &mut started, &mut work);
     }
+    // a paired in-edge is noted in a flag until its target's outcome, which a
+    // run stopped inside the target never reached
+    let mut paired = FixedBitSet::with_capacity(cfg.edge_count());
+    for pair in active_pairs(cfg, probes, layout) {
+        paired.insert(pair.edge.index());
+    }
     while let Some(v) = work.pop() {
         let p = probes[v.index()];
         let outs: Vec<EdgeId> = cfg.out_edges(v).collect();
         for (k, e) in outs.into_iter().enumerate() {
             // a `Node` or `PerEdge` node that started shows it in its cells; an
             // `Off` node is not measured
-            if p == Probe::Derived || p.edge_ahead(k) {
+            if matches!(p, Probe::Derived | Probe::Entered) || p.edge_ahead(k) || paired.contains(e.index()) {
                 cov.insert(e.index());
                 start(cfg.edge(e).dst, &mut started, &mut work);
             }
@@ -578,7 +784,7 @@ mod tests {
 
     #[test]
     fn a_loop_body_reached_only_by_a_back_edge_keeps_its_probe() {
-        use Probe::{Derived, Node as N};
+        use Probe::{Derived, Entered, Node as N};
         // entry → s; s → s (for (;;) x++;)
         let mut b = CfgBuilder::new("f");
         let en = b.add_node(Node::new(NodeKind::Entry, ""));
@@ -590,7 +796,59 @@ mod tests {
         b.add_edge(s, s, EdgeLabel::Eps);
         let g = b.build().unwrap();
         let thin = derive_probes(&g, &[N, N, Derived], &|_| true);
-        assert_eq!(thin, vec![N, N, Derived]);
+        // s keeps its cell, and every run that enters sets it: the entry needs none
+        assert_eq!(thin, vec![Entered, N, Derived]);
+        let l = CellLayout::new(&g, &thin);
+        assert_eq!(l.cells, 1);
+        assert_eq!(edge_coverage(&g, &thin, &l, &|c| c == 0).count_ones(..), 2);
+        assert_eq!(edge_coverage(&g, &thin, &l, &|_| false).count_ones(..), 0);
+    }
+
+    /// `static int running(void) { for (p = N; p >= 1; p--) if (ready[p]) return p; return -1; }`
+    /// (sched): the loop's header has two in-edges, so nothing ahead shows the
+    /// entry's start, yet every run that enters takes a cell before it returns —
+    /// the entry needs no cell. With a call that may not return before the
+    /// first cell, it keeps its own.
+    #[test]
+    fn an_entry_every_run_leaves_a_cell_behind_needs_none() {
+        use Probe::{Derived, Entered, Node as N, PerEdge};
+        let mut b = CfgBuilder::new("running");
+        let en = b.add_node(Node::new(NodeKind::Entry, ""));
+        let init = b.add_node(Node::new(NodeKind::Statement, "p = N"));
+        let head = b.add_node(Node::new(NodeKind::Predicate, "p >= 1"));
+        let test = b.add_node(Node::new(NodeKind::Predicate, "ready [ p ]"));
+        let found = b.add_node(Node::new(NodeKind::Statement, "return p ;"));
+        let step = b.add_node(Node::new(NodeKind::Statement, "p --"));
+        let none = b.add_node(Node::new(NodeKind::Statement, "return -1 ;"));
+        let x = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(en);
+        b.set_exit(x);
+        b.add_edge(en, init, EdgeLabel::Eps);
+        b.add_edge(init, head, EdgeLabel::Eps);
+        b.add_edge(head, test, EdgeLabel::True);
+        b.add_edge(head, none, EdgeLabel::False);
+        b.add_edge(test, found, EdgeLabel::True);
+        b.add_edge(test, step, EdgeLabel::False);
+        b.add_edge(step, head, EdgeLabel::Eps);
+        b.add_edge(found, x, EdgeLabel::Eps);
+        b.add_edge(none, x, EdgeLabel::Eps);
+        let g = b.build().unwrap();
+        let full = vec![N, N, PerEdge, PerEdge, N, N, N, Derived];
+        let thin = derive_probes(&g, &full, &|_| true);
+        assert_eq!(thin[en.index()], Entered);
+        assert_eq!(thin[init.index()], Derived, "follows the entry");
+        let l = CellLayout::new(&g, &thin);
+        // a call that returns from the first iteration: the entry and `p = N` ran
+        let found_cell =
+            |c: u32| Some(c) == l.cell_of_edge(&g, &thin, g.out_edge_labelled(test, &EdgeLabel::True).unwrap());
+        let cov = edge_coverage(&g, &thin, &l, &found_cell);
+        for e in [g.out_edges(en).next().unwrap(), g.out_edges(init).next().unwrap()] {
+            assert!(cov.contains(e.index()));
+        }
+        assert_eq!(edge_coverage(&g, &thin, &l, &|_| false).count_ones(..), 0);
+        // `p = N` calls something that may not return: a run may leave no cell
+        let calls = |v: NodeId| v != init;
+        assert_eq!(derive_probes(&g, &full, &calls)[en.index()], N);
     }
 
     /// A random procedure: node 0 the entry (no in-edges), the last the exit, every
@@ -632,9 +890,10 @@ mod tests {
     }
 
     /// What a run does: the cells it sets (`Node` cells when a node starts, edge
-    /// cells when the edge is taken), the edges it takes, and whether it
-    /// stopped part-way — which it may only at a node that does not complete.
-    /// `None`: the choices ran out before the run ended.
+    /// cells when the edge is taken — a paired in-edge noted instead, and its
+    /// target's outcome setting the pair cell), the edges it takes, and
+    /// whether it stopped part-way — which it may only at a node that does not
+    /// complete. `None`: the choices ran out before the run ended.
     fn run_cells(
         g: &Cfg,
         probes: &[Probe],
@@ -642,7 +901,9 @@ mod tests {
         choices: &[(u8, bool)],
     ) -> Option<(Vec<u32>, Vec<usize>, bool)> {
         let l = CellLayout::new(g, probes);
+        let pairs = active_pairs(g, probes, &l);
         let (mut hit, mut taken) = (Vec::new(), Vec::new());
+        let mut noted: Option<Pair> = None;
         let mut v = g.entry();
         let mut k = 0;
         loop {
@@ -660,12 +921,98 @@ mod tests {
             let outs: Vec<EdgeId> = g.out_edges(v).collect();
             let k = pick as usize % outs.len();
             let e = outs[k];
-            if probes[v.index()].has_edge_cell(k) {
-                hit.extend(l.cell_of_edge(g, probes, e));
+            match noted.take() {
+                Some(p) => {
+                    assert_eq!(p.target, v, "a note is taken by the next node");
+                    hit.push(p.cells + k as u32);
+                }
+                None if probes[v.index()].has_edge_cell(k) => match pairs.iter().find(|p| p.edge == e) {
+                    Some(p) => noted = Some(*p),
+                    None => hit.extend(l.cell_of_edge(g, probes, e)),
+                },
+                None => {}
             }
             taken.push(e.index());
             v = g.edge(e).dst;
         }
+    }
+
+    /// `while (…) { if (a && b) s1; else if (c && d) s2; j; }` as the lexer's
+    /// comment loop has it: a run that takes `a:F` and then `c:F` on every
+    /// character sets one cell per character with pairs, where it set two.
+    #[test]
+    fn pairs_record_a_hot_else_if_chain_in_one_store() {
+        use Probe::{Derived, Edges, Node as N, Paired, PerEdge};
+        let mut b = CfgBuilder::new("f");
+        let en = b.add_node(Node::new(NodeKind::Entry, ""));
+        let w = b.add_node(Node::new(NodeKind::Predicate, "more ( )"));
+        let [pa, pb, pc, pd] = ["a", "b", "c", "d"].map(|t| b.add_node(Node::new(NodeKind::Predicate, t)));
+        let s1 = b.add_node(Node::new(NodeKind::Statement, "s1 ;"));
+        let s2 = b.add_node(Node::new(NodeKind::Statement, "s2 ;"));
+        let j = b.add_node(Node::new(NodeKind::Statement, "j ;"));
+        let x = b.add_node(Node::new(NodeKind::Exit, ""));
+        b.set_entry(en);
+        b.set_exit(x);
+        b.add_edge(en, w, EdgeLabel::Eps);
+        b.add_edge(w, pa, EdgeLabel::True);
+        b.add_edge(w, x, EdgeLabel::False);
+        b.add_edge(pa, pb, EdgeLabel::True);
+        b.add_edge(pa, pc, EdgeLabel::False);
+        b.add_edge(pb, s1, EdgeLabel::True);
+        b.add_edge(pb, pc, EdgeLabel::False);
+        b.add_edge(pc, pd, EdgeLabel::True);
+        b.add_edge(pc, j, EdgeLabel::False);
+        b.add_edge(pd, s2, EdgeLabel::True);
+        b.add_edge(pd, j, EdgeLabel::False);
+        b.add_edge(s1, j, EdgeLabel::Eps);
+        b.add_edge(s2, j, EdgeLabel::Eps);
+        b.add_edge(j, w, EdgeLabel::Eps);
+        let g = b.build().unwrap();
+        let full = vec![N, PerEdge, PerEdge, PerEdge, PerEdge, PerEdge, N, N, N, Derived];
+        let thin = derive_probes(&g, &full, &|_| true);
+        // c's T edge is derived from d's start; a:F, b:F and c:F have cells
+        assert_eq!(thin[pc.index()], Edges(0b10));
+        let paired = pair_probes(&g, &thin, &|_| true, &|v| g.node(v).kind == NodeKind::Predicate);
+        // both of c's in-edges (a:F and b:F) are paired with its outcome
+        assert_eq!(paired[pc.index()], Paired { mask: 0b10, via: 0b11 });
+        assert_eq!(paired.iter().filter(|p| matches!(p, Paired { .. })).count(), 1);
+        let (lt, lp) = (CellLayout::new(&g, &thin), CellLayout::new(&g, &paired));
+        assert_eq!(lp.cells, lt.cells + 4);
+        let choices = |n: usize| -> Vec<(u8, bool)> {
+            // en, then per character: w:T, a:F, c:F, j; then w:F
+            let mut v = vec![(0, false)];
+            for _ in 0..n {
+                v.extend([(0, false), (1, false), (1, false), (0, false)]);
+            }
+            v.push((1, false));
+            v
+        };
+        let all = vec![true; g.node_count()];
+        let (ht, taken, _) = run_cells(&g, &thin, &all, &choices(1)).unwrap();
+        let (hp, _, _) = run_cells(&g, &paired, &all, &choices(1)).unwrap();
+        let (h3, _, _) = run_cells(&g, &paired, &all, &choices(3)).unwrap();
+        // per character: a:F and c:F unpaired, one pair cell paired
+        let per_char =
+            |h: &Vec<u32>, n: usize| (h.len() - run_cells(&g, &paired, &all, &choices(0)).unwrap().0.len()) / n;
+        assert_eq!(per_char(&h3, 3), 1);
+        let (ht3, _, _) = run_cells(&g, &thin, &all, &choices(3)).unwrap();
+        assert_eq!((ht3.len() - run_cells(&g, &thin, &all, &choices(0)).unwrap().0.len()) / 3, 2);
+        let ct = edge_coverage(&g, &thin, &lt, &|c| ht.contains(&c));
+        let cp = edge_coverage(&g, &paired, &lp, &|c| hp.contains(&c));
+        let truth: FixedBitSet = taken.into_iter().collect();
+        assert_eq!(ct, truth);
+        assert_eq!(cp, truth);
+        // killed inside c after a:F, before c's outcome: the note is lost, and
+        // a:F is claimed from a's start
+        let killed = vec![(0, false), (0, false), (1, false), (0, true)];
+        let anywhere = vec![false; g.node_count()];
+        let (hk, taken, stopped) = run_cells(&g, &paired, &anywhere, &killed).unwrap();
+        assert!(stopped);
+        let af = g.out_edge_labelled(pa, &EdgeLabel::False).unwrap();
+        assert!(taken.contains(&af.index()));
+        assert!(!edge_coverage(&g, &paired, &lp, &|c| hk.contains(&c)).contains(af.index()));
+        let (cs, _) = edge_coverage_stopped(&g, &paired, &lp, &|c| hk.contains(&c), true);
+        assert!(taken.iter().all(|&e| cs.contains(e)), "every edge the killed run took is claimed");
     }
 
     /// `int f(int *p) { int y = 1; if (*p > 0) y = 2; return y; }`: with
@@ -732,6 +1079,8 @@ mod tests {
             let (g, full) = random_cfg(n, &outs, &derived);
             let completes = &completes[..n];
             let thin = derive_probes(&g, &full, &|v| completes[v.index()]);
+            // pairs too: a run killed inside a pair's target loses the note
+            let thin = pair_probes(&g, &thin, &|v| completes[v.index()], &|_| true);
             let l = CellLayout::new(&g, &thin);
             let anywhere = vec![false; n];
             let mut hits = std::collections::BTreeSet::new();
@@ -790,6 +1139,48 @@ mod tests {
             if !stopped {
                 proptest::prop_assert_eq!(&cf, &ct);
             }
+        }
+
+        /// Pairing changes how edges are recorded, never what is claimed: the
+        /// same runs give the same coverage, paired or not, unless a run
+        /// stopped part-way (then still every edge taken).
+        #[test]
+        fn paired_probes_claim_what_unpaired_probes_claim(
+            n in 3usize..12,
+            outs in proptest::collection::vec(proptest::collection::vec(0usize..12, 1..4), 12),
+            derived in proptest::collection::vec(proptest::bool::weighted(0.15), 12),
+            completes in proptest::collection::vec(proptest::bool::weighted(0.8), 12),
+            conds in proptest::collection::vec(proptest::bool::weighted(0.9), 12),
+            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::bool::weighted(0.2)), 0..60), 1..4),
+        ) {
+            let (g, full) = random_cfg(n, &outs, &derived);
+            let completes = &completes[..n];
+            let thin = derive_probes(&g, &full, &|v| completes[v.index()]);
+            let paired = pair_probes(&g, &thin, &|v| completes[v.index()], &|v| conds[v.index()]);
+            proptest::prop_assert_eq!(measured_edges(&g, &thin), measured_edges(&g, &paired));
+            let (lt, lp) = (CellLayout::new(&g, &thin), CellLayout::new(&g, &paired));
+            let (mut ht, mut hp) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+            let mut truth = FixedBitSet::with_capacity(g.edge_count());
+            let mut stopped = false;
+            for r in &runs {
+                if let (Some((a, taken, stop)), Some((b, _, _))) =
+                    (run_cells(&g, &thin, completes, r), run_cells(&g, &paired, completes, r))
+                {
+                    ht.extend(a);
+                    hp.extend(b);
+                    truth.extend(taken);
+                    stopped |= stop;
+                }
+            }
+            let ct = edge_coverage(&g, &thin, &lt, &|c| ht.contains(&c));
+            let cp = edge_coverage(&g, &paired, &lp, &|c| hp.contains(&c));
+            proptest::prop_assert!(truth.is_subset(&cp));
+            if !stopped {
+                proptest::prop_assert_eq!(&ct, &cp);
+            }
+            // and killed anywhere, every edge taken is claimed
+            let (cs, _) = edge_coverage_stopped(&g, &paired, &lp, &|c| hp.contains(&c), true);
+            proptest::prop_assert!(cp.is_subset(&cs));
         }
     }
 }

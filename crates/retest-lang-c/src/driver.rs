@@ -323,6 +323,13 @@ impl CompilerArgs {
         out
     }
 
+    /// Whether the compiler optimises: the last `-O` flag is `-O`, `-O1`–`-O3`,
+    /// `-Os`, `-Oz` or `-Ofast` (none, `-O0` and `-Og` do not count).
+    pub fn optimizes(&self) -> bool {
+        let last = self.flags.iter().rev().find(|f| f.starts_with("-O"));
+        last.is_some_and(|f| matches!(f.as_str(), "-O" | "-O1" | "-O2" | "-O3" | "-Os" | "-Oz" | "-Ofast"))
+    }
+
     /// Flags that select the target or ABI, which the runtime object must share:
     /// `-m…`, `--target`/`-target`, `--sysroot`, `-static`.
     pub fn target_flags(&self) -> Vec<String> {
@@ -485,6 +492,14 @@ mod tests {
         assert_eq!(a.output.as_deref(), Some("a.o"));
         assert_eq!(a.flags, v("-O2 -g -Iinc -DX=1"));
         assert_eq!(a.identity_flags(), v("-O2 -g -DX=1"));
+    }
+
+    #[test]
+    fn the_last_optimisation_flag_decides() {
+        let opt = |s: &str| parse_args(&v(s)).optimizes();
+        assert!(opt("-O2 -c a.c") && opt("-O -c a.c") && opt("-Os -c a.c") && opt("-O0 -O3 -c a.c"));
+        assert!(!opt("-c a.c") && !opt("-O0 -c a.c") && !opt("-Og -c a.c") && !opt("-O2 -O0 -c a.c"));
+        assert!(!opt("-Wl,-O1 -o p a.c"), "a linker flag is not the compiler's");
     }
 
     #[test]

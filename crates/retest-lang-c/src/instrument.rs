@@ -14,18 +14,23 @@
 //! * a statement: `P; stmt` — or `{ P; stmt }` where it is the body of an `if`,
 //!   a loop or a label;
 //! * a `for` header expression: `(P, expr)`;
-//! * a condition: `((c) ? (P_T, 1) : (P_F, 0))`;
+//! * a condition: `((c) ? (P_T, 1) : (P_F, 0))`; a paired in-edge
+//!   ([`Probe::Paired`]) sets its flag instead of its cell (`__retest_qE = 1`,
+//!   `E` the edge), and the condition it leads to first tests the flag:
+//!   `(__retest_qE ? (__retest_qE = 0, PAIR_T) : P_T)` — the flags are
+//!   `unsigned char` locals declared at the function's entry;
 //! * a `switch`: the controlling value is saved, a second `switch` on it records
 //!   which case label (or `default`) was taken — so fall-through between cases is
 //!   never mistaken for a taken label — and the original `switch` then runs on the
 //!   saved value (GNU `__typeof__` and a statement expression under
 //!   `__extension__`; GCC and Clang accept both in every C mode).
 //!
-//! Nodes whose probe is [`Probe::Derived`], [`Probe::Ahead`] or [`Probe::Off`] get nothing.
+//! Nodes whose probe is [`Probe::Derived`], [`Probe::Ahead`], [`Probe::Entered`]
+//! or [`Probe::Off`] get nothing.
 
 use std::collections::BTreeMap;
 
-use retest_graph::coverage::{CellLayout, Probe};
+use retest_graph::coverage::{CellLayout, Probe, active_pairs};
 use retest_graph::recording::{Action, Component, SECT_FRAMES, SECT_MCDC, SECT_PATHS, Sink, UnitRecording};
 use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 
@@ -121,6 +126,13 @@ pub fn instrument_with(
         let layout = &cells.layouts[pi];
         let base = cells.base[pi];
         let extra = &extras[pi];
+        // paired in-edges: noted in a flag of their own, which the target's
+        // outcome tests and clears (`retest_graph::coverage::pair_probes`)
+        let pairs = active_pairs(&p.cond, &plan[pi], layout);
+        let flag = |e: EdgeId| format!("__retest_q{}", e.index());
+        let pair_decls: Vec<String> =
+            pairs.iter().map(|pair| format!("unsigned char {} = 0;", flag(pair.edge))).collect();
+        let decls = join_decls(extra.decls.as_deref(), &pair_decls);
         for n in p.cond.node_ids() {
             let probe = plan[pi][n.index()];
             let probed = probe.is_probed();
@@ -130,6 +142,23 @@ pub fn instrument_with(
                 }
                 let e = p.cond.out_edge_labelled(n, label)?;
                 layout.cell_of_edge(&p.cond, &plan[pi], e).map(|c| base + c)
+            };
+            // the code that records a condition's outcome: its own cell, or the
+            // note of a paired out-edge; a paired target first takes the note of
+            // the in-edge that led to it
+            let outcome = |label: &EdgeLabel, k: u32| -> Option<String> {
+                let e = p.cond.out_edge_labelled(n, label)?;
+                let own = cell(label).map(|c| match pairs.iter().find(|pair| pair.edge == e) {
+                    Some(_) => format!("{} = 1", flag(e)),
+                    None => format!("__retest_e[{c}] = 1"),
+                });
+                let mut code = own;
+                for pair in pairs.iter().rev().filter(|pair| pair.target == n) {
+                    let q = flag(pair.edge);
+                    let rest = code.map_or_else(|| "0".to_string(), |c| format!("({c})"));
+                    code = Some(format!("({q} ? ({q} = 0, __retest_e[{}] = 1) : {rest})", base + pair.cells + k));
+                }
+                code
             };
             let arm_extra = |label: &EdgeLabel| -> Option<&str> {
                 let e = p.cond.out_edge_labelled(n, label)?;
@@ -142,7 +171,7 @@ pub fn instrument_with(
                 Site::Entry { open, close } => {
                     // declarations first (C89), then statements
                     let stmts = join_code(&[node_probe.as_deref(), before]);
-                    let code = match (&extra.decls, stmts.is_empty()) {
+                    let code = match (&decls, stmts.is_empty()) {
                         (None, true) => continue,
                         (None, false) => format!("{stmts};"),
                         (Some(d), true) => d.clone(),
@@ -176,8 +205,8 @@ pub fn instrument_with(
                     edits.push(Edit { at: end, range: (start, end), open: false, text: ")".to_string() });
                 }
                 Site::Cond { start, end } => {
-                    let t = cell(&EdgeLabel::True).map(|c| format!("__retest_e[{c}] = 1"));
-                    let f = cell(&EdgeLabel::False).map(|c| format!("__retest_e[{c}] = 1"));
+                    let t = outcome(&EdgeLabel::True, 0);
+                    let f = outcome(&EdgeLabel::False, 1);
                     let (xt, xf) = (arm_extra(&EdgeLabel::True), arm_extra(&EdgeLabel::False));
                     if t.is_none() && f.is_none() && xt.is_none() && xf.is_none() {
                         continue;
@@ -251,6 +280,12 @@ pub fn instrument_with(
     }
     out.push_str(&raw[pos..]);
     Instrumented { text: out, cells: cells.total, recording: placed, dropped }
+}
+
+/// Declarations of the entry: those of the recording components, then `more`.
+fn join_decls(first: Option<&str>, more: &[String]) -> Option<String> {
+    let all: Vec<&str> = first.into_iter().chain(more.iter().map(String::as_str)).collect();
+    (!all.is_empty()).then(|| all.join(" "))
 }
 
 /// `a, b, c` of the non-empty parts.
@@ -590,6 +625,12 @@ pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &Uni
                     h.update(&[5u8]);
                     h.update(&m.to_le_bytes());
                 }
+                Probe::Paired { mask, via } => {
+                    h.update(&[6u8]);
+                    h.update(&mask.to_le_bytes());
+                    h.update(&via.to_le_bytes());
+                }
+                Probe::Entered => h.update(&[7u8]),
             }
         }
     }

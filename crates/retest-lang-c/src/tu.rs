@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
 use retest_graph::{NodeId, Problem, Procedure, Span, Unit};
 use tree_sitter::{Node as Ts, Parser};
@@ -27,6 +28,32 @@ pub struct TuAnalysis {
     /// `sites[i][n]`: instrumentation site of node `n` of procedure `i`'s
     /// condition-level CFG (byte offsets into the preprocessed text).
     pub sites: Vec<Vec<Site>>,
+    /// Per procedure, the nodes that complete once started (every call in them
+    /// returns): what `derive_probes` was given.
+    completes: Vec<FixedBitSet>,
+}
+
+impl TuAnalysis {
+    /// Pairs the probe cells that runs set one right after the other
+    /// ([`retest_graph::coverage::pair_probes`]) in every analysable
+    /// procedure: the in-edge is noted in a local flag declared at the
+    /// function's entry, and the condition's outcome records both. Worth it
+    /// only when the compiler optimises: it keeps the flag in a register and
+    /// threads the test away on each path. Without optimisation the flag is a
+    /// stack slot, and one store becomes a store, a load, a test and two stores.
+    pub fn pair_probes(&mut self) {
+        for (i, p) in self.unit.procedures.iter_mut().enumerate() {
+            let sites = &self.sites[i];
+            if p.unanalysable.is_some() || !matches!(sites[p.cond.entry().index()], Site::Entry { .. }) {
+                continue;
+            }
+            let completes = &self.completes[i];
+            p.probes =
+                retest_graph::coverage::pair_probes(&p.cond, &p.probes, &|n| completes.contains(n.index()), &|n| {
+                    matches!(sites[n.index()], Site::Cond { .. })
+                });
+        }
+    }
 }
 
 /// Parses preprocessed text with tree-sitter-c.
@@ -148,7 +175,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let address_taken = address_taken_functions(root, src, &fn_names);
     let declared_returning: BTreeSet<&str> =
         returning.iter().filter(|n| !noreturn.contains(*n)).map(String::as_str).collect();
-    derive_unit_probes(&mut functions, &completes, &declared_returning);
+    let completes = derive_unit_probes(&mut functions, &completes, &declared_returning);
     TuAnalysis {
         unit: Unit {
             files: pre.files.clone(),
@@ -160,6 +187,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             unattributed_error,
         },
         sites,
+        completes,
     }
 }
 
@@ -171,8 +199,13 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 /// fixpoint, so recursion alone does not make a function non-returning — or a
 /// function the unit declares `const` or `pure` and not `noreturn` (`declared`,
 /// see [`decls::returning_names`]). Calls to anything else (other units,
-/// libraries, `exit`) may not return.
-fn derive_unit_probes(functions: &mut [Procedure], completes: &[Vec<bool>], declared: &BTreeSet<&str>) {
+/// libraries, `exit`) may not return. Returns, per procedure, the nodes that
+/// complete in that sense.
+fn derive_unit_probes(
+    functions: &mut [Procedure],
+    completes: &[Vec<bool>],
+    declared: &BTreeSet<&str>,
+) -> Vec<FixedBitSet> {
     let mut returns: BTreeSet<&str> = declared.clone();
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for f in functions.iter().filter(|f| f.is_static) {
@@ -213,9 +246,15 @@ fn derive_unit_probes(functions: &mut [Procedure], completes: &[Vec<bool>], decl
             None => derive_probes(&f.cond, &f.probes, &|n| node_completes(i, n.index(), &returns)),
         })
         .collect();
+    let complete_nodes = functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| f.cond.node_ids().filter(|n| node_completes(i, n.index(), &returns)).map(|n| n.index()).collect())
+        .collect();
     for (f, p) in functions.iter_mut().zip(derived) {
         f.probes = p;
     }
+    complete_nodes
 }
 
 fn first_chars(s: &str, n: usize) -> String {

@@ -184,6 +184,9 @@ impl Prepared {
                 }
             };
             let mut tu = analyze(&pre, &own);
+            if parsed.optimizes() {
+                tu.pair_probes();
+            }
             normalize_paths(&mut tu.unit, &opts.cwd, &root);
             let src_hash = source_hash(&pre.raw);
             let key = unit_key(&root, &opts.cwd, &rel_source, output.as_deref());

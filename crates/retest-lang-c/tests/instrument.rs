@@ -34,9 +34,24 @@ struct Program {
 }
 
 fn build(dir_of_source: &Path, source: &str, flags: &[&str], driver: &str, cflags: &[&str]) -> Program {
+    build_paired(dir_of_source, source, flags, driver, cflags, false)
+}
+
+/// [`build`], with the unit's probes paired (`TuAnalysis::pair_probes`) if `pair`.
+fn build_paired(
+    dir_of_source: &Path,
+    source: &str,
+    flags: &[&str],
+    driver: &str,
+    cflags: &[&str],
+    pair: bool,
+) -> Program {
     let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
     let pre = run_preprocessor(&cc(), &flags, Path::new(source), dir_of_source).unwrap();
-    let tu = analyze(&pre, &|f| !f.system);
+    let mut tu = analyze(&pre, &|f| !f.system);
+    if pair {
+        tu.pair_probes();
+    }
     let plan = full_plan(&tu.unit);
     let hash = build_hash(&source_hash(&pre.raw), &plan);
     let ins = instrument(&pre.raw, &tu, &plan, &hash);
@@ -210,6 +225,103 @@ fn label_edges(p: &Procedure, cond: &FixedBitSet, src_text: &str) -> BTreeSet<St
         .collect()
 }
 
+/// Paired probes (what `retest cc` places when the compiler optimises) claim
+/// exactly the edges unpaired ones claim, run for run, on every construct of
+/// the corpus, compiled at `-O2` (the flag in a register, the test threaded
+/// away) and at `-O0` (the flag in memory).
+#[test]
+fn paired_probes_record_what_unpaired_probes_record() {
+    use retest_graph::coverage::Probe;
+    let plain = build(&corpus(), "constructs.c", &[], CONSTRUCTS_DRIVER, &["-w", "-O2"]);
+    let pairs = |p: &Program| {
+        p.tu.unit.procedures.iter().flat_map(|f| &f.probes).filter(|p| matches!(p, Probe::Paired { .. })).count()
+    };
+    assert_eq!(pairs(&plain), 0);
+    let runs: [&[&str]; 14] = [
+        &["l", "2"],
+        &["l", "5"],
+        &["c", "0"],
+        &["c", "4"],
+        &["c", "7"],
+        &["c", "120"],
+        &["j", "3"],
+        &["j", "1"],
+        &["e", "0"],
+        &["e", "1"],
+        &["e", "3"],
+        &["d", "0"],
+        &["a", "5"],
+        &["n", "7"],
+    ];
+    for opt in ["-O2", "-O0"] {
+        let paired = build_paired(&corpus(), "constructs.c", &[], CONSTRUCTS_DRIVER, &["-w", opt], true);
+        assert!(pairs(&paired) >= 1, "{opt}: the corpus has a condition to pair");
+        for args in runs {
+            assert_eq!(plain.run(args, ""), paired.run(args, ""), "{opt}: {args:?}");
+        }
+    }
+    // the shapes that pair: an `else if` after `a && b`, `(a && b) || c`, a
+    // condition reached by two `||` outcomes — in a loop and not, and with a
+    // call inside the paired condition
+    const UNIT: &str = "static int peek(const char *s, int i) { return s[i] ? (unsigned char)s[i] : -1; }
+int scan(const char *s)
+{
+    int i = 0, n = 0;
+    while (peek(s, i) != -1) {
+        if (s[i] == '/' && s[i + 1] == '*')
+            n += 10;
+        else if (peek(s, i) == '*' && s[i + 1] == '/')
+            n += 100;
+        if ((s[i] == 'a' && s[i + 1] == 'b') || s[i] == 'c')
+            n += 1000;
+        i++;
+    }
+    return n;
+}
+int pick(int a, int b, int c)
+{
+    if ((a > 0 || b > 0) && c > 0)
+        return 1;
+    if (a == b && b == c)
+        return 2;
+    else if (a < 0)
+        return 3;
+    return 4;
+}
+";
+    const DRIVER: &str = "#include <stdlib.h>
+int scan(const char *s); int pick(int a, int b, int c);
+int main(int argc, char **argv)
+{
+    if (argc == 2) return scan(argv[1]) % 97;
+    return pick(atoi(argv[1]), atoi(argv[2]), atoi(argv[3]));
+}
+";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("unit.c"), UNIT).unwrap();
+    let plain = build(src.path(), "unit.c", &[], DRIVER, &["-O2"]);
+    let runs: [&[&str]; 9] = [
+        &["/* x */"],
+        &["ab c a*/ /"],
+        &[""],
+        &["1", "1", "1"],
+        &["-1", "-1", "-1"],
+        &["-1", "2", "0"],
+        &["0", "0", "5"],
+        &["-2", "3", "3"],
+        &["4", "-4", "-4"],
+    ];
+    for opt in ["-O2", "-O0"] {
+        let paired = build_paired(src.path(), "unit.c", &[], DRIVER, &[opt], true);
+        assert!(pairs(&paired) >= 3, "{opt}: conditions to pair: {}", pairs(&paired));
+        for args in runs {
+            let (a, b) = (plain.run(args, ""), paired.run(args, ""));
+            assert!(a.iter().any(|c| c.count_ones(..) > 0), "{args:?} covers something");
+            assert_eq!(a, b, "{opt}: {args:?}");
+        }
+    }
+}
+
 #[test]
 fn a_case_reached_by_fall_through_is_not_a_taken_label() {
     let p = constructs();
@@ -299,22 +411,43 @@ fn noreturn_paths_end_at_the_exit() {
 fn instrumented_example_compiles_warning_free() {
     let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cruise");
     let dir = tempfile::tempdir().unwrap();
+    let mut paired = 0;
     for f in ["main.c", "parse.c", "commands.c", "controller.c", "throttle.c", "report.c"] {
-        let flags = vec!["-std=c99".to_string(), "-pedantic".to_string()];
-        let pre = run_preprocessor(&cc(), &flags, Path::new(f), &ex).unwrap();
-        let tu = analyze(&pre, &|f| !f.system);
-        let plan = full_plan(&tu.unit);
-        let hash = build_hash(&source_hash(&pre.raw), &plan);
-        let ins = instrument(&pre.raw, &tu, &plan, &hash);
-        let i = dir.path().join(f.replace(".c", ".i"));
-        std::fs::write(&i, &ins.text).unwrap();
-        sh(Command::new(cc())
-            .current_dir(dir.path())
-            .args(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-x", "cpp-output", "-c"])
-            .arg(&i)
-            .arg("-o")
-            .arg(dir.path().join(f.replace(".c", ".o"))));
+        // unpaired at -O0, paired at -O2 (as `retest cc` places them)
+        for (opt, pair) in [("-O0", false), ("-O2", true)] {
+            let flags = vec!["-std=c99".to_string(), "-pedantic".to_string(), opt.to_string()];
+            let pre = run_preprocessor(&cc(), &flags, Path::new(f), &ex).unwrap();
+            let mut tu = analyze(&pre, &|f| !f.system);
+            if pair {
+                tu.pair_probes();
+            }
+            let plan = full_plan(&tu.unit);
+            paired +=
+                plan.iter().flatten().filter(|p| matches!(p, retest_graph::coverage::Probe::Paired { .. })).count();
+            let hash = build_hash(&source_hash(&pre.raw), &plan);
+            let ins = instrument(&pre.raw, &tu, &plan, &hash);
+            let i = dir.path().join(f.replace(".c", ".i"));
+            std::fs::write(&i, &ins.text).unwrap();
+            sh(Command::new(cc())
+                .current_dir(dir.path())
+                .args([
+                    "-std=c99",
+                    "-pedantic",
+                    "-Wall",
+                    "-Wextra",
+                    "-Wshadow",
+                    "-Werror",
+                    opt,
+                    "-x",
+                    "cpp-output",
+                    "-c",
+                ])
+                .arg(&i)
+                .arg("-o")
+                .arg(dir.path().join(f.replace(".c", ".o"))));
+        }
     }
+    assert!(paired > 0, "the example has conditions to pair");
 }
 
 /// C89 code with declarations at the start of blocks stays C89.

@@ -288,6 +288,8 @@ fn rich_unit() -> Unit {
             Probe::Ahead,
             Probe::Edges(0b101),
             Probe::Edges(u32::MAX),
+            Probe::Paired { mask: 0b10, via: 0b101 },
+            Probe::Entered,
         ]
         .into_iter()
         .cycle()

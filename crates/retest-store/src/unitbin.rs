@@ -43,6 +43,12 @@ pub fn encode(u: &Unit) -> Vec<u8> {
                 w.byte(5);
                 w.u32(cells);
             }
+            Probe::Paired { mask, via } => {
+                w.byte(6);
+                w.u32(mask);
+                w.u32(via);
+            }
+            Probe::Entered => w.byte(7),
         });
         w.seq(locals, W::decl);
         w.opt(unanalysable, |w, s| w.str(s));
@@ -78,6 +84,8 @@ pub fn decode(b: &[u8]) -> Result<Unit, String> {
                     3 => Probe::PerEdge,
                     4 => Probe::Ahead,
                     5 => Probe::Edges(r.u32()?),
+                    6 => Probe::Paired { mask: r.u32()?, via: r.u32()? },
+                    7 => Probe::Entered,
                     t => return Err(format!("unknown probe {t}")),
                 })
             })?,
