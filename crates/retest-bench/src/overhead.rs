@@ -22,6 +22,15 @@
 //! `/usr/bin/time`). Instruction counts, which are free of noise, come from one
 //! run under `valgrind --tool=callgrind` on a smaller input (`--callgrind-bytes`).
 //!
+//! A tight loop's speed depends on where its code happens to fall: the plain
+//! lexer's CPU time on its big input moves by 20 % with `-falign-loops=64`
+//! alone. With `--layouts N` every build is made in `N` code layouts
+//! ([`LAYOUTS`]: the compiler's default, then alignment flags added to
+//! `CFLAGS`), all of them timed in the same interleaved rounds, and a round's
+//! time of a variant is the median over its layouts — so a ratio no longer
+//! rests on one layout's luck. Instructions and the universe use the default
+//! layout.
+//!
 //! With `--universe-rounds N`, the whole test universe (every line of
 //! `universe.txt`, one after another, in one shell) is timed the same way: many
 //! short processes, so start-up and trace writing weigh more there. Each round
@@ -68,7 +77,20 @@ pub struct OverheadArgs {
     /// Rounds of timing the whole universe (0: not timed).
     #[arg(long, default_value_t = 0)]
     pub universe_rounds: usize,
+    /// Code layouts each build of the big-input timing is made in (1–4; see
+    /// the module documentation).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub layouts: u8,
 }
+
+/// Alignment flags of the code layouts `--layouts` adds to `CFLAGS` (gcc and
+/// clang accept them alike); the first is the compiler's default.
+pub const LAYOUTS: [&str; 4] = [
+    "",
+    "-falign-functions=64 -falign-loops=64",
+    "-falign-functions=32 -falign-loops=32",
+    "-falign-functions=16 -falign-loops=1",
+];
 
 /// One variant's figures on one subject and workload.
 #[derive(Clone, Serialize, Deserialize)]
@@ -87,6 +109,9 @@ pub struct Measured {
     /// Instructions (callgrind's Ir, whole process), when counted.
     pub instructions: Option<u64>,
     pub rounds: usize,
+    /// Code layouts a round's time is the median over (`--layouts`; 1 for the universe).
+    #[serde(default)]
+    pub layouts: usize,
     pub input_bytes: u64,
     pub wall_s: Vec<f64>,
     pub cpu_s: Vec<f64>,
@@ -299,6 +324,35 @@ fn make_input(s: &Subject, path: &Path, min_bytes: usize) -> Result<u64> {
     Ok(all.len() as u64)
 }
 
+/// Builds variant `v` of subject `s` in a fresh copy at `d`, with `cflags`.
+fn build_variant(r: &Retest, s: &Subject, v: &Variant, d: &Path, cflags: &str) -> Result<()> {
+    fresh_copy(&s.dir, &s.name, d)?;
+    if s.name == "lexer" {
+        let p = d.join("lexer.c");
+        let src = std::fs::read_to_string(&p)?;
+        let new = src.replace("#define MAX_INPUT   65536", "#define MAX_INPUT   (256 << 20)");
+        anyhow::ensure!(new != src, "lexer.c: MAX_INPUT not found");
+        std::fs::write(&p, new)?;
+    }
+    match &v.build {
+        Build::Make { cc, extra } => {
+            sh(&format!("make CC={cc} CFLAGS='{cflags} {extra}'"), d, &[])
+                .with_context(|| format!("{}: {}", s.name, v.name))?;
+        }
+        Build::Retest { cc, flags } => {
+            r.run(d, &["init"], &[], &[0])?;
+            let cflags = format!("CFLAGS={cflags}");
+            let mut args = vec!["build"];
+            args.extend(flags.iter());
+            args.extend(["--", "make", &cflags]);
+            r.run(d, &args, &[("CC", cc)], &[0])?;
+        }
+        Build::Same(_) => unreachable!("a variant that reuses another's build is not built"),
+    }
+    std::fs::create_dir_all(d.join("traces"))?;
+    Ok(())
+}
+
 fn sh(cmd: &str, dir: &Path, env: &[(&str, &str)]) -> Result<()> {
     let mut c = Command::new("sh");
     c.args(["-c", cmd]).current_dir(dir);
@@ -404,59 +458,51 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
         let small = base.join("small.in");
         let tmp = base.join("time.out");
         let mut bytes = make_input(s, &input, a.min_bytes)?;
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        for (i, v) in vs.iter().enumerate() {
-            let d = base.join(format!("v{i}"));
-            if let Build::Same(j) = v.build {
-                dirs.push(dirs[j].clone());
-                continue;
-            }
-            fresh_copy(&s.dir, &s.name, &d)?;
-            if s.name == "lexer" {
-                let p = d.join("lexer.c");
-                let src = std::fs::read_to_string(&p)?;
-                let new = src.replace("#define MAX_INPUT   65536", "#define MAX_INPUT   (256 << 20)");
-                anyhow::ensure!(new != src, "lexer.c: MAX_INPUT not found");
-                std::fs::write(&p, new)?;
-            }
-            match &v.build {
-                Build::Make { cc, extra } => {
-                    sh(&format!("make CC={cc} CFLAGS='{} {extra}'", a.opt), &d, &[])
-                        .with_context(|| format!("{}: {}", s.name, v.name))?;
+        let layouts = &LAYOUTS[..a.layouts as usize];
+        // per layout, per variant: its build directory
+        let mut built: Vec<Vec<PathBuf>> = Vec::new();
+        for (l, layout) in layouts.iter().enumerate() {
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            for (i, v) in vs.iter().enumerate() {
+                let d = base.join(if l == 0 { format!("v{i}") } else { format!("v{i}-l{l}") });
+                if let Build::Same(j) = v.build {
+                    dirs.push(dirs[j].clone());
+                    continue;
                 }
-                Build::Retest { cc, flags } => {
-                    r.run(&d, &["init"], &[], &[0])?;
-                    let cflags = format!("CFLAGS={}", a.opt);
-                    let mut args = vec!["build"];
-                    args.extend(flags.iter());
-                    args.extend(["--", "make", &cflags]);
-                    r.run(&d, &args, &[("CC", cc)], &[0])?;
-                }
-                Build::Same(_) => unreachable!(),
+                build_variant(&r, s, v, &d, &format!("{} {layout}", a.opt))?;
+                eprintln!(
+                    "  {}: built {}{}",
+                    s.name,
+                    v.name,
+                    if l == 0 { String::new() } else { format!(" ({layout})") }
+                );
+                dirs.push(d);
             }
-            std::fs::create_dir_all(d.join("traces"))?;
-            eprintln!("  {}: built {}", s.name, v.name);
-            dirs.push(d);
+            built.push(dirs);
         }
+        let dirs = built[0].clone();
         let trace_of = |i: usize| trace_root.path().join(format!("{}-v{i}", s.name));
         for i in 0..vs.len() {
             std::fs::create_dir_all(trace_of(i))?;
         }
-        let env_of = |i: usize| -> Vec<(String, String)> {
-            let d = dirs[i].display().to_string();
+        let env_in = |l: usize, i: usize| -> Vec<(String, String)> {
+            let d = built[l][i].display().to_string();
             let t = trace_of(i).display().to_string();
             vs[i].env.iter().map(|(k, v)| (k.to_string(), v.replace("$D", &d).replace("$T", &t))).collect()
         };
-        let argv = |i: usize| -> Vec<String> {
-            let mut v = vec![dirs[i].join(&s.name).display().to_string()];
+        let env_of = |i: usize| env_in(0, i);
+        let argv_in = |l: usize, i: usize| -> Vec<String> {
+            let mut v = vec![built[l][i].join(&s.name).display().to_string()];
             v.extend(workload_args(&s.name).iter().map(|x| x.to_string()));
             v
         };
-        let cmd = |i: usize, input: &Path, stdout: &str| {
-            let env: String = env_of(i).iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
-            let args: Vec<String> = argv(i).iter().map(|x| quote(x)).collect();
+        let argv = |i: usize| argv_in(0, i);
+        let cmd_in = |l: usize, i: usize, input: &Path, stdout: &str| {
+            let env: String = env_in(l, i).iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
+            let args: Vec<String> = argv_in(l, i).iter().map(|x| quote(x)).collect();
             format!("{env}exec {} < {} > {stdout}", args.join(" "), quote(&input.display().to_string()))
         };
+        let cmd = |i: usize, input: &Path, stdout: &str| cmd_in(0, i, input, stdout);
         // grow the input until the plain build is slow enough
         loop {
             let (secs, _) = timed(&cmd(0, &input, "/dev/null"), &tmp)?;
@@ -467,16 +513,43 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             bytes = make_input(s, &input, (bytes as f64 * (a.min_seconds / secs.max(0.01)) * 1.3) as usize)?;
         }
         // same output everywhere (compared by digest: the outputs can be large)
-        let digest = |i: usize| -> Result<Vec<u8>> {
-            let c = cmd(i, &input, "/dev/stdout").replacen("exec ", "", 1);
+        let digest = |l: usize, i: usize| -> Result<Vec<u8>> {
+            let c = cmd_in(l, i, &input, "/dev/stdout").replacen("exec ", "", 1);
             Ok(Command::new("sh").args(["-c", &format!("{c} | md5sum")]).stderr(Stdio::null()).output()?.stdout)
         };
-        let want = digest(0)?;
-        for (i, v) in vs.iter().enumerate().skip(1) {
-            anyhow::ensure!(digest(i)? == want, "{}: {} prints something else than the plain build", s.name, v.name);
+        let want = digest(0, 0)?;
+        for (l, layout) in layouts.iter().enumerate() {
+            for (i, v) in vs.iter().enumerate() {
+                anyhow::ensure!(
+                    digest(l, i)? == want,
+                    "{}: {} ({layout}) prints something else than the plain build",
+                    s.name,
+                    v.name
+                );
+            }
         }
-        let cmds: Vec<String> = (0..vs.len()).map(|i| cmd(i, &input, "/dev/null")).collect();
-        let times = interleaved(&cmds, a.runs, &tmp, &s.name)?;
+        // every variant in every layout in the same rounds; a round's time of a
+        // variant is the median over its layouts
+        let cmds: Vec<String> = (0..layouts.len())
+            .flat_map(|l| (0..vs.len()).map(move |i| (l, i)))
+            .map(|(l, i)| cmd_in(l, i, &input, "/dev/null"))
+            .collect();
+        let all = interleaved(&cmds, a.runs, &tmp, &s.name)?;
+        // (wall, CPU) of variant `i` in round `round`: the medians over layouts
+        let per_round = |i: usize, round: usize| -> (f64, f64) {
+            let of = |wall: bool| {
+                let xs: Vec<f64> = (0..layouts.len())
+                    .map(|l| {
+                        let (w, c) = &all[l * vs.len() + i];
+                        if wall { w[round] } else { c[round] }
+                    })
+                    .collect();
+                median(&xs)
+            };
+            (of(true), of(false))
+        };
+        let times: Vec<(Vec<f64>, Vec<f64>)> =
+            (0..vs.len()).map(|i| (0..a.runs).map(|round| per_round(i, round)).unzip()).collect();
         let counts: Vec<Option<u64>> = if a.callgrind_bytes > 0 {
             make_input(s, &small, a.callgrind_bytes)?;
             (0..vs.len())
@@ -490,7 +563,7 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             vec![None; vs.len()]
         };
         let names: Vec<(&str, usize)> = vs.iter().map(|v| (v.name, v.baseline)).collect();
-        push_results(&mut results, s, "big input", &names, &times, &counts, a.runs, bytes);
+        push_results(&mut results, s, "big input", &names, &times, &counts, (a.runs, layouts.len()), bytes);
         if a.universe_rounds > 0 {
             let cmds: Vec<String> = (0..vs.len())
                 .map(|i| {
@@ -531,9 +604,18 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 p.check(&dirs[p.variant])?;
                 let _ = std::fs::remove_dir_all(&p.out);
             }
-            push_results(&mut results, s, "universe", &names, &times, &vec![None; names.len()], a.universe_rounds, 0);
+            push_results(
+                &mut results,
+                s,
+                "universe",
+                &names,
+                &times,
+                &vec![None; names.len()],
+                (a.universe_rounds, 1),
+                0,
+            );
         }
-        for d in &dirs {
+        for d in built.iter().flatten() {
             let _ = std::fs::remove_dir_all(d.join("traces"));
             let _ = std::fs::create_dir_all(d.join("traces"));
         }
@@ -559,7 +641,7 @@ fn push_results(
     names: &[(&str, usize)],
     times: &[(Vec<f64>, Vec<f64>)],
     counts: &[Option<u64>],
-    rounds: usize,
+    (rounds, layouts): (usize, usize),
     bytes: u64,
 ) {
     for (i, &(name, b)) in names.iter().enumerate() {
@@ -573,6 +655,7 @@ fn push_results(
             cpu_ratio: ratio(&times[i].1, &times[b].1),
             instructions: counts[i],
             rounds,
+            layouts,
             input_bytes: bytes,
             wall_s: times[i].0.clone(),
             cpu_s: times[i].1.clone(),
@@ -588,10 +671,16 @@ fn render(rs: &[Measured], opt: &str) -> String {
             _ => "–".into(),
         }
     };
+    let layouts = rs.iter().map(|m| m.layouts).max().unwrap_or(1);
+    let per_layout = if layouts > 1 {
+        format!(" On the big input a round's time is the median over {layouts} code layouts of the build.")
+    } else {
+        String::new()
+    };
     let mut s = format!(
         "### Instrumentation overhead ({opt} everywhere): ratios to the plain build of the same compiler\n\n\
-         Wall and CPU: median over interleaved rounds of variant / plain of the same round. \
-         Instructions: callgrind, one run on a smaller input.\n\n"
+         Wall and CPU: median over interleaved rounds of variant / plain of the same round.{per_layout} \
+         Instructions: callgrind, one run on a smaller input (default layout).\n\n"
     );
     let mut rows = Vec::new();
     for m in rs {
