@@ -260,7 +260,8 @@ fn a_test_whose_process_lost_the_trace_variable_has_unknown_coverage() {
         );
         assert!(err.contains(&format!("coverage unknown for {t}: a process of the test (pid ")), "{err}");
     }
-    assert_eq!(state(d.path(), "lost-kept").0, "ok");
+    let (s, why) = state(d.path(), "lost-kept");
+    assert_eq!(s, "ok", "lost-kept: {why}\n{err}");
     // the process left the test's group (setsid): charged to the test that ran
     let (s, why) = state(d.path(), "lost-setsid");
     assert_eq!(s, "unknown", "{err}");
