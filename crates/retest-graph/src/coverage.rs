@@ -374,6 +374,12 @@ fn determined_start(cfg: &Cfg, probes: &[Probe], memo: &mut Vec<Option<bool>>, q
     v
 }
 
+/// Whether `v` is a condition: exactly a `T` and an `F` out-edge, in that order.
+fn is_two_way(cfg: &Cfg, v: NodeId) -> bool {
+    let mut labels = cfg.out_labels(v);
+    labels.next() == Some(&EdgeLabel::True) && labels.next() == Some(&EdgeLabel::False) && labels.next().is_none()
+}
+
 /// Longest chain of cell-less edges `derive_probes` builds (bounds the work of
 /// following one).
 const MAX_CHAIN: u32 = 64;
@@ -417,10 +423,7 @@ pub fn derive_probes(cfg: &Cfg, probes: &[Probe], completes: &dyn Fn(NodeId) -> 
     // chain of cell-less edges below it
     let mut shows = FixedBitSet::with_capacity(cfg.node_count());
     let mut chain = vec![0u32; cfg.node_count()];
-    let two_way = |v: NodeId| {
-        let labels: Vec<&EdgeLabel> = cfg.out_labels(v).collect();
-        labels == [&EdgeLabel::True, &EdgeLabel::False]
-    };
+    let two_way = |v: NodeId| is_two_way(cfg, v);
     // postorder: the target of every out-edge that is not a back edge comes first
     for &v in dfs.rpo.iter().rev() {
         let outs: Vec<EdgeId> = cfg.out_edges(v).collect();
@@ -566,10 +569,7 @@ pub fn pair_probes(
 ) -> Vec<Probe> {
     assert_eq!(probes.len(), cfg.node_count());
     let mut out = probes.to_vec();
-    let two_way = |v: NodeId| {
-        let labels: Vec<&EdgeLabel> = cfg.out_labels(v).collect();
-        labels == [&EdgeLabel::True, &EdgeLabel::False]
-    };
+    let two_way = |v: NodeId| is_two_way(cfg, v);
     let mut source = FixedBitSet::with_capacity(cfg.node_count());
     let mut target = FixedBitSet::with_capacity(cfg.node_count());
     let mut header = FixedBitSet::with_capacity(cfg.node_count());

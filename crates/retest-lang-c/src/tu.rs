@@ -237,19 +237,19 @@ fn derive_unit_probes(
             returns.remove(g);
         }
     }
-    let derived: Vec<Vec<Probe>> = functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| match f.unanalysable {
-            // a graph we could not build exactly does not justify dropping probes
-            Some(_) => f.probes.clone(),
-            None => derive_probes(&f.cond, &f.probes, &|n| node_completes(i, n.index(), &returns)),
-        })
-        .collect();
-    let complete_nodes = functions
+    let complete_nodes: Vec<FixedBitSet> = functions
         .iter()
         .enumerate()
         .map(|(i, f)| f.cond.node_ids().filter(|n| node_completes(i, n.index(), &returns)).map(|n| n.index()).collect())
+        .collect();
+    let derived: Vec<Vec<Probe>> = functions
+        .iter()
+        .zip(&complete_nodes)
+        .map(|(f, completes)| match f.unanalysable {
+            // a graph we could not build exactly does not justify dropping probes
+            Some(_) => f.probes.clone(),
+            None => derive_probes(&f.cond, &f.probes, &|n| completes.contains(n.index())),
+        })
         .collect();
     for (f, p) in functions.iter_mut().zip(derived) {
         f.probes = p;
