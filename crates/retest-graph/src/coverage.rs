@@ -2,7 +2,7 @@
 //!
 //! A front end decides, per node of the (condition-level) CFG, how its out-edges
 //! are observed at run time ([`Probe`]). The probes of a procedure are laid out as
-//! consecutive *cells* (one byte each at run time); [`CellLayout`] numbers them and
+//! consecutive *cells* (one byte each in a trace); [`CellLayout`] numbers them and
 //! [`edge_coverage`] turns the set of hit cells back into the set of traversed
 //! edges. The rule for unprobed nodes over-approximates, never under-approximates:
 //! an unprobed node's out-edges count as traversed as soon as any of its in-edges

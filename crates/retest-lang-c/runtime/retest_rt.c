@@ -173,6 +173,8 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_PSET_INITIAL 1024u
 #define RT_ARGV_STACK 256
 #define RT_CLAIM_SPINS 100000
+/* Descriptor versions this runtime interprets (retest_rt.h). */
+#define RT_ABI_KNOWN(abi) ((abi) >= RETEST_ABI_OLDEST && (abi) <= RETEST_ABI)
 
 /* ------------------------------------------------------------------------ */
 /* Runtime-owned records                                                     */
@@ -777,16 +779,17 @@ static size_t rt_pid_lower(const struct rt_pid *v, size_t n, unsigned int unit)
     return lo;
 }
 
-/* ORs a section's live cells into its shadow.  Byte cells are hit when
-   nonzero.  A frames section (RETEST_SECT_FRAMES) holds one unsigned int
-   counter per function -- calls in flight -- and its cell is hit when the
-   counter is not zero: a path of that function was cut off (exit, longjmp,
-   a signal, exec) and never recorded.  OR-ing keeps the shadow monotonic, so
-   a count seen once stays reported. */
+/* ORs a section's live cells into its shadow.  Cells are hit when nonzero.
+   Byte cells, except in two kinds that hold unsigned int cells: word edges
+   (RETEST_SECT_EDGE_WORDS), and frames (RETEST_SECT_FRAMES), one counter per
+   function -- calls in flight -- whose cell is hit when the counter is not
+   zero: a path of that function was cut off (exit, longjmp, a signal, exec)
+   and never recorded.  OR-ing keeps the shadow monotonic, so a count seen
+   once stays reported. */
 static void rt_snapshot_sect(struct rt_sect *sc)
 {
     unsigned int k;
-    if (sc->kind == RETEST_SECT_FRAMES) {
+    if (sc->kind == RETEST_SECT_FRAMES || sc->kind == RETEST_SECT_EDGE_WORDS) {
         const volatile unsigned int *c = (const volatile unsigned int *) (void *) sc->live;
         for (k = 0; k < sc->len; k++) {
             if (c[k] != 0 && sc->shadow[k] == 0) {
@@ -835,7 +838,8 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
                 count++;
             }
         }
-        rt_out_u32(sc->kind);
+        /* the shadow is byte cells whatever the live cells' width */
+        rt_out_u32(sc->kind == RETEST_SECT_EDGE_WORDS ? (unsigned int) RETEST_SECT_EDGES : sc->kind);
         rt_out_u32(sc->len);
         if (4 + 4 * (retest_u64) count < (retest_u64) sc->len) {
             rt_out_u32(RT_ENC_SPARSE);
@@ -1476,7 +1480,7 @@ static void rt_register(struct retest_tu *tu)
     unsigned int s, st;
     long spins = 0;
 
-    if (tu->abi != RETEST_ABI) {
+    if (!RT_ABI_KNOWN(tu->abi)) {
         /* Layout unknown: touch nothing else, but say the trace is partial. */
         RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
         return;
@@ -1549,7 +1553,7 @@ RT_EXPORT void __retest_unregister(struct retest_tu *tu)
 {
     struct rt_unit *u;
     unsigned int s;
-    if (tu->abi != RETEST_ABI || RT_LOAD(&tu->state) != ST_REGISTERED) {
+    if (!RT_ABI_KNOWN(tu->abi) || RT_LOAD(&tu->state) != ST_REGISTERED) {
         return;
     }
     u = (struct rt_unit *) (void *) tu->shadow;
@@ -1564,7 +1568,7 @@ RT_EXPORT void __retest_unregister(struct retest_tu *tu)
 RT_EXPORT void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest_u64 id)
 {
     unsigned int st;
-    if (tu->abi != RETEST_ABI) {
+    if (!RT_ABI_KNOWN(tu->abi)) {
         RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
         return;
     }

@@ -19,11 +19,24 @@
 extern "C" {
 #endif
 
-#define RETEST_ABI 1
+/* Version 2 added word edge cells (RETEST_SECT_EDGE_WORDS).  The runtime also
+   takes descriptors of version 1, which never use that kind; a runtime of
+   version 1 leaves version 2 descriptors alone and flags its traces. */
+#define RETEST_ABI 2
+#define RETEST_ABI_OLDEST 1
 
 /* Kinds of cell sections (struct retest_sect.kind).  A frames section's
-   `data` points at `len` unsigned int counters, not at byte cells. */
-enum { RETEST_SECT_EDGES = 1, RETEST_SECT_MCDC = 2, RETEST_SECT_PATHS = 3, RETEST_SECT_FRAMES = 4 };
+   `data` points at `len` unsigned int counters, and a word edges section's at
+   `len` 4-byte-aligned words, each one edge cell, hit when not zero (retest cc
+   sets a cell's first byte); not at byte cells.  Traces hold word edge cells
+   as edge cells (kind RETEST_SECT_EDGES). */
+enum {
+    RETEST_SECT_EDGES = 1,
+    RETEST_SECT_MCDC = 2,
+    RETEST_SECT_PATHS = 3,
+    RETEST_SECT_FRAMES = 4,
+    RETEST_SECT_EDGE_WORDS = 5
+};
 
 /* `unsigned long long` without a -pedantic warning in C89 or C++98
    (`__extension__` silences C only). */
@@ -40,8 +53,9 @@ typedef unsigned long long retest_u64;
 
 struct retest_sect {
     unsigned int kind;        /* RETEST_SECT_* */
-    unsigned int len;         /* number of byte cells */
-    unsigned char *data;      /* cells: 0 = not hit, nonzero = hit (frames: counters) */
+    unsigned int len;         /* number of cells */
+    unsigned char *data;      /* cells: 0 = not hit, nonzero = hit (frames: counters;
+                                 frames and word edges: unsigned int words) */
 };
 
 struct retest_tu {

@@ -4,10 +4,17 @@
 //! kept, so diagnostics and debug info point at the original sources) with
 //! *insertions only* — nothing of the original text is removed or reordered — plus
 //! a header that declares the probe cells and registers the unit with the runtime
-//! (ABI 1, `runtime/retest_rt.h`, `docs/trace-format.md`).
+//! (ABI 2, `runtime/retest_rt.h`, `docs/trace-format.md`).
 //!
-//! Probes are plain byte stores into a static per-unit array (`__retest_e[k] = 1`),
-//! no calls on the hot path; a concurrent store can never clear another cell.
+//! Probes are plain byte stores into a static per-unit array
+//! (`__retest_e[4 * k] = 1`), no calls on the hot path; a concurrent store can
+//! never clear another cell. Each edge cell owns a 4-byte word, of which the
+//! probe sets the first byte: on the lexer benchmark built by Clang, where hot
+//! cells shared an 8-byte word when they were one byte each, the loop took a
+//! quarter more CPU time than with a word per cell (`bench/RESULTS.md`). Byte
+//! stores keep the instructions as short as before, so the compiler's block
+//! layout does not change. The runtime reads each word as one cell and writes
+//! traces with byte cells.
 //! Per node of the condition-level CFG, as its [`Probe`] says:
 //! * entry: `{ P; { original body } }` — the original body becomes an inner block,
 //!   so the probe never precedes the body's declarations (C89);
@@ -38,9 +45,21 @@ use crate::build::Site;
 use crate::tu::TuAnalysis;
 
 /// The ABI version the generated header speaks.
-pub const ABI: u32 = 1;
-/// Section kind of edge cells.
+pub const ABI: u32 = 2;
+/// Section kind of edge cells, one byte each (what traces hold).
 pub const SECT_EDGES: u32 = 1;
+/// Section kind of edge cells held as `unsigned int` words, as instrumented
+/// code keeps them; the runtime writes them to traces as [`SECT_EDGES`].
+pub const SECT_EDGE_WORDS: u32 = 5;
+/// Bytes per edge cell in instrumented code: a probe sets the first byte of
+/// its cell's word (a word cell is hit when it is not zero).
+const EDGE_CELL_BYTES: u32 = 4;
+
+/// The probe that sets edge cell `c`: one byte store, which cannot clear
+/// another cell.
+fn edge_store(c: u32) -> String {
+    format!("__retest_e[{}] = 1", c * EDGE_CELL_BYTES)
+}
 
 /// An instrumented translation unit.
 #[derive(Clone, Debug)]
@@ -150,13 +169,13 @@ pub fn instrument_with(
                 let e = p.cond.out_edge_labelled(n, label)?;
                 let own = cell(label).map(|c| match pairs.iter().find(|pair| pair.edge == e) {
                     Some(_) => format!("{} = 1", flag(e)),
-                    None => format!("__retest_e[{c}] = 1"),
+                    None => edge_store(c),
                 });
                 let mut code = own;
                 for pair in pairs.iter().rev().filter(|pair| pair.target == n) {
                     let q = flag(pair.edge);
                     let rest = code.map_or_else(|| "0".to_string(), |c| format!("({c})"));
-                    code = Some(format!("({q} ? ({q} = 0, __retest_e[{}] = 1) : {rest})", base + pair.cells + k));
+                    code = Some(format!("({q} ? ({q} = 0, {}) : {rest})", edge_store(base + pair.cells + k)));
                 }
                 code
             };
@@ -164,7 +183,7 @@ pub fn instrument_with(
                 let e = p.cond.out_edge_labelled(n, label)?;
                 extra.arm.get(&e).map(String::as_str)
             };
-            let node_probe = probed.then(|| format!("__retest_e[{}] = 1", base + layout.cell_of_node(n)));
+            let node_probe = probed.then(|| edge_store(base + layout.cell_of_node(n)));
             let before = extra.before.get(&n).map(String::as_str);
             match tu.sites[pi][n.index()] {
                 Site::None => {}
@@ -303,7 +322,7 @@ fn switch_dispatch<'a>(
 ) -> String {
     let mut s = String::new();
     for l in cfg.out_labels(n) {
-        let probe = cell(l).map(|c| format!("__retest_e[{c}] = 1"));
+        let probe = cell(l).map(edge_store);
         let code = join_code(&[extra(l), probe.as_deref()]);
         if code.is_empty() {
             continue;
@@ -321,8 +340,11 @@ fn switch_dispatch<'a>(
 fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -> String {
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    let mut arrays = format!("static unsigned char __retest_e[{}];\n", cells.max(1));
-    let mut sects = vec![format!("{{ {SECT_EDGES}, {cells}, __retest_e }}")];
+    let mut arrays = format!(
+        "static unsigned char __retest_e[{}] __attribute__((aligned({EDGE_CELL_BYTES})));\n",
+        cells.max(1) * EDGE_CELL_BYTES
+    );
+    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {
         arrays.push_str(&format!("static unsigned char __retest_m[{}];\n", m.max(1)));
         sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));

@@ -27,7 +27,7 @@ pub mod wrap;
 
 pub use build::{FunctionCfgs, Site};
 
-/// Source of the C coverage runtime (ABI 1), compiled on demand with the user's compiler.
+/// Source of the C coverage runtime (ABI 2), compiled on demand with the user's compiler.
 pub const RUNTIME_SOURCE: &str = include_str!("../runtime/retest_rt.c");
 /// The runtime's header (`#include "retest_rt.h"` in [`RUNTIME_SOURCE`]).
 pub const RUNTIME_HEADER: &str = include_str!("../runtime/retest_rt.h");

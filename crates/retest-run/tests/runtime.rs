@@ -10,8 +10,9 @@
 //! - `0xB2` util_tu.c: 300 edge cells, 8 path cells; its early constructor
 //!   hits edge 0 and records path id 42 of function 1 before it registers
 //! - `0xC3` prog2.c (the exec target): 16 edge cells
-//! - `0xD4` plugin.c (the dlopen'ed library): 10 edge cells, path id 77 of
-//!   function 2
+//! - `0xD4` plugin.c (the dlopen'ed library): 10 edge cells, held as 4-byte
+//!   words in the library (as `retest cc` emits them) and as byte cells in
+//!   traces, path id 77 of function 2
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -1,5 +1,6 @@
 /* Exec target, one TU "C" (hash 16 x 0xC3).  C.edges: 0 = ran,
- * 1 = got argv[1] == "exec2-arg", 2 = environment had RT_ENV_TEST=yes. */
+ * 1 = got argv[1] == "exec2-arg", 2 = environment had RT_ENV_TEST=yes.
+ * Its descriptor is of ABI version 1, the oldest the runtime takes. */
 #include "../../../retest-lang-c/runtime/retest_rt.h"
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +8,7 @@
 static unsigned char __retest_e[16];
 static struct retest_sect __retest_s[1] = { { RETEST_SECT_EDGES, 16, __retest_e } };
 static struct retest_tu __retest_tu = {
-    RETEST_ABI, 1,
+    RETEST_ABI_OLDEST, 1,
     { 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3, 0xC3 },
     __retest_s, 0, 0, 0
 };
