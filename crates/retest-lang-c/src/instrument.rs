@@ -10,8 +10,8 @@
 //! (`__retest_e[4 * k] = 1`), no calls on the hot path; a concurrent store can
 //! never clear another cell. Each edge cell owns a 4-byte word, of which the
 //! probe sets the first byte: on the lexer benchmark built by Clang, where hot
-//! cells shared an 8-byte word when they were one byte each, the loop took a
-//! quarter more CPU time than with a word per cell (`bench/RESULTS.md`). Byte
+//! cells shared an 8-byte word when they were one byte each, the loop took
+//! about 30 % more CPU time than with a word per cell (`bench/RESULTS.md`). Byte
 //! stores keep the instructions as short as before, so the compiler's block
 //! layout does not change. The array is aligned to a cache line and padded to
 //! whole lines, so no program data shares a line with it: in the lexer
