@@ -49,10 +49,9 @@ use crate::tu::TuAnalysis;
 
 /// The ABI version the generated header speaks.
 pub const ABI: u32 = 2;
-/// Section kind of edge cells, one byte each (what traces hold).
-pub const SECT_EDGES: u32 = 1;
-/// Section kind of edge cells held as `unsigned int` words, as instrumented
-/// code keeps them; the runtime writes them to traces as [`SECT_EDGES`].
+/// Section kind of edge cells of one 4-byte word each, as instrumented code
+/// keeps them (`RETEST_SECT_EDGE_WORDS`); the runtime writes them to traces
+/// as byte edge cells (`retest_run::trace::KIND_EDGES`).
 pub const SECT_EDGE_WORDS: u32 = 5;
 /// Bytes per edge cell in instrumented code: a probe sets the first byte of
 /// its cell's word (a word cell is hit when it is not zero).
