@@ -1135,8 +1135,14 @@ mod tests {
             // never less than the truth, never more than full probes claim …
             proptest::prop_assert!(truth.is_subset(&ct));
             proptest::prop_assert!(ct.is_subset(&cf));
-            // … and, when no run stopped part-way, exactly what they claim
-            if !stopped {
+            // … and, when no run stopped part-way, exactly what they claim —
+            // unless a multiway node is unprobeable (`Derived`): full probes
+            // then claim all its out-edges and what follows from them through
+            // unprobed nodes, where a derived plan may know better (an `Ahead`
+            // node after it claims its out-edge only if the node it leads
+            // into started)
+            let unprobeable = g.node_ids().any(|v| g.out_edges(v).len() > 1 && full[v.index()] == Probe::Derived);
+            if !stopped && !unprobeable {
                 proptest::prop_assert_eq!(&cf, &ct);
             }
         }
