@@ -18,9 +18,13 @@
 //! from round to round, so machine noise (the machine may be shared) hits every
 //! variant alike; the first round is a warm-up. Per variant we report the median
 //! wall time, and as ratios the median over rounds of (variant / its plain
-//! build of the same round) — wall time and user+system CPU time (from
-//! `/usr/bin/time`). Instruction counts, which are free of noise, come from one
-//! run under `valgrind --tool=callgrind` on a smaller input (`--callgrind-bytes`).
+//! build of the same round) — wall time and user+system CPU time (the
+//! process's resource usage from `wait4`, to the microsecond). Noise on a
+//! shared machine only ever adds time, so beside the median we report the
+//! *best* CPU ratio: per build and layout the least CPU time over the rounds,
+//! the median of those over the layouts, against the plain build's. Instruction
+//! counts, which are free of noise, come from one run under `valgrind
+//! --tool=callgrind` on a smaller input (`--callgrind-bytes`).
 //!
 //! A tight loop's speed depends on where its code happens to fall: the plain
 //! lexer's CPU time on its big input moves by 20 % with `-falign-loops=64`
@@ -77,19 +81,23 @@ pub struct OverheadArgs {
     /// Rounds of timing the whole universe (0: not timed).
     #[arg(long, default_value_t = 0)]
     pub universe_rounds: usize,
-    /// Code layouts each build of the big-input timing is made in (1–4; see
+    /// Code layouts each build of the big-input timing is made in (1–8; see
     /// the module documentation).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=4))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub layouts: u8,
 }
 
 /// Alignment flags of the code layouts `--layouts` adds to `CFLAGS` (gcc and
 /// clang accept them alike); the first is the compiler's default.
-pub const LAYOUTS: [&str; 4] = [
+pub const LAYOUTS: [&str; 8] = [
     "",
     "-falign-functions=64 -falign-loops=64",
     "-falign-functions=32 -falign-loops=32",
     "-falign-functions=16 -falign-loops=1",
+    "-falign-loops=64",
+    "-falign-functions=64 -falign-jumps=32",
+    "-fno-align-loops -fno-align-jumps -fno-align-labels",
+    "-falign-functions=128 -falign-loops=16 -falign-jumps=16",
 ];
 
 /// One variant's figures on one subject and workload.
@@ -106,6 +114,10 @@ pub struct Measured {
     pub wall_ratio: f64,
     /// The same for user+system CPU time.
     pub cpu_ratio: f64,
+    /// Least CPU time over the rounds, median over the layouts, over the
+    /// same of the baseline (`None` in results written before it existed).
+    #[serde(default)]
+    pub cpu_best_ratio: Option<f64>,
     /// Instructions (callgrind's Ir, whole process), when counted.
     pub instructions: Option<u64>,
     pub rounds: usize,
@@ -371,32 +383,33 @@ fn quote(s: &str) -> String {
 }
 
 /// One timed run of the shell command `cmd`: (wall, user+system CPU) seconds.
-fn timed(cmd: &str, tmp: &Path) -> Result<(f64, f64)> {
+fn timed(cmd: &str) -> Result<(f64, f64)> {
     let t = Instant::now();
-    let st = Command::new("/usr/bin/time")
-        .args(["-f", "%U %S", "-o"])
-        .arg(tmp)
-        .args(["sh", "-c", cmd])
+    let child = Command::new("sh")
+        .args(["-c", cmd])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .context("running /usr/bin/time")?;
+        .spawn()
+        .context("running sh")?;
+    // `wait4` reaps the child and gives its resource usage (its own and that
+    // of the children it waited for), as `/usr/bin/time` reports it, but to
+    // the microsecond
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data, valid when zeroed.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our own child, not yet waited for; both pointers are valid.
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
     let wall = t.elapsed().as_secs_f64();
-    // the workloads may exit non-zero (lexer reports its ERROR tokens); a signal is a failure
-    if st.code().is_none() {
-        bail!("`{cmd}` failed ({st})");
+    if r < 0 {
+        bail!("waiting for `{cmd}`: {}", std::io::Error::last_os_error());
     }
-    let text = std::fs::read_to_string(tmp)?;
-    let cpu = text
-        .lines()
-        .last()
-        .and_then(|l| {
-            let mut w = l.split_whitespace().map(|x| x.parse::<f64>().ok());
-            Some(w.next()?? + w.next()??)
-        })
-        .with_context(|| format!("cannot read /usr/bin/time's output {text:?}"))?;
-    Ok((wall, cpu))
+    // the workloads may exit non-zero (lexer reports its ERROR tokens); a signal is a failure
+    if libc::WIFSIGNALED(status) {
+        bail!("`{cmd}` was killed by signal {}", libc::WTERMSIG(status));
+    }
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    Ok((wall, secs(ru.ru_utime) + secs(ru.ru_stime)))
 }
 
 /// Instructions executed by `argv` (callgrind's `Collected`), stdin from `input`.
@@ -415,13 +428,13 @@ fn instructions(argv: &[String], env: &[(String, String)], input: &Path) -> Resu
 
 /// Times `cmds` (one shell command per variant) in `rounds` interleaved rounds
 /// after one warm-up round: per variant the wall and CPU times of every round.
-fn interleaved(cmds: &[String], rounds: usize, tmp: &Path, what: &str) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
+fn interleaved(cmds: &[String], rounds: usize, what: &str) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
     let n = cmds.len();
     let mut out = vec![(Vec::new(), Vec::new()); n];
     for round in 0..=rounds {
         for k in 0..n {
             let i = (round + k) % n;
-            let (w, c) = timed(&cmds[i], tmp)?;
+            let (w, c) = timed(&cmds[i])?;
             if round > 0 {
                 out[i].0.push(w);
                 out[i].1.push(c);
@@ -456,7 +469,6 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
         std::fs::create_dir_all(&base)?;
         let input = base.join("big.in");
         let small = base.join("small.in");
-        let tmp = base.join("time.out");
         let mut bytes = make_input(s, &input, a.min_bytes)?;
         let layouts = &LAYOUTS[..a.layouts as usize];
         // per layout, per variant: its build directory
@@ -505,7 +517,7 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
         let cmd = |i: usize, input: &Path, stdout: &str| cmd_in(0, i, input, stdout);
         // grow the input until the plain build is slow enough
         loop {
-            let (secs, _) = timed(&cmd(0, &input, "/dev/null"), &tmp)?;
+            let (secs, _) = timed(&cmd(0, &input, "/dev/null"))?;
             if secs >= a.min_seconds || bytes > 400_000_000 {
                 eprintln!("  {}: input {} bytes, plain run {:.2} s", s.name, bytes, secs);
                 break;
@@ -534,7 +546,13 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             .flat_map(|l| (0..vs.len()).map(move |i| (l, i)))
             .map(|(l, i)| cmd_in(l, i, &input, "/dev/null"))
             .collect();
-        let all = interleaved(&cmds, a.runs, &tmp, &s.name)?;
+        let all = interleaved(&cmds, a.runs, &s.name)?;
+        // per variant: the least CPU time over the rounds of each layout, the
+        // median of those over the layouts
+        let least = |xs: &[f64]| xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let best: Vec<f64> = (0..vs.len())
+            .map(|i| median(&(0..layouts.len()).map(|l| least(&all[l * vs.len() + i].1)).collect::<Vec<_>>()))
+            .collect();
         // (wall, CPU) of variant `i` in round `round`: the medians over layouts
         let per_round = |i: usize, round: usize| -> (f64, f64) {
             let of = |wall: bool| {
@@ -563,7 +581,7 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
             vec![None; vs.len()]
         };
         let names: Vec<(&str, usize)> = vs.iter().map(|v| (v.name, v.baseline)).collect();
-        push_results(&mut results, s, "big input", &names, &times, &counts, (a.runs, layouts.len()), bytes);
+        push_results(&mut results, s, "big input", &names, &times, &best, &counts, (a.runs, layouts.len()), bytes);
         if a.universe_rounds > 0 {
             let cmds: Vec<String> = (0..vs.len())
                 .map(|i| {
@@ -599,7 +617,8 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 cmds.push(p.cmd.clone());
                 names.push((p.name, vs[p.variant].baseline));
             }
-            let times = interleaved(&cmds, a.universe_rounds, &tmp, &format!("{} universe", s.name))?;
+            let times = interleaved(&cmds, a.universe_rounds, &format!("{} universe", s.name))?;
+            let best: Vec<f64> = times.iter().map(|(_, c)| least(c)).collect();
             for p in &per_test {
                 p.check(&dirs[p.variant])?;
                 let _ = std::fs::remove_dir_all(&p.out);
@@ -610,6 +629,7 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
                 "universe",
                 &names,
                 &times,
+                &best,
                 &vec![None; names.len()],
                 (a.universe_rounds, 1),
                 0,
@@ -631,8 +651,8 @@ pub fn run(c: &Common, a: &OverheadArgs) -> Result<()> {
 }
 
 /// One result per entry of `names` (a variant's name and the index in `names`
-/// of the plain build it is compared with), from the times and counts at the
-/// same index.
+/// of the plain build it is compared with), from the times, best CPU times and
+/// counts at the same index.
 #[allow(clippy::too_many_arguments)]
 fn push_results(
     results: &mut Vec<Measured>,
@@ -640,6 +660,7 @@ fn push_results(
     workload: &str,
     names: &[(&str, usize)],
     times: &[(Vec<f64>, Vec<f64>)],
+    best: &[f64],
     counts: &[Option<u64>],
     (rounds, layouts): (usize, usize),
     bytes: u64,
@@ -653,6 +674,7 @@ fn push_results(
             median_s: median(&times[i].0),
             wall_ratio: ratio(&times[i].0, &times[b].0),
             cpu_ratio: ratio(&times[i].1, &times[b].1),
+            cpu_best_ratio: Some(best[i] / best[b]),
             instructions: counts[i],
             rounds,
             layouts,
@@ -680,6 +702,7 @@ fn render(rs: &[Measured], opt: &str) -> String {
     let mut s = format!(
         "### Instrumentation overhead ({opt} everywhere): ratios to the plain build of the same compiler\n\n\
          Wall and CPU: median over interleaved rounds of variant / plain of the same round.{per_layout} \
+         CPU (best): the least CPU time over the rounds, median over the layouts, over the same of plain. \
          Instructions: callgrind, one run on a smaller input (default layout).\n\n"
     );
     let mut rows = Vec::new();
@@ -692,11 +715,22 @@ fn render(rs: &[Measured], opt: &str) -> String {
             f(m.median_s, 3),
             format!("{}×", f(m.wall_ratio, 2)),
             format!("{}×", f(m.cpu_ratio, 2)),
+            m.cpu_best_ratio.map_or_else(|| "–".into(), |r| format!("{}×", f(r, 3))),
             ir(m),
         ]);
     }
     s.push_str(&table(
-        &["subject", "workload", "input", "build", "median wall (s)", "wall ratio", "CPU ratio", "instructions ratio"],
+        &[
+            "subject",
+            "workload",
+            "input",
+            "build",
+            "median wall (s)",
+            "wall ratio",
+            "CPU ratio",
+            "CPU (best)",
+            "instructions ratio",
+        ],
         &rows,
     ));
     // recording beyond edges, against edge probes
