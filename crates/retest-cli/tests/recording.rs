@@ -303,6 +303,121 @@ int main(int argc, char **argv) {
     assert!(sum_paths >= 4, "sum(7) took {sum_paths} distinct acyclic paths");
 }
 
+/// The frames-in-flight counters stay exact when the process has threads
+/// (they then change by atomic read-modify-writes; by plain arithmetic only
+/// while it is single-threaded), and catch a call left by a signal handler's
+/// `siglongjmp` or by another thread's `exit`.
+#[test]
+fn calls_in_flight_are_counted_exactly_with_threads_and_signals() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(
+        dir,
+        "t.c",
+        r#"#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int inside, total;
+static sigjmp_buf back;
+
+static int work(int i) {
+    if (i % 3 == 0)
+        return 1;
+    return 2;
+}
+
+static void *race(void *arg) {
+    int i, s = 0;
+    (void) arg;
+    for (i = 0; i < 2000000; i++)
+        s += work(i);
+    total += s;
+    return 0;
+}
+
+static int spin(int k) {
+    inside = 1;
+    while (k > 0)
+        if (k > 1)
+            k = 2;
+    return k;
+}
+
+static void *stuck(void *arg) {
+    (void) arg;
+    return (void *) (long) spin(1);
+}
+
+static long peek(const long *p) {
+    if (p)
+        return *p;
+    return -1;
+}
+
+static void on_segv(int sig) {
+    (void) sig;
+    siglongjmp(back, 1);
+}
+
+int main(int argc, char **argv) {
+    pthread_t t[2];
+    (void) argc;
+    if (strcmp(argv[1], "race") == 0) {
+        pthread_create(&t[0], 0, race, 0);
+        pthread_create(&t[1], 0, race, 0);
+        pthread_join(t[0], 0);
+        pthread_join(t[1], 0);
+        printf("%d\n", total);
+    } else if (strcmp(argv[1], "exit") == 0) {
+        pthread_create(&t[0], 0, stuck, 0);
+        while (!inside)
+            usleep(1000);
+        printf("leaving\n");
+        exit(0);
+    } else {
+        signal(SIGSEGV, on_segv);
+        if (sigsetjmp(back, 1) == 0)
+            printf("%ld\n", peek((const long *) (long) atoi(argv[2])));
+        printf("caught\n");
+    }
+    return 0;
+}
+"#,
+    );
+    write(dir, "Makefile", "t: t.c\n\t$(CC) -O2 -pthread -o t t.c\n");
+    write(dir, "universe.txt", "./t race\n./t exit\n./t segv 8\n");
+    retest(dir, &["init"], 0);
+    let b = retest(dir, &["build", "--paths", "--", "make", "-s"], 0);
+    assert!(!stderr(&b).contains("recorded by edges only: work"), "{}", stderr(&b));
+    retest(dir, &["run", "--universe", "universe.txt", "-j1"], 0);
+
+    let store = store_of(dir);
+    let (unit, rec) = recorded_by_test(&store);
+    let layout = PathLayout::new(&unit);
+    let proc_index = |n: &str| unit.procedures.iter().position(|p| p.name == n).unwrap();
+    for f in ["work", "spin", "peek"] {
+        assert!(matches!(layout.procs[proc_index(f)], ProcPaths::Cells { .. }), "{f}: paths recorded in cells");
+    }
+    let cut = |t: &str| -> BTreeSet<&str> {
+        rec[t].frames.iter().map(|f| unit.procedures[f as usize].name.as_str()).collect()
+    };
+    // two threads made 4,000,000 calls of `work` at once: every one counted in and out
+    assert!(cut("t1").is_empty(), "race: {:?}", cut("t1"));
+    // `exit` on the main thread while the other spins in `spin` (`stuck` has
+    // one path and `main` calls `sigsetjmp`: neither records paths)
+    for f in ["stuck", "main"] {
+        assert!(!matches!(layout.procs[proc_index(f)], ProcPaths::Cells { .. }), "{f}: no paths recorded");
+    }
+    assert_eq!(cut("t2"), BTreeSet::from(["spin"]));
+    // the fault in `peek` is caught and left by `siglongjmp`: `peek` stays in flight
+    assert_eq!(cut("t3"), BTreeSet::from(["peek"]));
+}
+
 /// What cannot be recorded is said at build time, and recorded by edges only:
 /// paths of a function calling `setjmp` (its locals are indeterminate after a
 /// `longjmp`), and a decision of a function with a computed `goto`.

@@ -24,8 +24,9 @@
  *     open/write/close/rename/unlink/mmap/munmap only; no malloc, no stdio.
  *   - After __retest_unregister(tu) the runtime never touches *tu or its
  *     cells again (the object may be unmapped); it writes the shadow.
- *   - Only __retest_register/__retest_unregister/__retest_path_hit and the
- *     exec/_exit and signal-handler interposers have external linkage;
+ *   - Only __retest_register/__retest_unregister/__retest_path_hit,
+ *     __retest_st and the exec/_exit and signal-handler interposers have
+ *     external linkage;
  *     everything else is static, so several copies of this file in one
  *     process never clash.
  *
@@ -70,6 +71,12 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 32)
+#include <sys/single_threaded.h>
+#define RT_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 #if !defined(RETEST_RT_NO_INTERPOSE) && !defined(RETEST_RT_NO_DLSYM)
 #include <dlfcn.h>
 /* Weak, so that no -ldl is needed where dlsym is not in libc (glibc < 2.34,
@@ -1543,6 +1550,23 @@ static void rt_register_quietly(struct retest_tu *tu)
     rt_register(tu);
     errno = saved;
 }
+
+/* Path-profiled code counts its calls in flight with plain arithmetic while
+   *__retest_st is nonzero, with atomic read-modify-writes otherwise.  glibc
+   (2.32 and later) keeps __libc_single_threaded nonzero only while the process
+   is certainly single-threaded, and clears it before pthread_create or
+   thrd_create starts a thread; elsewhere the byte is zero: always atomic. */
+#ifdef __cplusplus
+#define RT_EXTERN_C extern "C" /* C++ gives a const object internal linkage */
+#else
+#define RT_EXTERN_C
+#endif
+#ifdef RT_HAVE_SINGLE_THREADED
+RT_EXTERN_C RT_EXPORT const char *const __retest_st = &__libc_single_threaded;
+#else
+static const char rt_not_known_single = 0;
+RT_EXTERN_C RT_EXPORT const char *const __retest_st = &rt_not_known_single;
+#endif
 
 RT_EXPORT void __retest_register(struct retest_tu *tu)
 {

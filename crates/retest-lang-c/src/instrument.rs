@@ -363,12 +363,20 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
         ));
         sects.push(format!("{{ {SECT_PATHS}, {pc}, __retest_pa }}"));
         sects.push(format!("{{ {SECT_FRAMES}, {nf}, (unsigned char *) __retest_fin }}"));
-        // the frame of a path-profiled call: its path register, and at return
-        // (cleanup) the last path is recorded and the call leaves the in-flight
-        // count (memory order 0 is __ATOMIC_RELAXED: the text is already
-        // preprocessed, so the macro is not available)
-        frames = "struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
-             static void __retest_fexit(struct __retest_fr *f) { if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_fetch_sub(&__retest_fin[f->fn], 1u, 0); }\n"
+        // the frame of a path-profiled call: its path register; the call enters
+        // the in-flight count after the frame is made, and at return (cleanup)
+        // the last path is recorded and the call leaves the count. While the
+        // process is single-threaded (`*__retest_st`, glibc's
+        // `__libc_single_threaded`) the count changes by plain volatile
+        // arithmetic, else by atomic read-modify-writes; the signal fences keep
+        // the compiler from moving probes across the count's changes, so a
+        // signal never finds a path under way outside it (memory orders 0 and 5
+        // are __ATOMIC_RELAXED and __ATOMIC_SEQ_CST: the text is already
+        // preprocessed, so the macros are not available)
+        frames = "extern const char *const __retest_st;\n\
+             struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
+             static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*(volatile unsigned int *) c; else __atomic_fetch_add(c, 1u, 0); __atomic_signal_fence(5); }\n\
+             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*(volatile unsigned int *) c; else __atomic_fetch_sub(c, 1u, 0); }\n"
             .to_string();
     }
     format!(
@@ -457,7 +465,7 @@ fn place_all(tu: &TuAnalysis, recording: &UnitRecording) -> (Vec<Extra>, UnitRec
                     let fn_no = pc.counter;
                     decls.push(format!(
                         "struct __retest_fr __retest_f __attribute__((cleanup(__retest_fexit))) = {{ 0, {fn_no}u, {base}u, {ids} }}; \
-                         __atomic_fetch_add(&__retest_fin[{fn_no}], 1u, 0);"
+                         __retest_fenter(&__retest_fin[{fn_no}]);"
                     ));
                     placed.procs[pi].path = Some(pc.clone());
                 }
