@@ -325,7 +325,8 @@ fn calls_in_flight_are_counted_exactly_with_threads_and_signals() {
 static volatile int inside, total;
 static sigjmp_buf back;
 
-static int work(int i) {
+/* not inlined: every call changes the counter in memory */
+__attribute__((noinline)) static int work(int i) {
     if (i % 3 == 0)
         return 1;
     return 2;
@@ -334,7 +335,7 @@ static int work(int i) {
 static void *race(void *arg) {
     int i, s = 0;
     (void) arg;
-    for (i = 0; i < 2000000; i++)
+    for (i = 0; i < 10000000; i++)
         s += work(i);
     total += s;
     return 0;
@@ -406,7 +407,7 @@ int main(int argc, char **argv) {
     let cut = |t: &str| -> BTreeSet<&str> {
         rec[t].frames.iter().map(|f| unit.procedures[f as usize].name.as_str()).collect()
     };
-    // two threads made 4,000,000 calls of `work` at once: every one counted in and out
+    // two threads made 20,000,000 calls of `work` at once: every one counted in and out
     assert!(cut("t1").is_empty(), "race: {:?}", cut("t1"));
     // `exit` on the main thread while the other spins in `spin` (`stuck` has
     // one path and `main` calls `sigsetjmp`: neither records paths)

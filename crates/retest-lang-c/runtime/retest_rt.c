@@ -71,12 +71,6 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
-#if __GLIBC_PREREQ(2, 32)
-#include <sys/single_threaded.h>
-#define RT_HAVE_SINGLE_THREADED 1
-#endif
-#endif
 #if !defined(RETEST_RT_NO_INTERPOSE) && !defined(RETEST_RT_NO_DLSYM)
 #include <dlfcn.h>
 /* Weak, so that no -ldl is needed where dlsym is not in libc (glibc < 2.34,
@@ -110,6 +104,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_CAS(p, o, n) __sync_bool_compare_and_swap((p), (o), (n))
 #define RT_ADD(p, v) __sync_fetch_and_add((p), (v))
 #define RT_OR(p, v) __sync_fetch_and_or((p), (v))
+#define RT_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #else
 /* Without GNU builtins the runtime is correct for single-threaded
    programs only. */
@@ -119,6 +114,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_CAS(p, o, n) ((*(p) == (o)) ? (*(p) = (n), 1) : 0)
 #define RT_ADD(p, v) ((*(p) += (v)) - (v))
 #define RT_OR(p, v) (*(p) |= (v))
+#define RT_FENCE_ACQUIRE() ((void) 0)
 #endif
 
 /* glibc declares most exec functions `noexcept` in C++; a definition must
@@ -310,8 +306,21 @@ static long rt_gettid(void)
 
 /* Whether the process has never had a second thread, as glibc (2.32 and
    later) knows it; 0 where that is not known (another libc, an older glibc,
-   a compiler without weak symbols). */
-#if defined(__GNUC__) && defined(__linux__)
+   a compiler without weak symbols).  Where the headers are glibc 2.32 or
+   later the reference is strong, so a static link takes the variable from
+   libc.a; elsewhere weak, so a later glibc may still provide it. */
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 32)
+#define RT_HAVE_SINGLE_THREADED 1
+#endif
+#endif
+#ifdef RT_HAVE_SINGLE_THREADED
+#include <sys/single_threaded.h>
+static int rt_single_threaded(void)
+{
+    return __libc_single_threaded != 0;
+}
+#elif defined(__GNUC__) && defined(__linux__)
 extern char __libc_single_threaded __attribute__((weak));
 static int rt_single_threaded(void)
 {
@@ -322,6 +331,24 @@ static int rt_single_threaded(void)
 {
     return 0;
 }
+#endif
+
+/* Path-profiled code counts its calls in flight with plain arithmetic while
+   *__retest_st is not zero, with atomic read-modify-writes otherwise:
+   glibc's __libc_single_threaded, which glibc keeps nonzero only while the
+   process is certainly single-threaded and clears before pthread_create or
+   thrd_create starts a thread; where the headers do not promise it, a zero
+   byte (never null: the test costs on every call). */
+#ifdef __cplusplus
+#define RT_EXTERN_C extern "C" /* C++ gives a const object internal linkage */
+#else
+#define RT_EXTERN_C
+#endif
+#ifdef RT_HAVE_SINGLE_THREADED
+RT_EXTERN_C RT_EXPORT const char *const __retest_st = &__libc_single_threaded;
+#else
+static const char rt_not_known_single = 0;
+RT_EXTERN_C RT_EXPORT const char *const __retest_st = &rt_not_known_single;
 #endif
 
 /* Reads up to `cap` bytes of the file at `path` into `buf` (async-signal-
@@ -812,6 +839,27 @@ static void rt_snapshot_sect(struct rt_sect *sc)
     }
 }
 
+/* Snapshots every section of a unit: the frames counters first.  A call
+   leaves its counter (release) only after recording its last path, so a
+   counter seen at zero here means that path is in the cells and id sets read
+   after it (acquire), even while other threads still run: a path is never
+   missing from a snapshot without its procedure counted in flight. */
+static void rt_snapshot_unit(struct rt_unit *u)
+{
+    unsigned int s;
+    for (s = 0; s < u->nsect; s++) {
+        if (u->sect[s].kind == RETEST_SECT_FRAMES) {
+            rt_snapshot_sect(&u->sect[s]);
+        }
+    }
+    RT_FENCE_ACQUIRE();
+    for (s = 0; s < u->nsect; s++) {
+        if (u->sect[s].kind != RETEST_SECT_FRAMES) {
+            rt_snapshot_sect(&u->sect[s]);
+        }
+    }
+}
+
 static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t nids)
 {
     unsigned int s, k, nfunc = 0;
@@ -821,10 +869,7 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
     /* Snapshot live cells into the shadow.  OR-ing keeps the shadow
        monotonic if __retest_unregister copies concurrently. */
     if (!detached) {
-        for (s = 0; s < u->nsect; s++) {
-            struct rt_sect *sc = &u->sect[s];
-            rt_snapshot_sect(sc);
-        }
+        rt_snapshot_unit(u);
     }
 
     lo = rt_pid_lower(ids, nids, u->index);
@@ -1551,23 +1596,6 @@ static void rt_register_quietly(struct retest_tu *tu)
     errno = saved;
 }
 
-/* Path-profiled code counts its calls in flight with plain arithmetic while
-   *__retest_st is nonzero, with atomic read-modify-writes otherwise.  glibc
-   (2.32 and later) keeps __libc_single_threaded nonzero only while the process
-   is certainly single-threaded, and clears it before pthread_create or
-   thrd_create starts a thread; elsewhere the byte is zero: always atomic. */
-#ifdef __cplusplus
-#define RT_EXTERN_C extern "C" /* C++ gives a const object internal linkage */
-#else
-#define RT_EXTERN_C
-#endif
-#ifdef RT_HAVE_SINGLE_THREADED
-RT_EXTERN_C RT_EXPORT const char *const __retest_st = &__libc_single_threaded;
-#else
-static const char rt_not_known_single = 0;
-RT_EXTERN_C RT_EXPORT const char *const __retest_st = &rt_not_known_single;
-#endif
-
 RT_EXPORT void __retest_register(struct retest_tu *tu)
 {
     rt_register_quietly(tu);
@@ -1576,15 +1604,11 @@ RT_EXPORT void __retest_register(struct retest_tu *tu)
 RT_EXPORT void __retest_unregister(struct retest_tu *tu)
 {
     struct rt_unit *u;
-    unsigned int s;
     if (!RT_ABI_KNOWN(tu->abi) || RT_LOAD(&tu->state) != ST_REGISTERED) {
         return;
     }
     u = (struct rt_unit *) (void *) tu->shadow;
-    for (s = 0; s < u->nsect; s++) {
-        struct rt_sect *sc = &u->sect[s];
-        rt_snapshot_sect(sc);
-    }
+    rt_snapshot_unit(u);
     RT_STORE(&u->detached, 1u);
     RT_STORE(&tu->state, ST_DETACHED);
 }

@@ -84,11 +84,11 @@ void __retest_unregister(struct retest_tu *tu);
    the TU's constructor has run. */
 void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest_u64 id);
 
-/* Nonzero while the process is certainly single-threaded (glibc's
-   __libc_single_threaded where glibc has it; else always zero).  Path-profiled
-   code then changes its frames-in-flight counters by plain arithmetic instead
-   of atomic read-modify-writes.  Neither the descriptor nor the traces depend
-   on it. */
+/* Points at a byte that is nonzero while the process is certainly
+   single-threaded (glibc's __libc_single_threaded; a zero byte where the C
+   library does not say).  Path-profiled code then changes its frames-in-flight counters by
+   plain arithmetic instead of atomic read-modify-writes.  Neither the
+   descriptor nor the traces depend on it. */
 extern const char *const __retest_st;
 
 #ifdef __cplusplus

@@ -367,16 +367,18 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
         // the in-flight count after the frame is made, and at return (cleanup)
         // the last path is recorded and the call leaves the count. While the
         // process is single-threaded (`*__retest_st`, glibc's
-        // `__libc_single_threaded`) the count changes by plain volatile
-        // arithmetic, else by atomic read-modify-writes; the signal fences keep
-        // the compiler from moving probes across the count's changes, so a
-        // signal never finds a path under way outside it (memory orders 0 and 5
-        // are __ATOMIC_RELAXED and __ATOMIC_SEQ_CST: the text is already
-        // preprocessed, so the macros are not available)
+        // `__libc_single_threaded`) the count changes by plain arithmetic, else
+        // by atomic read-modify-writes: acquire on entry, release on return,
+        // so a count the runtime reads as zero (before the cells) comes with
+        // the path recorded. The signal fences keep the compiler from moving
+        // probes across the count's changes (or dropping a change), so a
+        // signal never finds a path under way outside it. Memory orders 2, 3
+        // and 5 are __ATOMIC_ACQUIRE, __ATOMIC_RELEASE and __ATOMIC_SEQ_CST:
+        // the text is already preprocessed, so the macros are not available.
         frames = "extern const char *const __retest_st;\n\
              struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
-             static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*(volatile unsigned int *) c; else __atomic_fetch_add(c, 1u, 0); __atomic_signal_fence(5); }\n\
-             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*(volatile unsigned int *) c; else __atomic_fetch_sub(c, 1u, 0); }\n"
+             static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*c; else __atomic_fetch_add(c, 1u, 2); __atomic_signal_fence(5); }\n\
+             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n"
             .to_string();
     }
     format!(
