@@ -841,10 +841,12 @@ static void rt_snapshot_sect(struct rt_sect *sc)
 
 /* Snapshots every section of a unit: the frames counters first.  A call
    leaves its counter (release) only after recording its last path, so a
-   counter seen at zero here means that path is in the cells and id sets read
-   after it (acquire), even while other threads still run: a path is never
-   missing from a snapshot without its procedure counted in flight. */
-static void rt_snapshot_unit(struct rt_unit *u)
+   counter seen at zero here means that path is in the cells read after it
+   (acquire), even while other threads still run: a path is never missing
+   from a snapshot without its procedure counted in flight.  Id sets are
+   collected once for all units, so rt_write_trace snapshots every unit's
+   counters before that. */
+static void rt_snapshot_frames(struct rt_unit *u)
 {
     unsigned int s;
     for (s = 0; s < u->nsect; s++) {
@@ -852,6 +854,12 @@ static void rt_snapshot_unit(struct rt_unit *u)
             rt_snapshot_sect(&u->sect[s]);
         }
     }
+}
+
+static void rt_snapshot_unit(struct rt_unit *u)
+{
+    unsigned int s;
+    rt_snapshot_frames(u);
     RT_FENCE_ACQUIRE();
     for (s = 0; s < u->nsect; s++) {
         if (u->sect[s].kind != RETEST_SECT_FRAMES) {
@@ -968,6 +976,13 @@ static int rt_write_trace(unsigned int flags, int final)
     if (rt_build_names(g_seq++) != 0) {
         return -1;
     }
+    /* frames counters before the id sets (see rt_snapshot_unit) */
+    for (u = head; u != NULL; u = u->next) {
+        if (!RT_LOAD(&u->detached)) {
+            rt_snapshot_frames(u);
+        }
+    }
+    RT_FENCE_ACQUIRE();
     if (rt_pids_collect(&ids, &nids, &idbytes) != 0) {
         flags |= RT_FLAG_INCOMPLETE;
     }
