@@ -86,9 +86,9 @@ void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest_u64 id);
 
 /* Points at a byte that is nonzero while the process is certainly
    single-threaded (glibc's __libc_single_threaded; a zero byte where the C
-   library does not say).  Path-profiled code then changes its frames-in-flight counters by
-   plain arithmetic instead of atomic read-modify-writes.  Neither the
-   descriptor nor the traces depend on it. */
+   library does not say).  Path-profiled code then changes its
+   frames-in-flight counters by plain arithmetic instead of atomic
+   read-modify-writes.  Neither the descriptor nor the traces depend on it. */
 extern const char *const __retest_st;
 
 #ifdef __cplusplus
