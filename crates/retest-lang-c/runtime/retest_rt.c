@@ -839,35 +839,23 @@ static void rt_snapshot_sect(struct rt_sect *sc)
     }
 }
 
-/* Snapshots every section of a unit: the frames counters first.  A call
-   leaves its counter (release) only after recording its last path, so a
-   counter seen at zero here means that path is in the cells read after it
-   (acquire), even while other threads still run: a path is never missing
-   from a snapshot without its procedure counted in flight.  Id sets are
-   collected once for all units, so rt_write_trace snapshots every unit's
-   counters before that. */
-static void rt_snapshot_frames(struct rt_unit *u)
+/* Snapshots a unit's frames sections (`frames` nonzero) or its other
+   sections.  Every caller reads the counters first, then an acquire fence,
+   then the cells and id sets: a call leaves its counter (release) only after
+   recording its last path, so a counter seen at zero means that path is in
+   what is read after it, even while other threads still run -- a path is
+   never missing from a snapshot without its procedure counted in flight. */
+static void rt_snapshot_sects(struct rt_unit *u, int frames)
 {
     unsigned int s;
     for (s = 0; s < u->nsect; s++) {
-        if (u->sect[s].kind == RETEST_SECT_FRAMES) {
+        if ((u->sect[s].kind == RETEST_SECT_FRAMES) == (frames != 0)) {
             rt_snapshot_sect(&u->sect[s]);
         }
     }
 }
 
-static void rt_snapshot_unit(struct rt_unit *u)
-{
-    unsigned int s;
-    rt_snapshot_frames(u);
-    RT_FENCE_ACQUIRE();
-    for (s = 0; s < u->nsect; s++) {
-        if (u->sect[s].kind != RETEST_SECT_FRAMES) {
-            rt_snapshot_sect(&u->sect[s]);
-        }
-    }
-}
-
+/* Writes a unit; rt_write_trace has read its frames counters already. */
 static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t nids)
 {
     unsigned int s, k, nfunc = 0;
@@ -877,7 +865,7 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
     /* Snapshot live cells into the shadow.  OR-ing keeps the shadow
        monotonic if __retest_unregister copies concurrently. */
     if (!detached) {
-        rt_snapshot_unit(u);
+        rt_snapshot_sects(u, 0);
     }
 
     lo = rt_pid_lower(ids, nids, u->index);
@@ -976,10 +964,11 @@ static int rt_write_trace(unsigned int flags, int final)
     if (rt_build_names(g_seq++) != 0) {
         return -1;
     }
-    /* frames counters before the id sets (see rt_snapshot_unit) */
+    /* every unit's frames counters before the id sets and cells (see
+       rt_snapshot_sects) */
     for (u = head; u != NULL; u = u->next) {
         if (!RT_LOAD(&u->detached)) {
-            rt_snapshot_frames(u);
+            rt_snapshot_sects(u, 1);
         }
     }
     RT_FENCE_ACQUIRE();
@@ -1623,7 +1612,9 @@ RT_EXPORT void __retest_unregister(struct retest_tu *tu)
         return;
     }
     u = (struct rt_unit *) (void *) tu->shadow;
-    rt_snapshot_unit(u);
+    rt_snapshot_sects(u, 1);
+    RT_FENCE_ACQUIRE();
+    rt_snapshot_sects(u, 0);
     RT_STORE(&u->detached, 1u);
     RT_STORE(&tu->state, ST_DETACHED);
 }
