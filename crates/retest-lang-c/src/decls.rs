@@ -55,19 +55,6 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
     }
 }
 
-/// The function declarator within a declarator, if it declares a function
-/// (a prototype; also `(*fp)(void)`, whose function declarator holds the
-/// parenthesised pointer).
-fn function_declarator(mut d: Ts<'_>) -> Option<Ts<'_>> {
-    loop {
-        match d.kind() {
-            "function_declarator" => return Some(d),
-            "identifier" => return None,
-            _ => d = d.child_by_field_name("declarator")?,
-        }
-    }
-}
-
 /// Whether a declarator declares a function (a prototype): the declarator
 /// nearest the name, parentheses and attributes aside, is a function
 /// declarator — `f(void)` and `*f(void)` (returning a pointer), not
@@ -259,7 +246,7 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     for d in n.children_by_field_name("declarator", &mut c) {
         // a function, not a pointer to one (`int (*fp)(int)`): GCC ignores
         // `pure` there, and the pointer may be set to any function
-        if !names_a_function(d) {
+        if !declares_function(d) {
             continue;
         }
         if (top_level || marked(d, src))
@@ -268,13 +255,6 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
             out.insert(nm);
         }
     }
-}
-
-/// Whether declarator `d` declares a function by name: its function
-/// declarator's own declarator is the name (`f(void)`, `*f(void)`), not a
-/// parenthesised one (`(*fp)(void)`).
-fn names_a_function(d: Ts<'_>) -> bool {
-    function_declarator(d).and_then(|f| f.child_by_field_name("declarator")).is_some_and(|i| i.kind() == "identifier")
 }
 
 /// Names of functions a top-level declaration declares `noreturn`.
@@ -310,6 +290,54 @@ mod tests {
             top_level_items(n, src.as_bytes(), None, false, &|_| String::new(), &mut out);
         }
         out.into_iter().map(|d| (d.names[0].clone(), d.kind)).collect()
+    }
+
+    /// The names `returning_names` and `noreturn_names` collect from `src`.
+    fn marked(src: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+        let tree = crate::tu::parse(src);
+        let root = tree.root_node();
+        let (mut returning, mut noreturn) = (BTreeSet::new(), BTreeSet::new());
+        let mut c = root.walk();
+        for n in root.named_children(&mut c) {
+            returning_names(n, src.as_bytes(), &mut returning);
+            noreturn_names(n, src.as_bytes(), &mut noreturn);
+        }
+        (returning, noreturn)
+    }
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `const`/`pure` functions return, one returning a pointer to a
+    /// function too; the attribute on a pointer to a function, or `const` as
+    /// a type qualifier, says nothing about a call.
+    #[test]
+    fn const_and_pure_mark_functions_not_pointers_or_qualifiers() {
+        let (returning, _) = marked(
+            "__attribute__((pure)) int f(const char *);\n\
+             int g(int) __attribute__((__const__));\n\
+             __attribute__((pure)) int (*h(void))(int);\n\
+             __attribute__((pure)) int *p(int);\n\
+             __attribute__((pure)) int (*fp)(int);\n\
+             const int q(void);\n\
+             int r(void) __attribute__((noinline));\n\
+             static __attribute__((const)) int s(int x) { return x; }\n",
+        );
+        assert_eq!(returning, set(&["f", "g", "h", "p", "s"]));
+    }
+
+    /// `noreturn` in any spelling marks the functions of the declaration,
+    /// never a pointer to a function.
+    #[test]
+    fn noreturn_marks_functions_in_every_spelling() {
+        let (_, noreturn) = marked(
+            "_Noreturn void die(const char *);\n\
+             void stop(int) __attribute__((__noreturn__));\n\
+             __attribute__((noreturn)) void (*handler)(int);\n\
+             void go(void);\n",
+        );
+        assert_eq!(noreturn, set(&["die", "stop"]));
     }
 
     /// The declarator nearest the name decides: a function returning a
