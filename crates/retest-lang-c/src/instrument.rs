@@ -16,8 +16,9 @@
 //! layout does not change. The array is aligned to a cache line and padded to
 //! whole lines, so no program data shares a line with it: in the lexer
 //! benchmark, the array aligned to 4 bytes right after the program's input
-//! buffer made the build run 5.8 times as long as plain. The runtime reads
-//! each word as one cell and writes traces with byte cells.
+//! buffer made the build run 5.8 times as long as plain. The arrays of MC/DC
+//! and path cells and the frames counters get lines of their own alike. The
+//! runtime reads each word as one cell and writes traces with byte cells.
 //! Per node of the condition-level CFG, as its [`Probe`] says:
 //! * entry: `{ P; { original body } }` — the original body becomes an inner block,
 //!   so the probe never precedes the body's declarations (C89);
@@ -56,8 +57,8 @@ pub const SECT_EDGE_WORDS: u32 = 5;
 /// Bytes per edge cell in instrumented code: a probe sets the first byte of
 /// its cell's word (a word cell is hit when it is not zero).
 const EDGE_CELL_BYTES: u32 = 4;
-/// Alignment and size granule of the edge cell array: a cache line.
-const EDGE_ARRAY_ALIGN: u32 = 64;
+/// Alignment and size granule of every probe array: a cache line.
+const ARRAY_ALIGN: u32 = 64;
 
 /// The probe that sets edge cell `c`: one byte store, which cannot clear
 /// another cell.
@@ -341,26 +342,31 @@ fn switch_dispatch<'a>(
     s
 }
 
+/// The declaration of a probe array of `len` elements of `size` bytes on
+/// cache lines of its own: aligned to a line and padded to whole lines, so no
+/// program data shares a line with a cell. Hot program data next to the edge
+/// cells has cost the lexer benchmark several times its run time, and a line
+/// shared with another thread's data would bounce between cores on every
+/// probe.
+fn own_lines(ty: &str, name: &str, len: u32, size: u32) -> String {
+    let n = (len.max(1) * size).next_multiple_of(ARRAY_ALIGN) / size;
+    format!("static {ty} {name}[{n}] __attribute__((aligned({ARRAY_ALIGN})));\n")
+}
+
 fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -> String {
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    // the edge cells fill whole cache lines of their own: hot program data
-    // next to them has cost the lexer benchmark several times its run time
-    let size = (cells.max(1) * EDGE_CELL_BYTES).next_multiple_of(EDGE_ARRAY_ALIGN);
-    let mut arrays = format!("static unsigned char __retest_e[{size}] __attribute__((aligned({EDGE_ARRAY_ALIGN})));\n");
+    let mut arrays = own_lines("unsigned char", "__retest_e", cells * EDGE_CELL_BYTES, 1);
     let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {
-        arrays.push_str(&format!("static unsigned char __retest_m[{}];\n", m.max(1)));
+        arrays.push_str(&own_lines("unsigned char", "__retest_m", m, 1));
         sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));
     }
     let mut frames = String::new();
     if let Some(pc) = rec.path_cells {
         let nf = procedures as u32;
-        arrays.push_str(&format!(
-            "static unsigned char __retest_pa[{}];\nstatic unsigned int __retest_fin[{}];\n",
-            pc.max(1),
-            nf.max(1)
-        ));
+        arrays.push_str(&own_lines("unsigned char", "__retest_pa", pc, 1));
+        arrays.push_str(&own_lines("unsigned int", "__retest_fin", nf, 4));
         sects.push(format!("{{ {SECT_PATHS}, {pc}, __retest_pa }}"));
         sects.push(format!("{{ {SECT_FRAMES}, {nf}, (unsigned char *) __retest_fin }}"));
         // the frame of a path-profiled call: its path register; the call enters
