@@ -6,9 +6,11 @@
 //! a header that declares the probe cells and registers the unit with the runtime
 //! (ABI 2, `runtime/retest_rt.h`, `docs/trace-format.md`).
 //!
-//! Probes are plain byte stores into a static per-unit array
+//! Probes are volatile byte stores into a static per-unit array
 //! (`__retest_e[4 * k] = __retest_one`), no calls on the hot path; a
-//! concurrent store can never clear another cell. Each edge cell owns a 4-byte
+//! concurrent store can never clear another cell. Volatile, so each store
+//! lands where its probe stands and a fault finds every cell set that the
+//! run set before it ([`CELL`]). Each edge cell owns a 4-byte
 //! word, of which the probe sets the first byte: on the lexer benchmark built
 //! by Clang, where hot cells shared an 8-byte word when they were one byte
 //! each, the loop took about 30 % more CPU time than with a word per cell
@@ -66,6 +68,13 @@ pub const SECT_EDGE_WORDS: u32 = 5;
 const EDGE_CELL_BYTES: u32 = 4;
 /// Alignment and size granule of every probe array: a cache line.
 const ARRAY_ALIGN: u32 = 64;
+/// The element type of the cell arrays. Volatile, so the compiler emits each
+/// probe's store where the probe stands: it may not move the stores of a loop
+/// out of it (GCC 12 at `-O2` did, behind flags in registers, for a loop that
+/// touched only a static `int` array, and a fault in the loop then left none
+/// of its cells set), merge them, or drop one. At a fault or a fatal signal,
+/// every probe that ran before it has set its cell.
+const CELL: &str = "volatile unsigned char";
 
 /// The value a probe stores into its cell: the runtime's
 /// `__retest_one` (1), kept in a register by the compiler.
@@ -367,18 +376,18 @@ fn own_lines(ty: &str, name: &str, len: u32, size: u32) -> String {
 fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -> String {
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-    let mut arrays = own_lines("unsigned char", "__retest_e", cells * EDGE_CELL_BYTES, 1);
-    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
+    let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
+    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, (unsigned char *) __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {
-        arrays.push_str(&own_lines("unsigned char", "__retest_m", m, 1));
-        sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));
+        arrays.push_str(&own_lines(CELL, "__retest_m", m, 1));
+        sects.push(format!("{{ {SECT_MCDC}, {m}, (unsigned char *) __retest_m }}"));
     }
     let mut frames = String::new();
     if let Some(pc) = rec.path_cells {
         let nf = procedures as u32;
-        arrays.push_str(&own_lines("unsigned char", "__retest_pa", pc, 1));
+        arrays.push_str(&own_lines(CELL, "__retest_pa", pc, 1));
         arrays.push_str(&own_lines("unsigned int", "__retest_fin", nf, 4));
-        sects.push(format!("{{ {SECT_PATHS}, {pc}, __retest_pa }}"));
+        sects.push(format!("{{ {SECT_PATHS}, {pc}, (unsigned char *) __retest_pa }}"));
         sects.push(format!("{{ {SECT_FRAMES}, {nf}, (unsigned char *) __retest_fin }}"));
         // the frame of a path-profiled call: its path register; the call enters
         // the in-flight count after the frame is made, and at return (cleanup)
