@@ -25,8 +25,8 @@
  *   - After __retest_unregister(tu) the runtime never touches *tu or its
  *     cells again (the object may be unmapped); it writes the shadow.
  *   - Only __retest_register/__retest_unregister/__retest_path_hit,
- *     __retest_st, __retest_one and the exec/_exit and signal-handler
- *     interposers have external linkage;
+ *     __retest_st and the exec/_exit and signal-handler interposers have
+ *     external linkage;
  *     everything else is static, so several copies of this file in one
  *     process never clash.
  *
@@ -350,15 +350,6 @@ RT_EXTERN_C RT_EXPORT const char *const __retest_st = &__libc_single_threaded;
 static const char rt_not_known_single = 0;
 RT_EXTERN_C RT_EXPORT const char *const __retest_st = &rt_not_known_single;
 #endif
-
-/* The value every probe stores into its cell.  Instrumented code reads it
-   from here rather than writing the constant 1: the compiler cannot fold an
-   extern const it does not see, so it loads the value once into a register
-   and each probe becomes a store of that register.  A store of an immediate
-   to a RIP-relative address is the longer instruction, and with it the hot
-   loops of the lexer benchmark ran up to 1.6 times plain in some code
-   layouts (bench/RESULTS.md, "Probes store a register"). */
-RT_EXTERN_C RT_EXPORT const unsigned char __retest_one = 1;
 
 /* Reads up to `cap` bytes of the file at `path` into `buf` (async-signal-
    safe): the number of bytes read, or -1 if the file cannot be opened. */

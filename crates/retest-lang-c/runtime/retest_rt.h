@@ -91,10 +91,6 @@ void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest_u64 id);
    read-modify-writes.  Neither the descriptor nor the traces depend on it. */
 extern const char *const __retest_st;
 
-/* 1: what every probe stores into its cell.  Instrumented code stores this
-   value instead of the constant, so each probe is a store of a register. */
-extern const unsigned char __retest_one;
-
 #ifdef __cplusplus
 }
 #endif

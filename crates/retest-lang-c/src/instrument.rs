@@ -7,25 +7,21 @@
 //! (ABI 2, `runtime/retest_rt.h`, `docs/trace-format.md`).
 //!
 //! Probes are volatile byte stores into a static per-unit array
-//! (`__retest_e[4 * k] = __retest_one`), no calls on the hot path; a
-//! concurrent store can never clear another cell. Volatile, so each store
-//! lands where its probe stands and a fault finds every cell set that the
-//! run set before it ([`CELL`]). Each edge cell owns a 4-byte
-//! word, of which the probe sets the first byte: on the lexer benchmark built
-//! by Clang, where hot cells shared an 8-byte word when they were one byte
-//! each, the loop took about 30 % more CPU time than with a word per cell
-//! (`bench/RESULTS.md`). Byte stores keep the instructions short. The value
-//! stored is the runtime's `extern const unsigned char __retest_one` (1),
-//! which the compiler cannot fold: it loads it once into a register, and each
-//! probe stores that register instead of an immediate. On the lexer
-//! benchmark, over 32 code layouts, stores of the immediate ran 1.10–1.25
-//! times plain in 11 layouts with gcc and 1.4–1.6 times in 16 with Clang;
-//! stores of a register never above 1.07 with gcc, and above 1.4 in 2 with
-//! Clang (`bench/RESULTS.md`, "Probes store a register"). MC/DC and path
-//! cells are set the same way. The array is aligned to a cache line and
-//! padded to whole lines, so no program data shares a line with it: in the lexer
-//! benchmark, the array aligned to 4 bytes right after the program's input
-//! buffer made the build run 5.8 times as long as plain. The arrays of MC/DC
+//! (`__retest_e[4 * k] = 1`), no calls on the hot path; a concurrent store can
+//! never clear another cell. Volatile, so each store lands where its probe
+//! stands and a fault finds every cell set that the run set before it
+//! ([`CELL`]). Each edge cell owns a 4-byte word, of which the probe sets the
+//! first byte: on the lexer benchmark built by Clang, where hot cells shared an
+//! 8-byte word when they were one byte each, the loop took about 30 % more CPU
+//! time than with a word per cell (`bench/RESULTS.md`). Byte stores keep the
+//! instructions as short as before, so the compiler's block layout does not
+//! change. A store of a register holding 1 (loaded from a constant the
+//! compiler cannot fold) instead of the immediate was tried: with volatile
+//! cells it cost more than it saved (`bench/RESULTS.md`, "Volatile cells").
+//! The array is aligned to a cache line and padded to whole lines, so no
+//! program data shares a line with it: in the lexer benchmark, the array
+//! aligned to 4 bytes right after the program's input buffer made the build
+//! run 5.8 times as long as plain. The arrays of MC/DC
 //! and path cells and the frames counters get lines of their own alike. The
 //! runtime reads each word as one cell and writes traces with byte cells.
 //! Per node of the condition-level CFG, as its [`Probe`] says:
@@ -76,14 +72,10 @@ const ARRAY_ALIGN: u32 = 64;
 /// every probe that ran before it has set its cell.
 const CELL: &str = "volatile unsigned char";
 
-/// The value a probe stores into its cell: the runtime's
-/// `__retest_one` (1), kept in a register by the compiler.
-const ONE: &str = "__retest_one";
-
 /// The probe that sets edge cell `c`: one byte store, which cannot clear
 /// another cell.
 fn edge_store(c: u32) -> String {
-    format!("__retest_e[{}] = {ONE}", c * EDGE_CELL_BYTES)
+    format!("__retest_e[{}] = 1", c * EDGE_CELL_BYTES)
 }
 
 /// An instrumented translation unit.
@@ -404,7 +396,7 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
         frames = "extern const char *const __retest_st;\n\
              struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
              static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*c; else __atomic_fetch_add(c, 1u, 2); __atomic_signal_fence(5); }\n\
-             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = __retest_one; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n"
+             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n"
             .to_string();
     }
     format!(
@@ -415,7 +407,6 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
          extern void __retest_register(struct __retest_tu1 *);\n\
          extern void __retest_unregister(struct __retest_tu1 *);\n\
          extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n\
-         extern const unsigned char __retest_one;\n\
          {arrays}\
          static struct __retest_sect1 __retest_s[{ns}] = {{ {sects} }};\n\
          static struct __retest_tu1 __retest_tu = {{ {ABI}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\
@@ -530,7 +521,7 @@ fn action_code(a: &Action, reg: &str) -> String {
         Action::Add(v) => format!("{reg} += {v}ULL"),
         Action::Record { sink: Sink::Cell { sect, base }, add } => {
             let arr = if sect == SECT_MCDC { "__retest_m" } else { "__retest_pa" };
-            format!("{arr}[{}ULL + {reg}] = {ONE}", u64::from(base) + add)
+            format!("{arr}[{}ULL + {reg}] = 1", u64::from(base) + add)
         }
         Action::Record { sink: Sink::Id { key }, add } => {
             format!("__retest_path_hit(&__retest_tu, {key}u, {reg} + {add}ULL)")
