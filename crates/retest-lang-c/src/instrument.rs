@@ -21,9 +21,9 @@
 //! The array is aligned to a cache line and padded to whole lines, so no
 //! program data shares a line with it: in the lexer benchmark, the array
 //! aligned to 4 bytes right after the program's input buffer made the build
-//! run 5.8 times as long as plain. The arrays of MC/DC
-//! and path cells and the frames counters get lines of their own alike. The
-//! runtime reads each word as one cell and writes traces with byte cells.
+//! run 5.8 times as long as plain. The arrays of MC/DC and path cells and the
+//! frames counters get lines of their own alike. The runtime reads each word
+//! as one cell and writes traces with byte cells.
 //! Per node of the condition-level CFG, as its [`Probe`] says:
 //! * entry: `{ P; { original body } }` — the original body becomes an inner block,
 //!   so the probe never precedes the body's declarations (C89);
