@@ -186,7 +186,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 struct rt_sect {
     unsigned int kind;
     unsigned int len;
-    unsigned char *live;   /* the TU's cells; not touched once detached */
+    const volatile unsigned char *live; /* the TU's cells; not touched once detached */
     unsigned char *shadow; /* 0/1 copy: the snapshot written to traces */
 };
 
@@ -824,7 +824,7 @@ static void rt_snapshot_sect(struct rt_sect *sc)
 {
     unsigned int k;
     if (sc->kind == RETEST_SECT_FRAMES || sc->kind == RETEST_SECT_EDGE_WORDS) {
-        const volatile unsigned int *c = (const volatile unsigned int *) (void *) sc->live;
+        const volatile unsigned int *c = (const volatile unsigned int *) (const volatile void *) sc->live;
         for (k = 0; k < sc->len; k++) {
             if (c[k] != 0 && sc->shadow[k] == 0) {
                 sc->shadow[k] = 1;

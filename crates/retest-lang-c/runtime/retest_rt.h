@@ -54,8 +54,9 @@ typedef unsigned long long retest_u64;
 struct retest_sect {
     unsigned int kind;        /* RETEST_SECT_* */
     unsigned int len;         /* number of cells */
-    unsigned char *data;      /* cells: 0 = not hit, nonzero = hit (frames: counters;
-                                 frames and word edges: unsigned int words) */
+    volatile unsigned char *data; /* cells: 0 = not hit, nonzero = hit (frames: counters;
+                                 frames and word edges: unsigned int words);
+                                 volatile: the probes store to them as such */
 };
 
 struct retest_tu {

@@ -10,7 +10,7 @@
 //! (`__retest_e[4 * k] = 1`), no calls on the hot path; a concurrent store can
 //! never clear another cell. Volatile, so each store lands where its probe
 //! stands and a fault finds every cell set that the run set before it
-//! ([`CELL`]). Each edge cell owns a 4-byte word, of which the probe sets the
+//! (`CELL`). Each edge cell owns a 4-byte word, of which the probe sets the
 //! first byte: on the lexer benchmark built by Clang, where hot cells shared an
 //! 8-byte word when they were one byte each, the loop took about 30 % more CPU
 //! time than with a word per cell (`bench/RESULTS.md`). Byte stores keep the
@@ -369,18 +369,18 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
-    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, (unsigned char *) __retest_e }}")];
+    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {
         arrays.push_str(&own_lines(CELL, "__retest_m", m, 1));
-        sects.push(format!("{{ {SECT_MCDC}, {m}, (unsigned char *) __retest_m }}"));
+        sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));
     }
     let mut frames = String::new();
     if let Some(pc) = rec.path_cells {
         let nf = procedures as u32;
         arrays.push_str(&own_lines(CELL, "__retest_pa", pc, 1));
         arrays.push_str(&own_lines("unsigned int", "__retest_fin", nf, 4));
-        sects.push(format!("{{ {SECT_PATHS}, {pc}, (unsigned char *) __retest_pa }}"));
-        sects.push(format!("{{ {SECT_FRAMES}, {nf}, (unsigned char *) __retest_fin }}"));
+        sects.push(format!("{{ {SECT_PATHS}, {pc}, __retest_pa }}"));
+        sects.push(format!("{{ {SECT_FRAMES}, {nf}, (volatile unsigned char *) __retest_fin }}"));
         // the frame of a path-profiled call: its path register; the call enters
         // the in-flight count after the frame is made, and at return (cleanup)
         // the last path is recorded and the call leaves the count. While the
@@ -402,7 +402,7 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
     format!(
         "/* retest instrumentation, ABI {ABI}, unit {hex} */\n\
          __extension__ typedef unsigned long long __retest_u64;\n\
-         struct __retest_sect1 {{ unsigned int kind; unsigned int len; unsigned char *data; }};\n\
+         struct __retest_sect1 {{ unsigned int kind; unsigned int len; volatile unsigned char *data; }};\n\
          struct __retest_tu1 {{ unsigned int abi; unsigned int nsect; unsigned char hash[16]; struct __retest_sect1 *sect; struct __retest_tu1 *next; unsigned char *shadow; unsigned int state; }};\n\
          extern void __retest_register(struct __retest_tu1 *);\n\
          extern void __retest_unregister(struct __retest_tu1 *);\n\
