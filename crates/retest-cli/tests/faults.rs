@@ -519,7 +519,6 @@ fn one_file_project(name: &str, src: &str, cflags: &str, tests: &[(&str, &str)])
     d
 }
 
-/// (line, hit count) of `file` for one test.
 /// Writes `text` into `file` (a second later, so `make` sees it newer),
 /// rebuilds with `retest build` and returns the names `retest select` selects,
 /// sorted.
@@ -534,6 +533,7 @@ fn selected_after_edit(dir: &Path, file: &str, text: &str) -> Vec<String> {
     names
 }
 
+/// (line, hit count) of `file` for one test.
 fn covered_lines(dir: &Path, test: &str, file: &str) -> Vec<(u64, u64)> {
     let v = json(&retest(dir, &["coverage", "--format", "json", "--tests", test], 0));
     let f = v["files"].as_array().unwrap().iter().find(|f| f["path"] == file).unwrap().clone();
