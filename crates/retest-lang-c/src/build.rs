@@ -113,13 +113,6 @@ fn internal(node: usize) -> Pend {
     Pend { node, label: EdgeLabel::Eps, coarse: None }
 }
 
-fn with_coarse(mut v: Vec<Pend>, l: EdgeLabel) -> Vec<Pend> {
-    for p in &mut v {
-        p.coarse = Some(l.clone());
-    }
-    v
-}
-
 struct BNode {
     node: Node,
     group: Option<usize>,
@@ -737,7 +730,21 @@ impl<'a, 't> Builder<'a, 't> {
         let text = self.text_of(strip_parens(c));
         let g = self.group(NodeKind::Predicate, c, text);
         let (t, f) = self.branch(c, inc, g);
-        (with_coarse(t, EdgeLabel::True), with_coarse(f, EdgeLabel::False))
+        // Only the decision's own edges take its outcome as their statement-level
+        // label. A condition that folds (`if (0)`, `while (1)`) passes its incoming
+        // edges through: they keep the label they came with (the `T` of an
+        // enclosing `if`), or the statement level would give one node two `F` edges.
+        let own = |v: Vec<Pend>, l: EdgeLabel| -> Vec<Pend> {
+            v.into_iter()
+                .map(|mut p| {
+                    if self.nodes[p.node].group == Some(g) {
+                        p.coarse = Some(l.clone());
+                    }
+                    p
+                })
+                .collect()
+        };
+        (own(t, EdgeLabel::True), own(f, EdgeLabel::False))
     }
 
     fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
