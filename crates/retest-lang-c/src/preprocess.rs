@@ -63,9 +63,14 @@ impl Preprocessed {
         let mut text = String::with_capacity(raw.len());
         let mut files: Vec<SourceFile> = Vec::new();
         let mut runs: Vec<Run> = Vec::new();
+        // a line inside a block comment is comment text even when it starts with
+        // `#` (`/* skip until #else,` then `   #if/#endif */`, kept by `-C`)
+        let mut in_comment = false;
         for (i, line) in raw.split_inclusive('\n').enumerate() {
             let trimmed = line.trim_start();
-            if trimmed.starts_with('#') {
+            let directive = !in_comment && trimmed.starts_with('#');
+            in_comment = if directive { false } else { ends_in_comment(line, in_comment) };
+            if directive {
                 if let Some((num, path, flags)) = parse_marker(trimmed) {
                     // A file is a system header if the marker that introduces it
                     // says so. Later markers for the same file may carry flag 3
@@ -204,6 +209,35 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     hidden
+}
+
+/// Whether a block comment is open at the end of `line`, given whether one was
+/// open at its start. Literals and `//` comments hide comment delimiters.
+fn ends_in_comment(line: &str, mut open: bool) -> bool {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if open {
+            match b[i..].windows(2).position(|w| w == b"*/") {
+                Some(p) => {
+                    open = false;
+                    i += p + 2;
+                }
+                None => return true,
+            }
+            continue;
+        }
+        match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'*')) => {
+                open = true;
+                i += 2;
+            }
+            (b'/', Some(b'/')) => return false,
+            (b'"' | b'\'', _) => i = skip_comment_or_literal(b, i).unwrap_or(b.len()),
+            _ => i += 1,
+        }
+    }
+    open
 }
 
 /// The end of the comment or literal starting at `i`, if one starts there.
@@ -552,6 +586,17 @@ mod tests {
         );
         assert!(p.text.contains("{1},                             b = {2};"));
         assert!(p.text.contains("void f(int x, __attribute__((unused)) int y);"), "parameters keep theirs");
+    }
+
+    #[test]
+    fn a_comment_line_that_starts_with_a_hash_is_not_a_directive() {
+        let raw =
+            "# 1 \"a.c\"\n/* skip until #else, or\n   #if/#endif */\nint f(void) { return 1; }\n# 9 \"a.c\"\nint g;\n";
+        let pre = Preprocessed::from_output(raw.to_string());
+        let lines: Vec<&str> = pre.text.lines().collect();
+        assert_eq!(lines[2], "   #if/#endif */", "comment text is kept");
+        assert!(lines[4].trim().is_empty(), "the marker is blanked");
+        assert_eq!(pre.location(5), Some((0, 9)));
     }
 
     #[test]
