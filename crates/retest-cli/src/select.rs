@@ -424,6 +424,16 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             format!("{at}: {} (code there is not analysed, so every test is selected)", p.message)
         })
         .collect();
+    // a broken unit is worth a warning whether or not it changed
+    for u in &new_units {
+        if let Some(p) = &u.unit.unattributed_error {
+            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
+            warnings.push(format!(
+                "{at}: {} — code there lies in no function's CFG; any change to this unit selects every test",
+                p.message
+            ));
+        }
+    }
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
     for name in &suite {
         let mut why: Vec<String> = Vec::new();

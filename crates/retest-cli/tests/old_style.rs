@@ -96,3 +96,30 @@ fn an_edit_in_an_old_style_function_selects_the_tests_that_ran_it() {
     assert_eq!(selected(d.path(), "dejavu").len(), 4);
     assert_eq!(selected(d.path(), "function").len(), 4);
 }
+
+/// Code the front end cannot place in any function (here a block at file scope,
+/// analysed from a compilation database without building) marks its unit:
+/// `cfg` and `select` each warn with file:line, and every test is selected.
+#[test]
+fn code_outside_every_function_is_reported_and_selects_every_test() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), PROGRAM);
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    retest(d.path(), &["run", "--universe", "universe.txt"], 0);
+    let broken = PROGRAM.replace("main(argc, argv)", "{ stray(); }\nmain(argc, argv)");
+    std::fs::write(d.path().join("kr.c"), &broken).unwrap();
+    let line = broken.lines().position(|l| l.starts_with("{ stray")).unwrap() + 1;
+    let cfg = retest(d.path(), &["cfg", "kr.c"], 0);
+    assert!(stderr(&cfg).contains(&format!("kr.c:{line}: code outside any function's CFG")), "{}", stderr(&cfg));
+    let db = format!(
+        r#"[{{"directory": "{}", "file": "kr.c", "arguments": ["cc", "-w", "-O0", "-o", "kr", "kr.c"]}}]"#,
+        d.path().display()
+    );
+    std::fs::write(d.path().join("compile_commands.json"), db).unwrap();
+    let out = retest(d.path(), &["select", "-p", "compile_commands.json", "--format", "json"], 0);
+    let v = json(&out);
+    assert_eq!(v["tests_selected"], 4, "{v}");
+    let warned = v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(&format!("kr.c:{line}")));
+    assert!(warned, "{v}");
+}
