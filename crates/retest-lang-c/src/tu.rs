@@ -118,14 +118,23 @@ fn trusted(n: Ts<'_>, items: &[Item], src: &[u8]) -> bool {
         return matches!(n.kind(), "comment") || n.end_byte() == n.start_byte();
     };
     match &it.kind {
-        ItemKind::Function { body_open, body_close, .. } => {
-            n.kind() == "function_definition"
-                && n.child_by_field_name("body")
-                    .is_some_and(|b| b.start_byte() == *body_open && b.end_byte() == body_close + 1)
-        }
+        ItemKind::Function { .. } => reads_whole(n, it, src),
         ItemKind::Declaration => !(syntax::has_syntax_error(n, src) || syntax::has_missing(n, src)),
         ItemKind::Stray { .. } => false,
     }
+}
+
+/// Whether `n` is the function definition of item `it`, read whole: the same
+/// body, a declarator that declares a function, and the same name. tree-sitter
+/// reads `static f(a) { … }` (implicit `int`) as the type `f` and the declarator
+/// `(a)`: a definition of `a` that is not a function.
+fn reads_whole(n: Ts<'_>, it: &Item, src: &[u8]) -> bool {
+    let ItemKind::Function { name, body_open, body_close, .. } = &it.kind else { return false };
+    n.kind() == "function_definition"
+        && n.child_by_field_name("body").is_some_and(|b| b.start_byte() == *body_open && b.end_byte() == body_close + 1)
+        && n.child_by_field_name("declarator").is_some_and(|d| {
+            decls::declares_function(d) && name.as_ref().is_none_or(|m| declarator_name(d, src).as_ref() == Some(m))
+        })
 }
 
 /// The items to parse on their own: those the whole-unit parse got wrong, and
@@ -201,13 +210,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         .filter(|n| n.kind() == "function_definition")
         .filter_map(|n| {
             let i = item_of(*n)?;
-            match items[i].kind {
-                ItemKind::Function { body_open, body_close, .. } => n
-                    .child_by_field_name("body")
-                    .is_some_and(|b| b.start_byte() == body_open && b.end_byte() == body_close + 1)
-                    .then_some(i),
-                _ => None,
-            }
+            reads_whole(*n, &items[i], src).then_some(i)
         })
         .collect();
     let is_piece = |n: Ts<'_>| item_of(n).is_some_and(|i| items[i].is_function() && !whole.contains(&i));
