@@ -38,7 +38,7 @@ pub enum ItemKind {
     Declaration,
     /// A function definition. `name` is the declared name as the tokens show it
     /// (`None` if no name could be told); `params` the identifier list of an
-    /// old-style definition, else empty.
+    /// old-style definition, else the identifiers of the parameter list.
     Function { name: Option<String>, body_open: usize, body_close: usize, old_style: bool, params: Vec<String> },
     /// A block at depth 0 that belongs to no function definition, or braces that
     /// do not balance: code the analysis cannot attribute.
@@ -159,6 +159,35 @@ fn is_attribute_word(w: &[u8]) -> bool {
             | b"override"
             | b"final"
     )
+}
+
+fn is_c_keyword(w: &[u8]) -> bool {
+    matches!(
+        w,
+        b"void"
+            | b"char"
+            | b"short"
+            | b"int"
+            | b"long"
+            | b"float"
+            | b"double"
+            | b"signed"
+            | b"unsigned"
+            | b"_Bool"
+            | b"bool"
+            | b"_Complex"
+            | b"struct"
+            | b"union"
+            | b"enum"
+            | b"const"
+            | b"volatile"
+            | b"restrict"
+            | b"__restrict"
+            | b"__restrict__"
+            | b"register"
+            | b"static"
+            | b"_Atomic"
+    ) || is_operator_word(w)
 }
 
 /// Words that open a type body with `{`.
@@ -454,11 +483,15 @@ fn head_name(toks: &[Token], b: &[u8], first: usize, open: usize, old_style: boo
         return (None, Vec::new());
     };
     let name = String::from_utf8_lossy(text(n)).into_owned();
+    // an old-style head's identifier list; otherwise every identifier of the
+    // parameter list but keywords (type names too: over-approximating locals
+    // only makes more calls count as indirect)
     let mut params = Vec::new();
-    if old_style && let Some(close) = matching_close(toks, b, n + 1) {
+    if let Some(close) = matching_close(toks, b, n + 1) {
         for t in &toks[n + 2..close] {
-            if t.kind == TokenKind::Ident {
-                params.push(String::from_utf8_lossy(&b[t.start..t.end]).into_owned());
+            let w = &b[t.start..t.end];
+            if t.kind == TokenKind::Ident && (old_style || !is_c_keyword(w)) {
+                params.push(String::from_utf8_lossy(w).into_owned());
             }
         }
     }
@@ -510,7 +543,7 @@ mod tests {
                 "fn append_ele k&r (a_list,a_ele)",
                 "fn get k&r (x)",
                 "fn main k&r (argc,argv)",
-                "fn getfn",
+                "fn getfn (x)",
                 "decl"
             ]
         );
