@@ -95,6 +95,9 @@ pub struct TuFacts<'a> {
     pub noreturn: &'a BTreeSet<String>,
     /// Names declared by the unit's file-scope `typedef`s.
     pub typedefs: &'a BTreeSet<String>,
+    /// The attributes the parse text hides within a byte range (see
+    /// [`crate::Preprocessed::attributes_within`]).
+    pub hidden_attributes: &'a dyn Fn(std::ops::Range<usize>) -> String,
 }
 
 #[derive(Clone)]
@@ -1408,7 +1411,15 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     }
     b.locals.extend(def.params.iter().cloned());
     let body = def.body;
-    let sig = def.signature(src);
+    let sig = {
+        let mut sig = def.signature(src);
+        let hidden = (tu.hidden_attributes)(def.range.start_byte..def.braces.map_or(def.range.end_byte, |b| b.0));
+        if !hidden.is_empty() {
+            sig.push(' ');
+            sig.push_str(&hidden);
+        }
+        sig
+    };
     let span = b.span_of_range(def.range);
     if let Some(why) = &def.unreadable {
         b.problem_at(span, format!("{name}: {why}"));

@@ -322,12 +322,13 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
     let mut completes = Vec::new();
-    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs };
+    let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
+    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs, hidden_attributes: &hidden };
     for d in &defs {
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
         let system = file.is_none_or(|f| f.system);
-        decls_out.push(function_declaration(d, src, span, system));
+        decls_out.push(function_declaration(d, pre, span, system));
         fn_names.insert(d.name.clone());
         if !file.is_some_and(is_own) || d.name.is_empty() {
             continue;
@@ -455,8 +456,14 @@ fn definition_text(d: &Definition<'_>, src: &[u8]) -> String {
 
 /// The declaration item of a definition: its signature (so a changed signature
 /// is a changed declaration of the name), and the names the head mentions.
-fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, system: bool) -> Declaration {
-    let sig = d.signature(src);
+fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Span>, system: bool) -> Declaration {
+    let src = pre.text.as_bytes();
+    let mut sig = d.signature(src);
+    let hidden = pre.attributes_within(d.range.start_byte..d.braces.map_or(d.range.end_byte, |b| b.0));
+    if !hidden.is_empty() {
+        sig.push(' ');
+        sig.push_str(&hidden);
+    }
     let mut mentions = BTreeSet::new();
     for h in &d.head {
         let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &|_| false);
