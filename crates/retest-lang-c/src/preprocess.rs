@@ -139,7 +139,6 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
     let b = text.as_bytes();
     let ident = is_ident_byte;
     let skip = |i: usize| skip_comment_or_literal(b, i);
-    let next_significant = |i: usize| b.get(skip_blank(b, i)).copied();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev: u8 = b';';
     let mut i = 0;
