@@ -774,6 +774,23 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
+    /// The tests whose newest known coverage, in any matrix, covers something:
+    /// the tests that ran instrumented code the last time their coverage was
+    /// recorded (rows of unknown coverage are passed over).
+    pub fn tests_that_ran_code(&self) -> Result<std::collections::HashSet<TestId>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT m.test FROM matrix_tests m
+                 WHERE m.state = 'ok'
+                   AND m.snapshot = (SELECT MAX(n.snapshot) FROM matrix_tests n WHERE n.test = m.test AND n.state = 'ok')
+                   AND EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = m.snapshot AND c.test = m.test)",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st.query_map([], |r| Ok(TestId(r.get(0)?))).map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.sql(e))
+    }
+
     /// One test's coverage in a matrix: per unit, the covered edges.
     pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
         let mut st = self
