@@ -325,6 +325,19 @@ fn an_empty_suite_is_refused() {
 }
 
 #[test]
+fn coverage_of_a_snapshot_without_coverage_is_an_error_not_100_percent() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "99", "--fail-under", "lines=90"], 1));
+    assert!(e.contains("there is no snapshot 99 (the snapshots are 1 to 1)"), "{e}");
+    apply_change(dir, "brake-check");
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "2", "--fail-under", "lines=90"], 1));
+    assert!(e.contains("snapshot 2 has no recorded coverage"), "{e}");
+    retest(dir, &["coverage", "--snapshot", "1"], 0);
+}
+
+#[test]
 fn run_with_a_filter_says_what_it_recorded() {
     let d = example_copy();
     let dir = d.path();
