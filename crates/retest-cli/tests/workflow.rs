@@ -356,3 +356,30 @@ fn run_with_a_filter_says_what_it_recorded() {
     let out = stdout(&retest(dir, &["run", "--filter", "01-*"], 0));
     assert!(out.contains("recorded for snapshot 2") && out.contains("still compares against snapshot 1"), "{out}");
 }
+
+/// `--algorithm function` selects a test for running a changed function; its
+/// reason says so, not that the test ran a changed line it never reached.
+#[test]
+fn function_level_reasons_say_the_test_ran_the_changed_function() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let src = std::fs::read_to_string(dir.join("controller.c")).unwrap();
+    std::fs::write(dir.join("controller.c"), src.replace("return \"gear too low\";", "return \"gear is too low\";"))
+        .unwrap();
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let (dejavu, _) = selected(dir);
+    assert!(!dejavu.contains("01-basic"), "01-basic never reaches the changed line: {dejavu:?}");
+    let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "function"], 0));
+    assert!(
+        out.contains("- ran `engage_blocker` (controller.c:60), which changed: controller.c:74 changed: `return \"gear too low\" ;`"),
+        "{out}"
+    );
+    let v = json(&retest(dir, &["select", "--algorithm", "function", "--format", "json"], 0));
+    let t = v["selected"].as_array().unwrap().iter().find(|t| t["name"] == "01-basic").unwrap();
+    assert_eq!(t["reasons"].as_array().unwrap().len(), 1, "{t}");
+    assert!(t["reasons"][0]["text"].as_str().unwrap().starts_with("ran `engage_blocker`"), "{t}");
+    let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "file"], 0));
+    assert!(out.contains("- ran code of controller.c ("), "{out}");
+}
