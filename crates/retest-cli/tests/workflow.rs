@@ -357,6 +357,33 @@ fn run_with_a_filter_says_what_it_recorded() {
     assert!(out.contains("recorded for snapshot 2") && out.contains("still compares against snapshot 1"), "{out}");
 }
 
+/// Builds since the baseline record into one open snapshot: an audit of an
+/// earlier build of it says nothing about the current one.
+#[test]
+fn compare_algorithms_ignores_an_audit_of_an_earlier_build() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    apply_change(dir, "brake-check");
+    retest(dir, &["audit", "-j2"], 0);
+    let c = json(&retest(dir, &["compare-algorithms", "--format", "json"], 0));
+    assert_eq!(c["changed"], serde_json::json!(["22-brake-hold-boundary"]));
+    // the brake check undone, the throttle gain changed: the same snapshot, another build
+    std::fs::copy(example_dir().join("controller.c"), dir.join("controller.c")).unwrap();
+    apply_change(dir, "throttle-gain");
+    let o = retest(dir, &["compare-algorithms", "--format", "json"], 0);
+    let c = json(&o);
+    assert_eq!(c["new_snapshot"], 2);
+    assert!(c["changed"].is_null(), "{}", c["changed"]);
+    assert!(c["algorithms"].as_array().unwrap().iter().all(|r| r["missed"].is_null()));
+    assert!(stderr(&o).contains("ran on an earlier build"), "{}", stderr(&o));
+    retest(dir, &["audit", "-j2"], 0);
+    let c = json(&retest(dir, &["compare-algorithms", "--format", "json"], 0));
+    let changed: BTreeSet<String> =
+        c["changed"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    assert_eq!(changed, failing_tests("throttle-gain"));
+}
+
 /// `--algorithm function` selects a test for running a changed function; its
 /// reason says so, not that the test ran a changed line it never reached.
 #[test]
