@@ -170,7 +170,16 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         || rerun.is_empty()
         || recorded_options(store).paths
         || rerun.iter().any(|t| !old_cov.contains_key(t));
-    let selective_plans = (!needs_full).then(|| selective_probes(&old, &new, &sel.outcome, &map));
+    let selective_plans = (!needs_full).then(|| {
+        let mut plans = selective_probes(&old, &new, &sel.outcome, &map);
+        // a unit whose selective plan would keep every probe keeps its own plan
+        for ((plan, f), u) in plans.iter_mut().zip(&full).zip(&new.units) {
+            if count(plan, u.unit) >= count(f, u.unit) {
+                plan.clone_from(f);
+            }
+        }
+        plans
+    });
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
     // two rebuilds (selective, then full again) pay off only when many probes go
@@ -179,8 +188,13 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         (Some(plans), Some(keep)) if worth_it(keep) => (plans, false, keep),
         (_, keep) => {
             if let Some(keep) = keep {
+                let would = if keep == probes_full {
+                    format!("would remove none of the {probes_full} probes")
+                } else {
+                    format!("would keep {keep} of {probes_full} probes")
+                };
                 eprintln!(
-                    "retest: selective instrumentation would keep {keep} of {probes_full} probes; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
+                    "retest: selective instrumentation {would}; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
                 );
             }
             (std::mem::take(&mut full), true, probes_full)

@@ -535,11 +535,12 @@ exec cc "$@"
 fn run_selected_killed_while_the_build_writes_leaves_nothing_half_written_behind() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    // the selective rebuild compiles grade.o, then links grade; after the tests
-    // and the baseline's advance, the full rebuild does the same again
+    // the selective rebuild compiles main.o (grade.c's plan would keep every
+    // probe: its object stays), then links grade; after the tests and the
+    // baseline's advance, the full rebuild does the same again
     let windows = [
-        ("grade.o", 1, "half", "the selective object half written"),
-        ("grade.o", 1, "after", "the selective object written but not recorded"),
+        ("main.o", 1, "half", "the selective object half written"),
+        ("main.o", 1, "after", "the selective object written but not recorded"),
         ("grade", 1, "half", "the program half written, its objects selective and recorded"),
         ("grade", 1, "before", "the objects recorded, the program not linked yet"),
         ("grade", 2, "half", "the program half written by the full rebuild"),
@@ -647,4 +648,25 @@ fn paths_recorded_on_a_study_subject_recover_exactly() {
     retest(b.path(), &["run", "--universe", "universe.txt", "-j2"], 1);
     assert_eq!(raw_matrix(a.path()), raw_matrix(b.path()), "edges");
     assert_eq!(recordings(a.path()), recordings(b.path()), "evaluations and paths");
+}
+
+/// Selective instrumentation never plans more probes than full
+/// instrumentation: a change at the start of `main` reaches everything.
+#[test]
+fn selective_instrumentation_never_keeps_more_probes_than_full() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let src = std::fs::read_to_string(dir.join("main.c")).unwrap();
+    std::fs::write(dir.join("main.c"), src.replace("    int i, rc = 0;", "    int i, rc = 0 * 1;")).unwrap();
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let o = retest(dir, &["run", "--selected", "-j2"], 0);
+    let e = stderr(&o);
+    assert!(e.contains("selective instrumentation would remove none of the"), "{e}");
+    let out = stdout(&o);
+    let probes = out.split("; probes ").nth(1).unwrap();
+    let (keep, rest) = probes.split_once(" of ").unwrap();
+    let full = rest.split_whitespace().next().unwrap();
+    assert!(keep.parse::<u32>().unwrap() <= full.parse::<u32>().unwrap(), "{out}");
 }
