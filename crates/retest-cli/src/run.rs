@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -249,11 +249,7 @@ pub fn execute(
     let unrecorded = UnrecordedWatch::start(&store_dir);
     let scratch = TraceRoot::choose(&store_dir.join("tmp")).or_fail()?;
     let trace_root = scratch.path().to_path_buf();
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
+    let stop = crate::interrupt::flag();
     let opts = RunOptions {
         jobs: jobs.unwrap_or(0),
         default_timeout: timeout.map(Duration::from_secs_f64),

@@ -650,6 +650,68 @@ fn paths_recorded_on_a_study_subject_recover_exactly() {
     assert_eq!(recordings(a.path()), recordings(b.path()), "evaluations and paths");
 }
 
+/// `retest run --selected` in its own process group, given Ctrl-C (SIGINT to
+/// the group, as a terminal sends it) once `mark` exists: its exit status and
+/// stderr.
+fn ctrl_c_run_selected_when(dir: &Path, build: &str, mark: &str) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    let child = std::process::Command::new(retest_bin())
+        .args(["run", "--selected", "--selective-probes", "-j1", "--build", build])
+        .current_dir(dir)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !dir.join(mark).exists() {
+        assert!(started.elapsed().as_secs() < 60, "the build never reached {mark}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let st = std::process::Command::new("kill").args(["-INT", "--", &format!("-{}", child.id())]).status().unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Ctrl-C during `run --selected`'s rebuild — before the build made anything,
+/// or after it recompiled and relinked with selective probes — leaves the
+/// previous build in place: the objects, the program and the store as they
+/// were, so a plain `retest run` records exact coverage.
+#[test]
+fn ctrl_c_during_the_rebuild_leaves_the_previous_build_usable() {
+    let want = rerun_all(V1);
+    for (build, mark) in
+        [("touch started && sleep 5 && make -s", "started"), ("make -s && touch built && sleep 5", "built")]
+    {
+        let d = slow_project_at_v1(0);
+        let dir = d.path();
+        let before = raw_matrix(dir);
+        let files: Vec<Vec<u8>> =
+            ["grade", "grade.o", "main.o"].iter().map(|f| std::fs::read(dir.join(f)).unwrap()).collect();
+        let (code, err) = ctrl_c_run_selected_when(dir, build, mark);
+        assert_eq!(code, Some(130), "{build}: {err}");
+        assert!(err.contains("interrupted during the selectively instrumented rebuild"), "{build}: {err}");
+        assert!(err.contains("the previous build is back in place and the baseline stays snapshot 1"), "{err}");
+        let now: Vec<Vec<u8>> =
+            ["grade", "grade.o", "main.o"].iter().map(|f| std::fs::read(dir.join(f)).unwrap()).collect();
+        assert!(now == files, "{build}: the program and its objects are the previous build's");
+        assert_eq!(raw_matrix(dir), before, "{build}: the old baseline is intact");
+        assert_eq!(selection(dir), BTreeSet::from(["t3".to_string(), "t4".to_string()]));
+        let left: Vec<_> = std::fs::read_dir(dir.join(".retest/tmp"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("previous-"))
+            .collect();
+        assert!(left.is_empty(), "{build}: nothing kept aside is left");
+        // no rebuild: the tests run on the previous build and record exact coverage
+        let o = retest(dir, &["run", "-j4"], 0);
+        assert!(!stderr(&o).contains("unknown"), "{build}: {}", stderr(&o));
+        assert_eq!(raw_matrix(dir), want, "{build}: a plain run on the previous build");
+    }
+}
+
 /// Selective instrumentation never plans more probes than full
 /// instrumentation: a change at the start of `main` reaches everything.
 #[test]
