@@ -781,10 +781,9 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT m.test FROM matrix_tests m
-                 WHERE m.state = 'ok'
-                   AND m.snapshot = (SELECT MAX(n.snapshot) FROM matrix_tests n WHERE n.test = m.test AND n.state = 'ok')
-                   AND EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = m.snapshot AND c.test = m.test)",
+                "SELECT newest.test FROM
+                   (SELECT test, MAX(snapshot) AS snapshot FROM matrix_tests WHERE state = 'ok' GROUP BY test) newest
+                 WHERE EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = newest.snapshot AND c.test = newest.test)",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st.query_map([], |r| Ok(TestId(r.get(0)?))).map_err(|e| self.sql(e))?;
