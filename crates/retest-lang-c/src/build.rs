@@ -1113,7 +1113,7 @@ impl<'a, 't> Builder<'a, 't> {
             return out;
         }
         if let Some(block) = is_stmt_expr(e) {
-            if !self.hoisted.contains(&block.id()) && contains_token(block, self.src, &["goto", "break", "continue"]) {
+            if !self.hoisted.contains(&block.id()) && jumps_out_of(block, self.src) {
                 self.give_up(e, "jump inside a conditionally evaluated statement expression");
             }
             return inc;
@@ -1526,6 +1526,49 @@ pub fn opaque_function(
         unanalysable: Some(reason),
         problems: Vec::new(),
     }
+}
+
+/// Whether a `goto`, `break` or `continue` inside `block` can leave it: a
+/// `break` or `continue` whose loop or `switch` lies inside the block stays
+/// inside (the kernel's `this_cpu_read()` is a statement expression holding a
+/// whole `switch`), as does a `goto` to a label defined inside it.
+fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
+    let mut labels = BTreeSet::new();
+    let mut stack = vec![block];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "labeled_statement"
+            && let Some(l) = n.child_by_field_name("label")
+        {
+            labels.insert(src_text(l, src).to_string());
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    // (node, loops around it inside the block, switches or loops around it inside the block)
+    let mut stack = vec![(block, 0u32, 0u32)];
+    while let Some((n, loops, breakable)) = stack.pop() {
+        match n.kind() {
+            "break_statement" if breakable == 0 => return true,
+            "continue_statement" if loops == 0 => return true,
+            "goto_statement" => {
+                let inside = n.child_by_field_name("label").is_some_and(|l| labels.contains(src_text(l, src)));
+                if !inside {
+                    return true;
+                }
+            }
+            // a computed goto (`goto *p`) may go anywhere
+            "ERROR" if normalized(n, src) == "goto" => return true,
+            _ => {}
+        }
+        let (l, b) = match n.kind() {
+            "while_statement" | "do_statement" | "for_statement" | "for_range_loop" => (loops + 1, breakable + 1),
+            "switch_statement" => (loops, breakable + 1),
+            _ => (loops, breakable),
+        };
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c).map(|k| (k, l, b)));
+    }
+    false
 }
 
 fn collect_params(d: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
