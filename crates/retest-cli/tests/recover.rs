@@ -750,3 +750,59 @@ fn after_a_fix_that_reverts_a_change_an_edit_after_the_call_leaves_out_no_test()
     assert_eq!(audit["changed"].as_object().map(|c| c.len()), Some(4), "{audit}");
     assert_eq!(audit["missed"], serde_json::json!([]));
 }
+
+/// `init` runs before `divide`, whose change it cannot see: selective
+/// instrumentation leaves it without probes. In v0 `divide(0)` faults; in v1
+/// it does not.
+const STOPS: &str = "#include <stdio.h>
+#include <stdlib.h>
+static int mode;
+static void init(int a, int b)
+{
+    if (a > 2) {
+        if (b > 0)
+            mode = 4;
+        else
+            mode = 3;
+    } else {
+        if (b > 0)
+            mode = 2;
+        else
+            mode = 1;
+    }
+    printf(\"mode %d\\n\", mode);
+}
+static int divide(int x)
+{
+    int *p = NULL;
+    if (x == 0)
+        return *p;
+    return 100 / x;
+}
+int main(int argc, char **argv)
+{
+    init(argc, atoi(argv[1]));
+    printf(\"%d\\n\", divide(atoi(argv[1])));
+    return 0;
+}
+";
+
+const STOPS_TESTS: [&str; 3] = ["./p 0 || true", "./p 5", "./p 0 x || true"];
+
+#[test]
+fn tests_stopped_part_way_recover_exactly_on_selective_probes() {
+    // the coverage of a run stopped part-way (here by SIGSEGV) also claims what
+    // the stopped code may have run: in `init`, both branches of `a > 2` for
+    // t1 and t3, though each took one. A run of v1, which does not fault,
+    // claims nothing of the kind, and a run of v0 on a selectively
+    // instrumented build would claim other edges than a fully instrumented one
+    let faults = STOPS.to_string();
+    let fixed = STOPS.replace("return *p;", "return p == NULL ? -1 : *p;");
+    for (from, to, what) in [(&faults, &fixed, "the fault fixed"), (&fixed, &faults, "a fault brought in")] {
+        let d = one_file_project(from, &STOPS_TESTS, &[]);
+        next_version(d.path(), to, &[]);
+        assert_eq!(selection(d.path()), BTreeSet::from(["t1".to_string(), "t3".to_string()]), "{what}");
+        retest(d.path(), &["run", "--selected", "--selective-probes", "--universe", "universe.txt"], 0);
+        assert_eq!(raw_matrix(d.path()), fresh_run(to, &STOPS_TESTS, &[]).0, "{what}: recovered exactly");
+    }
+}
