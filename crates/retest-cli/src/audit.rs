@@ -68,6 +68,16 @@ pub fn changed_in_audit(
     let Some(run) = store.latest_run(snapshot, AUDIT_RUN).or_fail()? else {
         return Ok(None);
     };
+    // builds since the baseline record into one open snapshot: the audit must
+    // have run on what the snapshot holds now
+    let audited = store.meta(&audited_key(run)).or_fail()?;
+    if audited.as_deref() != Some(build_digest(store, baseline, snapshot)?.as_str()) {
+        eprintln!(
+            "warning: the last audit of snapshot {} ran on an earlier build (the snapshot was rebuilt since); its results are not used — run `retest audit` again",
+            snapshot.0
+        );
+        return Ok(None);
+    }
     let before = baseline_outcomes(store, baseline)?;
     let names: HashMap<TestId, String> = store.tests().or_fail()?.into_iter().map(|t| (t.id, t.name)).collect();
     let mut changed = BTreeMap::new();
@@ -84,6 +94,22 @@ pub fn changed_in_audit(
 
 /// The kind of the runs `retest audit` records.
 const AUDIT_RUN: &str = "audit";
+
+/// The meta key under which an audit run remembers what it ran on.
+fn audited_key(run: retest_store::RunId) -> String {
+    format!("audited_build_{}", run.0)
+}
+
+/// What an audit of `snapshot` against `baseline` runs on: a digest of the two
+/// snapshot ids and of every unit of `snapshot` with its build and flags. A
+/// rebuild that changes any unit changes it.
+fn build_digest(store: &Store, baseline: SnapshotId, snapshot: SnapshotId) -> Result<String, Fail> {
+    let mut text = format!("{} {}\n", baseline.0, snapshot.0);
+    for u in store.snapshot_units(snapshot).or_fail()? {
+        text.push_str(&format!("{}\t{}\t{:?}\t{}\n", u.key, u.unit.0, u.build.map(|b| b.0), u.flags));
+    }
+    Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())))
+}
 
 /// What changed about a test's behaviour.
 fn difference(old: &Outcome, new: &Outcome) -> Option<String> {
@@ -133,8 +159,10 @@ pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
     };
     let tests = discover_tests(&a.opts.source, &root, &store)?;
     let baseline = baseline_outcomes(&store, sel.baseline)?;
-    let (_, results, summary) =
+    let digest = build_digest(&store, sel.baseline, new_snapshot)?;
+    let (run, results, summary) =
         execute(&mut store, new_snapshot, Some(new_snapshot), AUDIT_RUN, &tests, a.jobs, a.timeout)?;
+    store.set_meta(&audited_key(run), &digest).or_fail()?;
     let mut changed = BTreeMap::new();
     let mut not_compared = Vec::new();
     for r in &results {

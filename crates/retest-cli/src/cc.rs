@@ -97,6 +97,14 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
     // until the compiler has finished and the units are recorded, what it writes
     // is journalled: killed in between, the next build removes it (crate::writing)
     let outputs: Vec<std::path::PathBuf> = prepared.outputs().iter().map(|o| cwd.join(o)).collect();
+    // under `retest run --selected`, what the previous build had there is kept
+    // until the rebuild has finished (crate::previous)
+    if let Some(keep) = std::env::var_os(crate::previous::ENV).filter(|v| !v.is_empty()) {
+        for o in &outputs {
+            crate::previous::keep(Path::new(&keep), o)
+                .or_fail_hint("cannot keep the previous build's file aside (see RETEST_KEEP_PREVIOUS)")?;
+        }
+    }
     let journal = crate::writing::Journal::begin(&store_dir, &outputs).or_fail()?;
     let status = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
     if !status.success() {
@@ -257,7 +265,7 @@ pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path
 
 /// Meta key set while a build runs through `run_build` (to the pid of the
 /// `retest` process running it), cleared when it succeeds.
-const BUILD_RUNNING_KEY: &str = "build_running";
+pub const BUILD_RUNNING_KEY: &str = "build_running";
 
 /// Whether the outputs on disk may not be what the last build would have made:
 /// a build run by `retest` did not finish (interrupted, or it failed), or a
@@ -280,6 +288,18 @@ pub fn run_build(
     cwd: &Path,
     options: RecordOptions,
 ) -> Result<ExitCode, Fail> {
+    run_build_keeping(store, command, cwd, options, None)
+}
+
+/// [`run_build`], with the files the compiler replaces kept in `keep`
+/// (see [`crate::previous`]).
+pub fn run_build_keeping(
+    store: &mut retest_store::Store,
+    command: &[String],
+    cwd: &Path,
+    options: RecordOptions,
+    keep: Option<&Path>,
+) -> Result<ExitCode, Fail> {
     let exe = std::env::current_exe().or_fail()?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let snapshot = store.open_snapshot().or_fail()?;
@@ -292,6 +312,7 @@ pub fn run_build(
             .filter(|v| !v.contains("retest") && !v.trim().is_empty())
             .unwrap_or_else(|| default.to_string())
     };
+    crate::previous::discard_abandoned(&store_dir);
     let removed = crate::writing::remove_abandoned(&store_dir);
     if !removed.is_empty() {
         let root = store_dir.parent().and_then(|r| std::fs::canonicalize(r).ok()).unwrap_or_default();
@@ -306,7 +327,12 @@ pub fn run_build(
     // cleared once the command succeeds (see `last_build_interrupted`)
     store.set_meta(BUILD_RUNNING_KEY, &std::process::id().to_string()).or_fail()?;
     let q = shell_quote(&exe);
-    let status = Command::new(&command[0])
+    let mut cmd = Command::new(&command[0]);
+    match keep {
+        Some(dir) => cmd.env(crate::previous::ENV, dir),
+        None => cmd.env_remove(crate::previous::ENV),
+    };
+    let status = cmd
         .args(&command[1..])
         .current_dir(cwd)
         .env("CC", format!("{q} cc"))

@@ -127,7 +127,29 @@ pub fn build_report(store: &Store, snapshot: SnapshotId, only: Option<&[String]>
 /// The snapshot whose matrix to report: `--snapshot`, else the baseline.
 pub fn report_snapshot(store: &Store, explicit: Option<i64>) -> Result<SnapshotId, Fail> {
     if let Some(s) = explicit {
-        return Ok(SnapshotId(s));
+        // a report of nothing would read 100% and pass every --fail-under gate
+        let id = SnapshotId(s);
+        let baseline = store.baseline().or_fail()?;
+        let default = match baseline {
+            Some(b) => format!("without --snapshot the baseline (snapshot {}) is reported", b.0),
+            None => "`retest run` records coverage".to_string(),
+        };
+        if let Err(e) = store.snapshot(id) {
+            return Err(match e {
+                retest_store::StoreError::Missing { .. } => {
+                    let there = match store.newest_snapshot().or_fail()? {
+                        Some(n) => format!("the snapshots are 1 to {}", n.id.0),
+                        None => "nothing has been built with the wrapper yet".to_string(),
+                    };
+                    Fail::new(format!("there is no snapshot {s} ({there})")).hint(default)
+                }
+                other => Fail::new(other),
+            });
+        }
+        if store.matrix_tests(id).or_fail()?.is_empty() {
+            return Err(Fail::new(format!("snapshot {s} has no recorded coverage: no test ran on it")).hint(default));
+        }
+        return Ok(id);
     }
     store
         .baseline()

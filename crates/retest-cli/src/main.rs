@@ -11,6 +11,8 @@ mod coverage;
 mod demo;
 mod fail;
 mod init;
+mod interrupt;
+mod previous;
 mod progress;
 mod record;
 mod recover;

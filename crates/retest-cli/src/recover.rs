@@ -6,7 +6,8 @@
 //!    (their objects are removed, the recorded build command runs; it also runs
 //!    when the last build did not finish, and first removes what an interrupted
 //!    build left half written: `crate::writing`);
-//! 3. run T′ on that build;
+//! 3. run T′ on that build (and, when it is selective, the tests stopped
+//!    part-way — in this run or the old one — on the build made full again);
 //! 4. recompute the matrix: measured entities from the run, every other entry
 //!    transferred from the old matrix through `entityMap`;
 //! 5. write the matrix, seal the new snapshot and make it the baseline — one
@@ -28,8 +29,9 @@ use retest_run::exec::Status;
 use retest_store::{CoverageState, MatrixRow, Recorded, RunId, Store, UnitId};
 use roaring::RoaringBitmap;
 
-use crate::cc::{PLAN_KEY, hex, run_build};
+use crate::cc::{BUILD_RUNNING_KEY, PLAN_KEY, hex, run_build, run_build_keeping};
 use crate::fail::{Fail, OrFail};
+use crate::previous::Previous;
 use crate::run::{RunArgs, RunSummary, discover_tests, execute, print_summary};
 use crate::select::{Algorithm, SelectOptions, compute};
 
@@ -64,13 +66,83 @@ fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(
     Ok((argv, cwd))
 }
 
+/// The object a unit key names (`src@obj`), if any.
+fn output_path(root: &Path, key: &str) -> Option<PathBuf> {
+    let (_, out) = key.rsplit_once('@')?;
+    (out != "-").then(|| if Path::new(out).is_absolute() { PathBuf::from(out) } else { root.join(out) })
+}
+
 /// Removes the object a unit key names (`src@obj`), so the build recompiles it.
 pub fn remove_output(root: &Path, key: &str) {
-    if let Some((_, out)) = key.rsplit_once('@')
-        && out != "-"
-    {
-        let p = if Path::new(out).is_absolute() { PathBuf::from(out) } else { root.join(out) };
+    if let Some(p) = output_path(root, key) {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Rebuilds (recompiling the objects of `stale`) so that, interrupted or
+/// failed, the previous build is left as it was: its files are kept aside
+/// until the build has finished and then put back (`crate::previous`), and
+/// what the build recorded in the store is undone — the units of the new
+/// snapshot, the pending selective plans, the mark of a running build.
+#[allow(clippy::too_many_arguments)]
+fn rebuild_keeping_previous(
+    store: &mut Store,
+    root: &Path,
+    stale: &[&str],
+    argv: &[String],
+    cwd: &Path,
+    snapshot: retest_store::SnapshotId,
+    plans_before: Option<String>,
+    what: &str,
+    baseline: retest_store::SnapshotId,
+) -> Result<(), Fail> {
+    let stop = crate::interrupt::flag();
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let units_before = store.snapshot_units(snapshot).or_fail()?;
+    let running_before = store.meta(BUILD_RUNNING_KEY).or_fail()?;
+    let previous = Previous::begin(&store_dir).or_fail()?;
+    let mut kept = Ok(());
+    for k in stale {
+        if let Some(p) = output_path(root, k) {
+            kept = kept.and(previous.keep(&p));
+        }
+    }
+    let built = match kept {
+        Ok(()) => run_build_keeping(store, argv, cwd, recorded_options(store), Some(previous.dir())),
+        Err(e) => Err(Fail::new(format!("cannot keep the previous build's objects aside: {e}"))),
+    };
+    let succeeded = matches!(&built, Ok(code) if *code == ExitCode::SUCCESS);
+    let interrupted = crate::interrupt::came(&stop, !succeeded);
+    if succeeded && !interrupted {
+        previous.discard();
+        return Ok(());
+    }
+    // the previous build, as it was
+    let restored = previous.restore().or_fail_hint("the previous build could not be put back; run `retest build`")?;
+    crate::writing::forget_restored(&store_dir, &restored);
+    let keys: std::collections::HashSet<&str> = units_before.iter().map(|u| u.key.as_str()).collect();
+    for u in store.snapshot_units(snapshot).or_fail()? {
+        if !keys.contains(u.key.as_str()) {
+            store.forget_unit(snapshot, &u.key).or_fail()?;
+        }
+    }
+    for u in &units_before {
+        store.record_unit(snapshot, &u.key, &u.source, u.unit, u.build, &u.flags).or_fail()?;
+    }
+    store.set_meta(PLAN_KEY, plans_before.as_deref().unwrap_or("[]")).or_fail()?;
+    store.set_meta(BUILD_RUNNING_KEY, running_before.as_deref().unwrap_or("")).or_fail()?;
+    let kept = format!("the previous build is back in place and the baseline stays snapshot {}", baseline.0);
+    if interrupted {
+        return Err(Fail {
+            what: format!("interrupted during {what}: {kept}"),
+            hint: None,
+            code: crate::interrupt::EXIT_CODE,
+        }
+        .hint("rerun `retest run --selected`"));
+    }
+    match built {
+        Err(f) => Err(Fail::new(format!("{what} could not run ({}): {kept}", f.what)).hint("pass --build CMD")),
+        Ok(_) => Err(Fail::new(format!("{what} failed: {kept}")).hint("see the build output above")),
     }
 }
 
@@ -203,7 +275,16 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         || recorded_options(store).paths
         || rerun.iter().any(|t| !old_cov.contains_key(t))
         || rerun.iter().all(|t| claims.contains(t));
-    let selective_plans = (!needs_full).then(|| selective_probes(&old, &new, &sel.outcome, &map));
+    let selective_plans = (!needs_full).then(|| {
+        let mut plans = selective_probes(&old, &new, &sel.outcome, &map);
+        // a unit whose selective plan would keep every probe keeps its own plan
+        for ((plan, f), u) in plans.iter_mut().zip(&full).zip(&new.units) {
+            if count(plan, u.unit) >= count(f, u.unit) {
+                plan.clone_from(f);
+            }
+        }
+        plans
+    });
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
     // two rebuilds (selective, then full again) pay off only when many probes go
@@ -212,8 +293,13 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         (Some(plans), Some(keep)) if worth_it(keep) => (plans, false, keep),
         (_, keep) => {
             if let Some(keep) = keep {
+                let would = if keep == probes_full {
+                    format!("would remove none of the {probes_full} probes")
+                } else {
+                    format!("would keep {keep} of {probes_full} probes")
+                };
                 eprintln!(
-                    "retest: selective instrumentation would keep {keep} of {probes_full} probes; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
+                    "retest: selective instrumentation {would}; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
                 );
             }
             (std::mem::take(&mut full), true, probes_full)
@@ -257,19 +343,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         build_command(store, a.build.as_deref(), root)?
     };
     let t_build = Instant::now();
+    let plans_before = store.meta(PLAN_KEY).or_fail()?;
     save_plans(store, &selective)?;
     if rebuild {
         if stale.is_empty() {
             eprintln!("retest: the last build did not finish; building again before the tests run");
         }
-        for k in &stale {
-            remove_output(root, k);
-        }
-        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
-        if code != ExitCode::SUCCESS {
-            let what = if full_probes { "the rebuild" } else { "the selectively instrumented rebuild" };
-            return Err(Fail::new(format!("{what} failed")).hint("see the build output above"));
-        }
+        let what = if full_probes { "the rebuild" } else { "the selectively instrumented rebuild" };
+        rebuild_keeping_previous(store, root, &stale, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
     }
     let build_seconds = t_build.elapsed().as_secs_f64();
 
@@ -312,14 +393,11 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             "retest: {} test(s) stopped part-way in this run or the last (a crash, a signal, threads, a signal handler) run on the fully instrumented build",
             again.len()
         );
+        let plans_before = store.meta(PLAN_KEY).or_fail()?;
         save_plans(store, &[])?;
-        for (k, _, _) in &selective {
-            remove_output(root, k);
-        }
-        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
-        if code != ExitCode::SUCCESS {
-            return Err(Fail::new("rebuilding with full instrumentation failed").hint("see the build output above"));
-        }
+        let keys: Vec<&str> = selective.iter().map(|(k, _, _)| k.as_str()).collect();
+        let what = "the rebuild with full instrumentation for them";
+        rebuild_keeping_previous(store, root, &keys, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
         rebuilt_full = true;
         let (r, res, s) = execute(store, new_snapshot, None, "selected", &again, a.jobs, a.timeout)?;
         if s.stopped {
@@ -410,7 +488,19 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         for (k, _, _) in &selective {
             remove_output(root, k);
         }
+        let stop = crate::interrupt::flag();
         let code = run_build(store, &argv, &cwd, recorded_options(store))?;
+        if crate::interrupt::came(&stop, code != ExitCode::SUCCESS) {
+            return Err(Fail {
+                what: format!(
+                    "interrupted while rebuilding with full instrumentation: snapshot {} is the baseline, with the coverage of every test",
+                    new_snapshot.0
+                ),
+                hint: None,
+                code: crate::interrupt::EXIT_CODE,
+            }
+            .hint("`retest build` makes the fully instrumented objects again"));
+        }
         if code != ExitCode::SUCCESS {
             return Err(
                 Fail::new("rebuilding with full instrumentation failed").hint("rerun the build with `retest build`")

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -128,11 +128,22 @@ impl TestSource {
 /// when none is given (see [`TestSource::resolve`]).
 pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Fail> {
     let source = &source.resolve(store);
+    // an empty suite would make a baseline that selects nothing, whatever the change
     if let Some(u) = &source.universe {
-        return discover::from_universe(u).or_fail();
+        let tests = discover::from_universe(u).or_fail()?;
+        if tests.is_empty() {
+            return Err(Fail::new(format!("no tests in {}: it has no non-empty line", u.display()))
+                .hint("write one shell command per line, one line per test"));
+        }
+        return Ok(tests);
     }
     if let Some(d) = &source.ctest {
-        return discover::from_ctest(d).or_fail();
+        let tests = discover::from_ctest(d).or_fail()?;
+        if tests.is_empty() {
+            return Err(Fail::new(format!("no tests: CTest lists none in {}", d.display()))
+                .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));
+        }
+        return Ok(tests);
     }
     let toml = match &source.tests {
         Some(t) => t.clone(),
@@ -201,6 +212,9 @@ pub struct Executed {
     pub outcome: TestOutcome,
     /// The coverage recorded, or why it is unknown.
     pub coverage: Result<crate::record::TestCoverage, String>,
+    /// The test ran no instrumented code (its coverage is empty, or unknown
+    /// for that reason).
+    pub no_code: bool,
 }
 
 /// Runs `tests` on `snapshot`'s build, recording each result — into `matrix`'s
@@ -235,11 +249,7 @@ pub fn execute(
     let unrecorded = UnrecordedWatch::start(&store_dir);
     let scratch = TraceRoot::choose(&store_dir.join("tmp")).or_fail()?;
     let trace_root = scratch.path().to_path_buf();
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
+    let stop = crate::interrupt::flag();
     let opts = RunOptions {
         jobs: jobs.unwrap_or(0),
         default_timeout: timeout.map(Duration::from_secs_f64),
@@ -251,6 +261,8 @@ pub fn execute(
     let pb = progress::bar(tests.len() as u64, "running");
     let started = Instant::now();
     let mut builds = Builds::new(store, snapshot).or_fail()?;
+    // read before any result of this run replaces a row of it
+    let ran_code_before = store.tests_that_ran_code().or_fail()?;
     if matrix.is_none() && kind == "selected" {
         builds = builds.allow_selective();
     }
@@ -283,6 +295,14 @@ pub fn execute(
                     None => builds.coverage(store, &traces, o.lingering),
                 },
             };
+            let no_code = coverage.as_ref().is_ok_and(|c| c.edges.is_empty());
+            let coverage = match coverage {
+                Ok(c) if no_code => match ran_no_code(&o.status, ran_code_before.contains(&id)) {
+                    Some(why) => Err(why),
+                    None => Ok(c),
+                },
+                other => other,
+            };
             let _ = std::fs::remove_dir_all(&o.trace_dir);
             let rec = TestRecord {
                 test: id,
@@ -293,7 +313,7 @@ pub fn execute(
             };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);
-            results.push(Executed { outcome: o, coverage });
+            results.push(Executed { outcome: o, coverage, no_code });
         }
         runner.join().map_err(|_| Fail::new("the test runner panicked"))?.or_fail()
     });
@@ -321,6 +341,31 @@ pub fn execute(
         }
     }
     Ok((run, results, s))
+}
+
+/// Why the coverage of a test that ran no instrumented code is unknown rather
+/// than empty, if it is: a test that failed without reaching the project's code
+/// (its command was not found, the program did not link, is missing or is not
+/// executable) or one that passed without running it where the last run that
+/// recorded its coverage did. Recorded as covering nothing, it would never be
+/// selected again, however the program changes once it is there.
+fn ran_no_code(status: &Status, ran_code_before: bool) -> Option<String> {
+    match status {
+        Status::Failed { code: code @ (126 | 127) } => Some(format!(
+            "its command was not found or could not be executed (exit {code}) and it ran no instrumented code — fix the command (its output says which), then `retest run`"
+        )),
+        Status::Failed { code } => Some(format!(
+            "it failed (exit {code}) without running any instrumented code — is the program built? (a failed link, a missing or stale executable)"
+        )),
+        Status::Signaled { signal } => {
+            Some(format!("it was killed by signal {signal} without running any instrumented code"))
+        }
+        Status::Passed if ran_code_before => Some(
+            "it ran no instrumented code, where the last run that recorded its coverage did — is the program built? (a failed link, a missing executable, a program built without the wrapper)"
+                .to_string(),
+        ),
+        _ => None,
+    }
 }
 
 /// Processes that ran instrumented code without `RETEST_TRACE_DIR`.
@@ -499,7 +544,7 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
             .hint("rebuild from clean so every source goes through the wrapper (`make clean`, then `retest build -- make`)"));
     }
     let full = a.filter.is_none();
-    let (_, _results, s) = execute(
+    let (_, results, s) = execute(
         &mut store,
         snapshot.id,
         Some(snapshot.id),
@@ -508,11 +553,43 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
         a.jobs,
         a.timeout,
     )?;
+    // a baseline in which no test ran the project's code selects nothing
+    // whatever the change: the program was not there (a failed link, a broken
+    // build) or the tests run another one
+    if full && !s.stopped && results.iter().all(|r| r.no_code) {
+        print_summary(&s, tests.len(), snapshot.id, false);
+        let why = match s.unknown.first() {
+            Some((t, why)) => format!("{t}: {why}"),
+            None => "every test passed without running any of it".to_string(),
+        };
+        return Err(Fail::new(format!(
+            "no test ran instrumented code ({why}), so snapshot {} is not made the baseline",
+            snapshot.id.0
+        ))
+        .hint("build the program with the wrapper (`retest build -- make`), check that the tests run it, then `retest run`"));
+    }
     if full && !s.stopped {
         store.seal(snapshot.id).or_fail()?;
         store.set_baseline(snapshot.id).or_fail()?;
     }
     print_summary(&s, tests.len(), snapshot.id, full && !s.stopped);
+    if !full && !s.stopped {
+        let all = discover_tests(&a.source, &root, &store).map(|t| t.len()).unwrap_or(tests.len());
+        let baseline = store.baseline().or_fail()?;
+        if baseline == Some(snapshot.id) {
+            println!("coverage of {} of {all} tests updated in the baseline (snapshot {})", tests.len(), snapshot.id.0);
+        } else {
+            let now = match baseline {
+                Some(b) => format!("selection still compares against snapshot {}", b.0),
+                None => "there is no baseline yet".to_string(),
+            };
+            println!(
+                "coverage of {} of {all} tests recorded for snapshot {}, which is not the baseline: --filter ran only some tests ({now}); `retest run` without --filter makes it the baseline",
+                tests.len(),
+                snapshot.id.0
+            );
+        }
+    }
     Ok(if s.failed.is_empty() && !s.stopped { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

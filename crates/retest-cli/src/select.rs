@@ -333,6 +333,25 @@ impl RecordedPaths {
     }
 }
 
+/// One line for a reason. `function` and `file` select a test for running
+/// any code of a changed function or translation unit: their reason names
+/// what the test ran, then the change that makes it count as changed (a
+/// change the test may never have reached).
+fn why_text(algorithm: Algorithm, old_units: &[Loaded], w: &Why) -> String {
+    let unit = &old_units[w.procedure.unit].unit;
+    let p = &unit.procedures[w.procedure.proc];
+    let at = p.span.map(|s| (unit.file_path(&s).to_string(), s.line));
+    match (algorithm, at) {
+        (Algorithm::Function, Some((file, line))) => {
+            format!("ran `{}` ({file}:{line}), which changed: {w}", p.name)
+        }
+        (Algorithm::Function, None) => format!("ran `{}`, which changed: {w}", p.name),
+        (Algorithm::File, Some((file, _))) => format!("ran code of {file} (`{}`), which changed: {w}", p.name),
+        (Algorithm::File, None) => format!("ran `{}`, whose translation unit changed: {w}", p.name),
+        _ => w.to_string(),
+    }
+}
+
 /// Runs the selection for the store's baseline against the new version.
 pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Fail> {
     let baseline = store
@@ -424,6 +443,16 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             format!("{at}: {} (code there is not analysed, so every test is selected)", p.message)
         })
         .collect();
+    // a broken unit is worth a warning whether or not it changed
+    for u in &new_units {
+        if let Some(p) = &u.unit.unattributed_error {
+            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
+            warnings.push(format!(
+                "{at}: {} — code there lies in no function's CFG; any change to this unit selects every test",
+                p.message
+            ));
+        }
+    }
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
     for name in &suite {
         let mut why: Vec<String> = Vec::new();
@@ -444,14 +473,20 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                             for &i in ds {
                                 let d = &dangerous[i];
                                 if !w.last().is_some_and(|l| l.procedure == d.procedure && l.reason == d.reason) {
-                                    w.push(Why {
+                                    let reason = Why {
                                         procedure: d.procedure,
                                         edge: d.edge,
                                         via: None,
                                         reason: d.reason.clone(),
-                                    });
+                                    };
                                     // many tests share a dangerous edge: its text is formatted once
-                                    why.push(dangerous_text.entry(i).or_insert_with(|| d.reason.to_string()).clone());
+                                    why.push(
+                                        dangerous_text
+                                            .entry(i)
+                                            .or_insert_with(|| why_text(opts.algorithm, &old_units, &reason))
+                                            .clone(),
+                                    );
+                                    w.push(reason);
                                 }
                             }
                             w
@@ -655,7 +690,7 @@ fn write_json(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
                 .map(|rs| {
                     rs.iter()
                         .map(|r| JsonReason {
-                            text: r.to_string(),
+                            text: why_text(sel.algorithm, &sel.old_units, r),
                             kind: kind_name(&r.reason.kind).to_string(),
                             old: json_at(&r.reason.old),
                             new: json_at(&r.reason.new),

@@ -110,6 +110,25 @@ pub fn remove_abandoned(store_dir: &Path) -> Vec<PathBuf> {
     removed
 }
 
+/// Removes the abandoned journals every file of which was put back as the
+/// previous build had it (or removed, not having existed): nothing they name is
+/// half written any more (see [`crate::previous`]). Paths are compared with
+/// their directories resolved.
+pub fn forget_restored(store_dir: &Path, restored: &[PathBuf]) {
+    let resolved = |p: &Path| -> PathBuf {
+        match (p.parent(), p.file_name()) {
+            (Some(d), Some(n)) => std::fs::canonicalize(d).map(|d| d.join(n)).unwrap_or_else(|_| p.to_path_buf()),
+            _ => p.to_path_buf(),
+        }
+    };
+    let restored: std::collections::HashSet<PathBuf> = restored.iter().map(|p| resolved(p)).collect();
+    for a in abandoned(store_dir) {
+        if a.files.iter().all(|f| restored.contains(&resolved(f))) {
+            let _ = std::fs::remove_file(&a.journal);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

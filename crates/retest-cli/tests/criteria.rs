@@ -138,3 +138,54 @@ fn cfdg_errors_are_one_line() {
     assert_eq!(v["dialect"], "generic");
     assert_eq!(v["functions"][0]["decisions"].as_array().unwrap().len(), 1);
 }
+
+/// A decision evaluated for a value whose last condition is negated: shown as
+/// written, with its outcomes the right way round (not as `!a || b` with true
+/// and false swapped).
+#[test]
+fn a_negated_last_condition_keeps_its_expression_and_outcomes() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("neg.c"),
+        "#include <stdio.h>
+#include <stdlib.h>
+int f(int a, int b)
+{
+    int r = a && !(b);
+    return r;
+}
+int g(int a, int b, int x)
+{
+    return (a && !b) ? x + 1 : x - 1;
+}
+int main(int argc, char **argv)
+{
+    int a = atoi(argv[1]), b = atoi(argv[2]);
+    printf(\"%d %d\\n\", f(a, b), g(a, b, 5));
+    return 0;
+}
+",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Makefile"), "neg: neg.c\n\t$(CC) -O0 -o neg neg.c\n").unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"true\"\ncmd = \"./neg 1 0\"\n\n[[test]]\nname = \"false\"\ncmd = \"./neg 1 1\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    for (test, value) in [("true", true), ("false", false)] {
+        let v = json(&retest(dir, &["coverage", "--format", "json", "--criteria", "mcdc-unique", "--tests", test], 0));
+        for (function, line) in [("f", 5), ("g", 10)] {
+            let dec = v["decisions"].as_array().unwrap().iter().find(|x| x["function"] == function).unwrap();
+            assert_eq!((dec["line"].as_u64(), dec["expression"].as_str()), (Some(line), Some("a && !b")), "{dec}");
+            assert_eq!(dec["outcomes"]["true"], value, "{test} makes `a && !b` {value} in {function}: {dec}");
+            assert_eq!(dec["outcomes"]["false"], !value, "{test} in {function}: {dec}");
+        }
+    }
+    let cfdg = stdout(&retest(dir, &["cfg", "neg.c", "--function", "f", "--cfdg"], 0));
+    assert!(cfdg.contains("`a && !b`"), "{cfdg}");
+}

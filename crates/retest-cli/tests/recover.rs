@@ -535,11 +535,12 @@ exec cc "$@"
 fn run_selected_killed_while_the_build_writes_leaves_nothing_half_written_behind() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
-    // the selective rebuild compiles grade.o, then links grade; after the tests
-    // and the baseline's advance, the full rebuild does the same again
+    // the selective rebuild compiles main.o (grade.c's plan would keep every
+    // probe: its object stays), then links grade; after the tests and the
+    // baseline's advance, the full rebuild does the same again
     let windows = [
-        ("grade.o", 1, "half", "the selective object half written"),
-        ("grade.o", 1, "after", "the selective object written but not recorded"),
+        ("main.o", 1, "half", "the selective object half written"),
+        ("main.o", 1, "after", "the selective object written but not recorded"),
         ("grade", 1, "half", "the program half written, its objects selective and recorded"),
         ("grade", 1, "before", "the objects recorded, the program not linked yet"),
         ("grade", 2, "half", "the program half written by the full rebuild"),
@@ -805,4 +806,87 @@ fn tests_stopped_part_way_recover_exactly_on_selective_probes() {
         retest(d.path(), &["run", "--selected", "--selective-probes", "--universe", "universe.txt"], 0);
         assert_eq!(raw_matrix(d.path()), fresh_run(to, &STOPS_TESTS, &[]).0, "{what}: recovered exactly");
     }
+}
+
+/// `retest run --selected` in its own process group, given Ctrl-C (SIGINT to
+/// the group, as a terminal sends it) once `mark` exists: its exit status and
+/// stderr.
+fn ctrl_c_run_selected_when(dir: &Path, build: &str, mark: &str) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
+    let child = std::process::Command::new(retest_bin())
+        .args(["run", "--selected", "--selective-probes", "-j1", "--build", build])
+        .current_dir(dir)
+        .env("CI", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !dir.join(mark).exists() {
+        assert!(started.elapsed().as_secs() < 60, "the build never reached {mark}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let st = std::process::Command::new("kill").args(["-INT", "--", &format!("-{}", child.id())]).status().unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Ctrl-C during `run --selected`'s rebuild — before the build made anything,
+/// or after it recompiled and relinked with selective probes — leaves the
+/// previous build in place: the objects, the program and the store as they
+/// were, so a plain `retest run` records exact coverage.
+#[test]
+fn ctrl_c_during_the_rebuild_leaves_the_previous_build_usable() {
+    let want = rerun_all(V1);
+    for (build, mark) in
+        [("touch started && sleep 5 && make -s", "started"), ("make -s && touch built && sleep 5", "built")]
+    {
+        let d = slow_project_at_v1(0);
+        let dir = d.path();
+        let before = raw_matrix(dir);
+        let files: Vec<Vec<u8>> =
+            ["grade", "grade.o", "main.o"].iter().map(|f| std::fs::read(dir.join(f)).unwrap()).collect();
+        let (code, err) = ctrl_c_run_selected_when(dir, build, mark);
+        assert_eq!(code, Some(130), "{build}: {err}");
+        assert!(err.contains("interrupted during the selectively instrumented rebuild"), "{build}: {err}");
+        assert!(err.contains("the previous build is back in place and the baseline stays snapshot 1"), "{err}");
+        let now: Vec<Vec<u8>> =
+            ["grade", "grade.o", "main.o"].iter().map(|f| std::fs::read(dir.join(f)).unwrap()).collect();
+        assert!(now == files, "{build}: the program and its objects are the previous build's");
+        assert_eq!(raw_matrix(dir), before, "{build}: the old baseline is intact");
+        assert_eq!(selection(dir), BTreeSet::from(["t3".to_string(), "t4".to_string()]));
+        let left: Vec<_> = std::fs::read_dir(dir.join(".retest/tmp"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("previous-"))
+            .collect();
+        assert!(left.is_empty(), "{build}: nothing kept aside is left");
+        // no rebuild: the tests run on the previous build and record exact coverage
+        let o = retest(dir, &["run", "-j4"], 0);
+        assert!(!stderr(&o).contains("unknown"), "{build}: {}", stderr(&o));
+        assert_eq!(raw_matrix(dir), want, "{build}: a plain run on the previous build");
+    }
+}
+
+/// Selective instrumentation never plans more probes than full
+/// instrumentation: a change at the start of `main` reaches everything.
+#[test]
+fn selective_instrumentation_never_keeps_more_probes_than_full() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let src = std::fs::read_to_string(dir.join("main.c")).unwrap();
+    std::fs::write(dir.join("main.c"), src.replace("    int i, rc = 0;", "    int i, rc = 0 * 1;")).unwrap();
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let o = retest(dir, &["run", "--selected", "-j2"], 0);
+    let e = stderr(&o);
+    assert!(e.contains("selective instrumentation would remove none of the"), "{e}");
+    let out = stdout(&o);
+    let probes = out.split("; probes ").nth(1).unwrap();
+    let (keep, rest) = probes.split_once(" of ").unwrap();
+    let full = rest.split_whitespace().next().unwrap();
+    assert!(keep.parse::<u32>().unwrap() <= full.parse::<u32>().unwrap(), "{out}");
 }

@@ -226,3 +226,187 @@ fn objects_the_store_has_no_record_of_are_refused_or_make_coverage_unknown() {
     assert!(stdout(&out).contains(&format!("{tests} with unknown coverage")), "{}", stdout(&out));
     assert!(stderr(&out).contains("this store has no record of"), "{}", stderr(&out));
 }
+
+/// A link failure leaves no program: every test fails without running any
+/// instrumented code. That run is no baseline (it would select nothing after
+/// any change); a later run on a working build is.
+#[test]
+fn a_link_failure_is_not_recorded_as_a_baseline() {
+    let d = example_copy();
+    let dir = d.path();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s", "-j2", "LDLIBS=-lno-such-library"], 2);
+    assert!(!dir.join("cruise").exists());
+    let o = retest(dir, &["run", "-j2"], 1);
+    let e = stderr(&o);
+    assert!(e.contains("without running any instrumented code") && e.contains("is not made the baseline"), "{e}");
+    // the link fixed and a change made: nothing to compare against yet
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    apply_change(dir, "brake-check");
+    let e = stderr(&retest(dir, &["select"], 1));
+    assert!(e.contains("no baseline"), "{e}");
+    retest(dir, &["audit"], 1);
+    // on a working build the run is the baseline, and the change selects
+    retest(dir, &["run", "-j2"], 1);
+    let c = json(&retest(dir, &["coverage", "--format", "json"], 0));
+    assert_eq!(c["tests"], 40);
+    // a later link failure does not replace that baseline either
+    let baseline = c["snapshot"].clone();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::copy(example_dir().join("controller.c"), dir.join("controller.c")).unwrap();
+    std::fs::remove_file(dir.join("cruise")).unwrap();
+    retest(dir, &["build", "--", "make", "-s", "LDLIBS=-lno-such-library"], 2);
+    retest(dir, &["run", "-j2"], 1);
+    assert_eq!(json(&retest(dir, &["coverage", "--format", "json"], 0))["snapshot"], baseline);
+    let (sel, _) = selected(dir);
+    assert!(sel.contains("22-brake-hold-boundary"), "{sel:?}");
+}
+
+/// A test whose command is not found, or that ran the program before and
+/// does not now, does not "cover nothing": its coverage is unknown (and it
+/// is always selected) with the reason.
+#[test]
+fn tests_that_run_no_instrumented_code_have_unknown_coverage() {
+    let d = example_copy();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("suite.txt"),
+        "sh tests/run.sh 01-basic\n./no-such-tool tests/01-basic.ev\n./cruise tests/02-comments.ev >/dev/null; true\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let o = retest(dir, &["run", "--universe", "suite.txt"], 1);
+    assert!(stdout(&o).contains("coverage recorded for snapshot 1; it is the baseline"), "{}", stdout(&o));
+    let state = |dir: &std::path::Path| -> std::collections::BTreeMap<String, (String, String)> {
+        let m = json(&retest(dir, &["coverage", "--format", "matrix"], 0));
+        m["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let reason = t["reason"].as_str().unwrap_or("").to_string();
+                (t["name"].as_str().unwrap().to_string(), (t["state"].as_str().unwrap().to_string(), reason))
+            })
+            .collect()
+    };
+    let m = state(dir);
+    assert_eq!(m["t1"].0, "ok");
+    assert_eq!(m["t2"].0, "unknown", "{m:?}");
+    assert!(m["t2"].1.contains("not found") && m["t2"].1.contains("exit 127"), "{m:?}");
+    assert_eq!(m["t3"].0, "ok");
+    // the program gone: t3 still passes, without running it
+    std::fs::remove_file(dir.join("cruise")).unwrap();
+    let e = stderr(&retest(dir, &["run"], 1));
+    assert!(e.contains("is not made the baseline"), "{e}");
+    let m = state(dir);
+    assert_eq!(m["t3"].0, "unknown", "{m:?}");
+    assert!(m["t3"].1.contains("ran no instrumented code, where the last run"), "{m:?}");
+    assert_eq!(m["t1"].0, "unknown", "{m:?}");
+    assert!(m["t1"].1.contains("failed (exit 1) without running any instrumented code"), "{m:?}");
+}
+
+#[test]
+fn an_empty_suite_is_refused() {
+    let d = example_copy();
+    let dir = d.path();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    std::fs::write(dir.join("blank.txt"), "\n   \n\n").unwrap();
+    for f in ["empty.txt", "blank.txt"] {
+        let e = stderr(&retest(dir, &["run", "--universe", f], 1));
+        assert!(e.starts_with(&format!("error: no tests in {f}: it has no non-empty line")), "{e}");
+    }
+    std::fs::write(dir.join("empty.toml"), "").unwrap();
+    retest(dir, &["run", "--tests", "empty.toml"], 1);
+    let e = stderr(&retest(dir, &["coverage"], 1));
+    assert!(e.contains("no coverage has been recorded"), "{e}");
+}
+
+#[test]
+fn coverage_of_a_snapshot_without_coverage_is_an_error_not_100_percent() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "99", "--fail-under", "lines=90"], 1));
+    assert!(e.contains("there is no snapshot 99 (the snapshots are 1 to 1)"), "{e}");
+    apply_change(dir, "brake-check");
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "2", "--fail-under", "lines=90"], 1));
+    assert!(e.contains("snapshot 2 has no recorded coverage"), "{e}");
+    retest(dir, &["coverage", "--snapshot", "1"], 0);
+}
+
+#[test]
+fn run_with_a_filter_says_what_it_recorded() {
+    let d = example_copy();
+    let dir = d.path();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let out = stdout(&retest(dir, &["run", "--filter", "01-*"], 0));
+    assert!(
+        out.contains("coverage of 1 of 40 tests recorded for snapshot 1, which is not the baseline")
+            && out.contains("there is no baseline yet"),
+        "{out}"
+    );
+    retest(dir, &["run", "-j2"], 0);
+    let out = stdout(&retest(dir, &["run", "--filter", "01-*"], 0));
+    assert!(out.contains("coverage of 1 of 40 tests updated in the baseline (snapshot 1)"), "{out}");
+    apply_change(dir, "brake-check");
+    let out = stdout(&retest(dir, &["run", "--filter", "01-*"], 0));
+    assert!(out.contains("recorded for snapshot 2") && out.contains("still compares against snapshot 1"), "{out}");
+}
+
+/// Builds since the baseline record into one open snapshot: an audit of an
+/// earlier build of it says nothing about the current one.
+#[test]
+fn compare_algorithms_ignores_an_audit_of_an_earlier_build() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    apply_change(dir, "brake-check");
+    retest(dir, &["audit", "-j2"], 0);
+    let c = json(&retest(dir, &["compare-algorithms", "--format", "json"], 0));
+    assert_eq!(c["changed"], serde_json::json!(["22-brake-hold-boundary"]));
+    // the brake check undone, the throttle gain changed: the same snapshot, another build
+    std::fs::copy(example_dir().join("controller.c"), dir.join("controller.c")).unwrap();
+    apply_change(dir, "throttle-gain");
+    let o = retest(dir, &["compare-algorithms", "--format", "json"], 0);
+    let c = json(&o);
+    assert_eq!(c["new_snapshot"], 2);
+    assert!(c["changed"].is_null(), "{}", c["changed"]);
+    assert!(c["algorithms"].as_array().unwrap().iter().all(|r| r["missed"].is_null()));
+    assert!(stderr(&o).contains("ran on an earlier build"), "{}", stderr(&o));
+    retest(dir, &["audit", "-j2"], 0);
+    let c = json(&retest(dir, &["compare-algorithms", "--format", "json"], 0));
+    let changed: BTreeSet<String> =
+        c["changed"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    assert_eq!(changed, failing_tests("throttle-gain"));
+}
+
+/// `--algorithm function` selects a test for running a changed function; its
+/// reason says so, not that the test ran a changed line it never reached.
+#[test]
+fn function_level_reasons_say_the_test_ran_the_changed_function() {
+    let d = example_copy();
+    let dir = d.path();
+    baseline(dir);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let src = std::fs::read_to_string(dir.join("controller.c")).unwrap();
+    std::fs::write(dir.join("controller.c"), src.replace("return \"gear too low\";", "return \"gear is too low\";"))
+        .unwrap();
+    retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
+    let (dejavu, _) = selected(dir);
+    assert!(!dejavu.contains("01-basic"), "01-basic never reaches the changed line: {dejavu:?}");
+    let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "function"], 0));
+    assert!(
+        out.contains("- ran `engage_blocker` (controller.c:60), which changed: controller.c:74 changed: `return \"gear too low\" ;`"),
+        "{out}"
+    );
+    let v = json(&retest(dir, &["select", "--algorithm", "function", "--format", "json"], 0));
+    let t = v["selected"].as_array().unwrap().iter().find(|t| t["name"] == "01-basic").unwrap();
+    assert_eq!(t["reasons"].as_array().unwrap().len(), 1, "{t}");
+    assert!(t["reasons"][0]["text"].as_str().unwrap().starts_with("ran `engage_blocker`"), "{t}");
+    let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "file"], 0));
+    assert!(out.contains("- ran code of controller.c ("), "{out}");
+}

@@ -96,7 +96,8 @@ pub struct OutcomeEdge {
 
 /// One decision subgraph `D ∈ Ds`.
 ///
-/// Outcome values: when the caller knows them (the statement-level labels, see
+/// Outcome values: when the caller knows them (the statement-level labels and,
+/// for decisions evaluated for a value, the front end's outcome nodes, see
 /// [`Cfdg::for_procedure`]) they are exact. Otherwise, when the decision has two
 /// successors, the successor reached by the `T` edge of its last condition is the
 /// *true* outcome — exact unless the last condition is negated (`a && !b`), in
@@ -498,9 +499,12 @@ impl Cfdg {
     /// The CFDG of one of retest's own procedures: Algorithms 1–2 on its
     /// condition-level CFG, decisions split where their conditions belong to
     /// different statements, and outcome values taken from the statement-level
-    /// `T`/`F` label of each outcome edge where it has one (decisions evaluated for
-    /// a value, such as `x = a || b;`, have none: there the default naming of
-    /// [`Decision`] applies, and it names `(true)` true).
+    /// `T`/`F` label of each outcome edge where it has one. Decisions evaluated
+    /// for a value have none: `x = a && !b;` leads to the front end's `(true)`
+    /// and `(false)` nodes, which name the outcomes, and `c ? y : z` to its two
+    /// arms, the consequence built (and numbered) before the alternative — so
+    /// of two successors the lower-numbered is the true one. (The default
+    /// naming of [`Decision`] would name `a && !b` the other way round.)
     pub fn for_procedure(p: &Procedure) -> Cfdg {
         let cfg = &p.cond;
         let sets = algorithms_1_2(cfg, &vec![false; cfg.node_count()], SuccessorOrder::default(), None);
@@ -521,7 +525,23 @@ impl Cfdg {
                 _ => None,
             }
         };
-        Cfdg::from_sets(cfg, split, &label)
+        let mut cfdg = Cfdg::from_sets(cfg, split, &label);
+        for d in &mut cfdg.decisions {
+            if d.outcome_edges.iter().any(|o| label(o.edge).is_some()) {
+                continue;
+            }
+            let targets: BTreeSet<NodeId> = d.outcome_edges.iter().map(|o| o.to).collect();
+            let [first, second] = targets.iter().copied().collect::<Vec<_>>()[..] else { continue };
+            let text = |v: NodeId| cfg.node(v).text.as_str();
+            let true_target = match (text(first), text(second)) {
+                ("(false)", "(true)") => second,
+                _ => first,
+            };
+            for o in &mut d.outcome_edges {
+                o.value = o.to == true_target;
+            }
+        }
+        cfdg
     }
 
     /// Builds the CFDG from given decision vertex sets (each a set of conditions and

@@ -4,13 +4,18 @@
 //! predicate, switch) starts on it, and *executed* by a test when one of those
 //! nodes ran (left by an out-edge — see `retest_graph::coverage`). Branches are
 //! the out-edges of condition-level predicates (`T`/`F` of each condition, as
-//! compilers count them) and of switches (one per case label and `default`).
+//! compilers count them) and of switches, where, as gcov counts them, the labels
+//! of one statement make one branch (`case 'a': case 'e': … return 1;` is one
+//! branch, not one per label). Labels that leave the switch at once (`case 3:
+//! break;`) lead where the switch's end leads, so they make one branch with
+//! each other and with an implicit `default`; gcov counts each such `break`
+//! apart (the graph has no node for a `break`).
 //! Counts are numbers of tests, not executions.
 
 use std::collections::BTreeMap;
 
 use fixedbitset::FixedBitSet;
-use retest_graph::{NodeKind, Procedure, Unit};
+use retest_graph::{EdgeId, NodeId, NodeKind, Procedure, Unit};
 use roaring::RoaringBitmap;
 
 /// Coverage of one line.
@@ -138,6 +143,28 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
             *b += 1;
             *b - 1
         };
+        if n.kind == NodeKind::Switch {
+            // one branch per target: the labels that lead to one statement
+            let mut targets: Vec<(NodeId, Vec<EdgeId>)> = Vec::new();
+            for e in p.cond.out_edges(id) {
+                let dst = p.cond.edge(e).dst;
+                match targets.iter_mut().find(|(t, _)| *t == dst) {
+                    Some((_, es)) => es.push(e),
+                    None => targets.push((dst, vec![e])),
+                }
+            }
+            for (_, es) in targets {
+                let labels: Vec<String> = es.iter().map(|&e| p.cond.edge(e).label.to_string()).collect();
+                let label = match labels.len() {
+                    0..=3 => labels.join(", "),
+                    n => format!("{}, {} … ({n} labels)", labels[0], labels[1]),
+                };
+                for e in es {
+                    branch_of[e.index()] = Some((s.line, block, label.clone()));
+                }
+            }
+            continue;
+        }
         for e in p.cond.out_edges(id) {
             branch_of[e.index()] = Some((s.line, block, p.cond.edge(e).label.to_string()));
         }
@@ -231,12 +258,15 @@ impl Accumulator {
             for l in lines {
                 fc.lines.entry(l).or_default().tests += 1;
             }
-            for e in cond.ones() {
-                if let Some((line, block, label)) = &s.branch_of[e]
-                    && let Some(b) = fc
-                        .branches
-                        .get_mut(line)
-                        .and_then(|v| v.iter_mut().find(|b| b.block == *block && b.label == *label))
+            // a branch counts once per test, however many of its labels it took
+            let mut taken: Vec<&(u32, u32, String)> = cond.ones().filter_map(|e| s.branch_of[e].as_ref()).collect();
+            taken.sort_unstable();
+            taken.dedup();
+            for (line, block, label) in taken {
+                if let Some(b) = fc
+                    .branches
+                    .get_mut(line)
+                    .and_then(|v| v.iter_mut().find(|b| b.block == *block && b.label == *label))
                 {
                     b.tests += 1;
                 }

@@ -293,12 +293,14 @@ pub fn selective_probes(
                 }
             }
             // an entry derived from every other cell of the procedure keeps a
-            // cell of its own where some of those cells are left out
+            // cell of its own where some of those cells are left out (and only
+            // there: the plan never has more cells than full instrumentation)
+            let cell_left_out = (0..p.cond.node_count()).any(|n| !on.contains(n) && p.probes[n].is_probed());
             unit_plan.push(
                 (0..p.cond.node_count())
                     .map(|n| match (on.contains(n), p.probes[n]) {
                         (false, _) => Probe::Off,
-                        (true, Probe::Entered) => Probe::Node,
+                        (true, Probe::Entered) if cell_left_out => Probe::Node,
                         (true, probe) => probe,
                     })
                     .collect(),

@@ -49,3 +49,47 @@ fn outcome_values_come_from_the_statement_level() {
     let s = mcdc::decision_structure(&g.cfg, &d.decisions[0]).unwrap();
     assert_eq!(s.render(&["a".into(), "b".into()]), "a && !b");
 }
+
+#[test]
+fn value_decisions_name_their_outcomes_after_the_front_ends_outcome_nodes() {
+    // r = a && !(b); — one statement: no statement-level labels; the front end's
+    // (true) and (false) nodes (here numbered the other way round) name the outcomes
+    let g = cfg("
+        entry -> a
+        a -T-> b
+        a -F-> (false)
+        b -T-> (false)
+        b -F-> (true)
+        (true) -> r
+        (false) -> r
+        r -> exit
+    ");
+    let p = procedure(&g, &[("a", "r"), ("b", "r"), ("(true)", "r"), ("(false)", "r")], &[]);
+    let d = Cfdg::for_procedure(&p);
+    assert_eq!(d.decisions.len(), 1);
+    assert_eq!(g.names(&d.decisions[0].targets(true)), ["(true)"]);
+    assert_eq!(g.names(&d.decisions[0].targets(false)), ["(false)"]);
+    let s = mcdc::decision_structure(&g.cfg, &d.decisions[0]).unwrap();
+    assert_eq!(s.render(&["a".into(), "b".into()]), "a && !b");
+}
+
+#[test]
+fn a_conditional_expression_names_its_consequence_true() {
+    // return a && !b ? x : y; — the front end builds (and numbers) the
+    // consequence before the alternative
+    let g = cfg("
+        entry -> a
+        x -> r
+        y -> r
+        a -T-> b
+        a -F-> y
+        b -T-> y
+        b -F-> x
+        r -> exit
+    ");
+    let p = procedure(&g, &[("a", "r"), ("b", "r"), ("x", "r"), ("y", "r")], &[]);
+    let d = Cfdg::for_procedure(&p);
+    assert_eq!(g.names(&d.decisions[0].targets(true)), ["x"]);
+    let s = mcdc::decision_structure(&g.cfg, &d.decisions[0]).unwrap();
+    assert_eq!(s.render(&["a".into(), "b".into()]), "a && !b");
+}

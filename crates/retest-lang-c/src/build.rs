@@ -95,6 +95,9 @@ pub struct TuFacts<'a> {
     pub noreturn: &'a BTreeSet<String>,
     /// Names declared by the unit's file-scope `typedef`s.
     pub typedefs: &'a BTreeSet<String>,
+    /// The attributes the parse text hides within a byte range (see
+    /// [`crate::Preprocessed::attributes_within`]).
+    pub hidden_attributes: &'a dyn Fn(std::ops::Range<usize>) -> String,
 }
 
 #[derive(Clone)]
@@ -111,13 +114,6 @@ fn eps(node: usize) -> Pend {
 /// A pending edge that stays inside its statement-level node (no coarse label).
 fn internal(node: usize) -> Pend {
     Pend { node, label: EdgeLabel::Eps, coarse: None }
-}
-
-fn with_coarse(mut v: Vec<Pend>, l: EdgeLabel) -> Vec<Pend> {
-    for p in &mut v {
-        p.coarse = Some(l.clone());
-    }
-    v
 }
 
 struct BNode {
@@ -168,6 +164,12 @@ struct Builder<'a, 't> {
     unanalysable: Option<String>,
     /// Computed-goto nodes whose targets are added once all labels are known.
     pending_computed: Vec<usize>,
+    /// Byte ranges of the syntax that node texts and declarations were taken
+    /// from: a syntax error outside all of them is not seen by the graph.
+    shown: std::cell::RefCell<Vec<(usize, usize)>>,
+    /// Byte ranges of the statement expressions built as statements of their
+    /// own: the text of the node that contains one shows `{…}` in its place.
+    hoisted_ranges: Vec<(usize, usize)>,
     _t: std::marker::PhantomData<&'t ()>,
 }
 
@@ -267,14 +269,21 @@ fn int_literal(e: Ts<'_>, src: &[u8]) -> Option<bool> {
 
 impl<'a, 't> Builder<'a, 't> {
     fn span(&self, n: Ts<'_>) -> Option<Span> {
-        let start = n.start_position();
-        let end = n.end_position();
-        let (file, line) = (self.tu.locate)(start.row as u32)?;
-        let end_line = match (self.tu.locate)(end.row as u32) {
+        self.span_of_range(n.range())
+    }
+
+    /// The span of a byte range of the preprocessed text.
+    fn span_of_range(&self, r: tree_sitter::Range) -> Option<Span> {
+        let (file, line) = (self.tu.locate)(r.start_point.row as u32)?;
+        let end_line = match (self.tu.locate)(r.end_point.row as u32) {
             Some((f, l)) if f == file && l >= line => l,
             _ => line,
         };
-        Some(Span { file, line, col: start.column as u32 + 1, end_line })
+        Some(Span { file, line, col: r.start_point.column as u32 + 1, end_line })
+    }
+
+    fn problem_at(&mut self, span: Option<Span>, msg: impl Into<String>) {
+        self.problems.push(Problem { span, message: msg.into() });
     }
 
     fn problem(&mut self, n: Option<Ts<'_>>, msg: impl Into<String>) {
@@ -304,7 +313,44 @@ impl<'a, 't> Builder<'a, 't> {
         })
     }
 
+    /// Notes that the graph shows the syntax of `n` (as a node's text or a declaration).
+    fn shows(&self, n: Ts<'_>) {
+        self.shown.borrow_mut().push((n.start_byte(), n.end_byte()));
+    }
+
+    /// The first syntax error or missing token in `body` that no node's text and
+    /// no declaration shows (an `ERROR` between `while` and its condition, say):
+    /// the graph would not change when that text does.
+    fn unseen_error<'b>(&self, body: Ts<'b>) -> Option<Ts<'b>> {
+        let mut shown = self.shown.borrow().clone();
+        shown.sort_unstable();
+        let (a, z) = (|n: Ts<'_>| n.start_byte(), |n: Ts<'_>| n.end_byte());
+        // shown by a node whose text has it: not replaced there by `{…}`
+        let seen = |n: Ts<'_>| {
+            let i = shown.partition_point(|&(s, _)| s <= a(n));
+            shown[..i].iter().any(|&(s, e)| {
+                z(n) <= e
+                    && !self
+                        .hoisted_ranges
+                        .iter()
+                        .any(|&(hs, he)| s <= hs && he <= e && (hs, he) != (s, e) && hs <= a(n) && z(n) <= he)
+            })
+        };
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            if (n.is_error() || n.is_missing()) && !seen(n) {
+                return Some(n);
+            }
+            if n.has_error() || n.is_missing() {
+                let mut c = n.walk();
+                stack.extend(n.children(&mut c));
+            }
+        }
+        None
+    }
+
     fn make_node(&self, kind: NodeKind, n: Ts<'_>, text: String) -> Node {
+        self.shows(n);
         let u = self.uses_of(n);
         let mut node = Node::new(kind, text);
         node.span = self.span(n);
@@ -508,6 +554,7 @@ impl<'a, 't> Builder<'a, 't> {
             s.named_children(&mut c).all(|k| k.kind() == "attribute_specifier")
         };
         if only_attrs && s.named_child_count() > 0 {
+            self.shows(s);
             return inc;
         }
         const CONTROL: &[&str] = &[
@@ -532,6 +579,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn computed_goto(&mut self, kw: Ts<'_>, st: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        self.shows(kw);
         let text = format!("goto {}", normalized(st, self.src));
         let g = self.group(NodeKind::Statement, st, text.clone());
         let mut node = self.make_node(NodeKind::Statement, st, text);
@@ -642,6 +690,7 @@ impl<'a, 't> Builder<'a, 't> {
 
     /// Records a local type definition as a declaration item.
     fn local_type(&mut self, s: Ts<'_>) {
+        self.shows(s);
         let mut names = Vec::new();
         crate::decls::declared_names(s, self.src, &mut names);
         let text = normalized(s, self.src);
@@ -651,6 +700,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn local_decl(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        self.shows(s);
         let mut names = Vec::new();
         crate::decls::declared_names(s, self.src, &mut names);
         for n in &names {
@@ -737,7 +787,21 @@ impl<'a, 't> Builder<'a, 't> {
         let text = self.text_of(strip_parens(c));
         let g = self.group(NodeKind::Predicate, c, text);
         let (t, f) = self.branch(c, inc, g);
-        (with_coarse(t, EdgeLabel::True), with_coarse(f, EdgeLabel::False))
+        // Only the decision's own edges take its outcome as their statement-level
+        // label. A condition that folds (`if (0)`, `while (1)`) passes its incoming
+        // edges through: they keep the label they came with (the `T` of an
+        // enclosing `if`), or the statement level would give one node two `F` edges.
+        let own = |v: Vec<Pend>, l: EdgeLabel| -> Vec<Pend> {
+            v.into_iter()
+                .map(|mut p| {
+                    if self.nodes[p.node].group == Some(g) {
+                        p.coarse = Some(l.clone());
+                    }
+                    p
+                })
+                .collect()
+        };
+        (own(t, EdgeLabel::True), own(f, EdgeLabel::False))
     }
 
     fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
@@ -968,6 +1032,10 @@ impl<'a, 't> Builder<'a, 't> {
                     let text = syntax::normalized_siblings(&label_parts, self.src);
                     ctx.cases.push((text, n));
                 }
+                // the label's text is the switch edge's label
+                for p in &label_parts {
+                    self.shows(*p);
+                }
             }
         }
         self.stmt_list(&body, vec![eps(n)])
@@ -983,6 +1051,7 @@ impl<'a, 't> Builder<'a, 't> {
             if !self.hoisted.contains(&block.id()) {
                 self.hoisted.insert(block.id());
                 self.hoisted.insert(e.id());
+                self.hoisted_ranges.push((e.start_byte(), e.end_byte()));
                 return self.stmt(block, inc);
             }
             return inc;
@@ -1259,29 +1328,67 @@ impl<'a, 't> Builder<'a, 't> {
             problems: Vec::new(),
             unanalysable: None,
             pending_computed: Vec::new(),
+            shown: std::cell::RefCell::new(Vec::new()),
+            hoisted_ranges: Vec::new(),
             _t: std::marker::PhantomData,
         }
     }
 }
 
 /// Builds both CFGs of the function definition `def`.
-pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs {
-    let mut b = Builder::new(tu);
-    let src = tu.src;
-    // parameters are locals (calls through them are indirect)
-    if let Some(d) = def.child_by_field_name("declarator") {
-        collect_params(d, src, &mut b.locals);
+/// A function definition as the front end found it: one `function_definition`
+/// node, or the pieces tree-sitter-c makes of a definition its grammar cannot
+/// read whole — an old-style definition with an implicit `int` (`add(a, b)
+/// int a, b; { … }`), or one whose K&R head it misreads — put back together
+/// from the unit's top-level structure ([`crate::toplevel`]).
+#[derive(Clone, Debug)]
+pub struct Definition<'t> {
+    pub name: String,
+    /// Everything before the body: specifiers, declarator, old-style parameter
+    /// declarations.
+    pub head: Vec<Ts<'t>>,
+    /// The declarator, when the parser read the definition whole.
+    pub declarator: Option<Ts<'t>>,
+    /// The body, when it parsed as a compound statement.
+    pub body: Option<Ts<'t>>,
+    /// Byte offsets of the body's `{` and `}`, known also when the body did
+    /// not parse.
+    pub braces: Option<(usize, usize)>,
+    /// Parameter names the head's nodes do not show as such (an old-style
+    /// identifier list the parser read as something else).
+    pub params: Vec<String>,
+    /// From the definition's first token to its last.
+    pub range: tree_sitter::Range,
+    /// Why the body could not be read (it is then built as an opaque function,
+    /// probed at its entry).
+    pub unreadable: Option<String>,
+}
+
+impl<'t> Definition<'t> {
+    /// A definition the parser read whole.
+    pub fn of_node(def: Ts<'t>, name: String) -> Definition<'t> {
+        let body = def.child_by_field_name("body");
+        let head = {
+            let mut c = def.walk();
+            def.children(&mut c).filter(|k| Some(k.id()) != body.map(|b| b.id())).collect()
+        };
+        Definition {
+            name,
+            head,
+            declarator: def.child_by_field_name("declarator"),
+            body,
+            braces: body.map(|b| (b.start_byte(), b.end_byte() - 1)),
+            params: Vec::new(),
+            range: def.range(),
+            unreadable: None,
+        }
     }
-    let body = def.child_by_field_name("body");
-    // signature text: everything but the body
-    let sig = {
+
+    /// The normalised text of the head: the entry node's text.
+    pub fn signature(&self, src: &[u8]) -> String {
         let mut out = String::new();
-        let mut c = def.walk();
-        for k in def.children(&mut c) {
-            if Some(k.id()) == body.map(|x| x.id()) {
-                continue;
-            }
-            let t = normalized(k, src);
+        for k in &self.head {
+            let t = normalized(*k, src);
             if !t.is_empty() {
                 if !out.is_empty() {
                     out.push(' ');
@@ -1290,27 +1397,56 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
             }
         }
         out
+    }
+}
+
+/// Builds both CFG levels of one function definition.
+pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
+    let name = def.name.as_str();
+    let mut b = Builder::new(tu);
+    let src = tu.src;
+    // parameters are locals (calls through them are indirect)
+    if let Some(d) = def.declarator {
+        collect_params(d, src, &mut b.locals);
+    }
+    b.locals.extend(def.params.iter().cloned());
+    let body = def.body;
+    let sig = {
+        let mut sig = def.signature(src);
+        let hidden = (tu.hidden_attributes)(def.range.start_byte..def.braces.map_or(def.range.end_byte, |b| b.0));
+        if !hidden.is_empty() {
+            sig.push(' ');
+            sig.push_str(&hidden);
+        }
+        sig
     };
+    let span = b.span_of_range(def.range);
+    if let Some(why) = &def.unreadable {
+        b.problem_at(span, format!("{name}: {why}"));
+        let mut f = opaque_function(name, sig, span, def.braces, why.clone());
+        f.problems = b.problems;
+        return f;
+    }
     // address-taken labels (GNU &&label) anywhere in the body
     if let Some(body) = body {
         let u = syntax::uses(body, src, &BTreeSet::new(), &|_| false);
         b.addr_labels = u.label_addrs;
     }
     let mut entry = Node::new(NodeKind::Entry, sig.clone());
-    entry.span = b.span(def);
+    entry.span = span;
     b.groups.push(entry.clone());
     let entry_group = b.groups.len() - 1;
     let en = b.add(
         entry,
         Some(entry_group),
-        match body {
-            Some(body) => Site::Entry { open: body.start_byte(), close: body.end_byte() - 1 },
+        match def.braces {
+            Some((open, close)) => Site::Entry { open, close },
             None => Site::None,
         },
         Probe::Node,
     );
     let mut decl_node = Node::new(NodeKind::Declaration, "");
-    decl_node.span = b.span(def);
+    decl_node.span = span;
     b.groups.push(decl_node.clone());
     let decl_group = b.groups.len() - 1;
     let dn = b.add(decl_node, Some(decl_group), Site::None, Probe::Derived);
@@ -1327,21 +1463,46 @@ pub fn build_function(def: Ts<'_>, name: &str, tu: &TuFacts<'_>) -> FunctionCfgs
     let out = match body {
         Some(body) => b.stmt(body, vec![eps(dn)]),
         None => {
-            b.give_up(def, "function without a body");
-            vec![eps(dn)]
+            let why = "function without a body";
+            b.problem_at(span, format!("{name}: {why}"));
+            let mut f = opaque_function(name, sig, span, def.braces, why.to_string());
+            f.problems = b.problems;
+            return f;
         }
     };
     b.link(out, ex);
-    let entry_text = sig;
-    let span = b.span(def);
+    if let Some(body) = body
+        && let Some(e) = b.unseen_error(body)
+    {
+        let what = if e.is_missing() {
+            format!("missing `{}`", e.kind())
+        } else {
+            format!("`{}`", truncate(&normalized(e, src), 60))
+        };
+        b.give_up(e, format!("syntax error the graph would not show: {what}"));
+    }
+    let braces = def.braces;
     match b.finish(name, decl_group) {
         Ok(f) => f,
-        Err(reason) => opaque_function(name, entry_text, span, reason),
+        Err((reason, problems)) => {
+            let mut f = opaque_function(name, sig, span, braces, reason);
+            f.problems = problems;
+            f
+        }
     }
 }
 
-/// The CFG of a function we could not build: entry → exit, marked unanalysable.
-pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason: String) -> FunctionCfgs {
+/// The CFG of a function we could not build: entry → exit, marked
+/// unanalysable. The entry is probed (after the body's `{`, when the braces
+/// are known), so the tests that entered the function are known, and a change
+/// to it selects them.
+pub fn opaque_function(
+    name: &str,
+    signature: String,
+    span: Option<Span>,
+    braces: Option<(usize, usize)>,
+    reason: String,
+) -> FunctionCfgs {
     let mut b = CfgBuilder::new(name);
     let mut en = Node::new(NodeKind::Entry, signature);
     en.span = span;
@@ -1357,9 +1518,10 @@ pub fn opaque_function(name: &str, signature: String, span: Option<Span>, reason
         cond,
         stmt,
         map,
-        probes: vec![Probe::Derived, Probe::Derived],
+        probes: vec![Probe::Node, Probe::Derived],
+        // the body may stop anywhere: nothing is derived from it
         completes_unless_calls: vec![false, false],
-        sites: vec![Site::None, Site::None],
+        sites: vec![braces.map_or(Site::None, |(open, close)| Site::Entry { open, close }), Site::None],
         locals: Vec::new(),
         unanalysable: Some(reason),
         problems: Vec::new(),
@@ -1389,7 +1551,7 @@ fn collect_params(d: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 }
 
 impl<'a, 't> Builder<'a, 't> {
-    fn finish(mut self, name: &str, decl_group: usize) -> Result<FunctionCfgs, String> {
+    fn finish(mut self, name: &str, decl_group: usize) -> Result<FunctionCfgs, (String, Vec<Problem>)> {
         // computed gotos may reach every address-taken label (or every label)
         let targets: Vec<String> = if self.addr_labels.is_empty() {
             self.defined_labels.iter().cloned().collect()
@@ -1530,12 +1692,18 @@ impl<'a, 't> Builder<'a, 't> {
             cb.add_edge(NodeId(s), NodeId(d), e.label.clone());
             fine_edges.push((s, d, e.label.clone(), e.coarse.clone()));
         }
-        let cond = cb.build().map_err(|err| format!("internal error building the CFG: {err}"))?;
+        let cond = match cb.build() {
+            Ok(c) => c,
+            Err(err) => return Err((format!("internal error building the CFG: {err}"), self.problems)),
+        };
         // an unlabelled edge between two groups would vanish from the statement
         // level; only the folded `noreturn` arm of `?:` (which ends at the exit) may
         for (s, d, _, coarse) in &fine_edges {
             if coarse.is_none() && node_group[*s as usize] != node_group[*d as usize] && *d != new_id[self.exit] {
-                return Err("internal error: flow between statements without a statement-level edge".to_string());
+                return Err((
+                    "internal error: flow between statements without a statement-level edge".to_string(),
+                    self.problems,
+                ));
             }
         }
         // coarse label per fine edge id
@@ -1560,9 +1728,10 @@ impl<'a, 't> Builder<'a, 't> {
             coarse_nodes.push(node);
         }
         let group: Vec<NodeId> = node_group.iter().map(|g| NodeId(gmap[g])).collect();
-        let (stmt, map) = cond
-            .contract(name, &group, coarse_nodes, &coarse_label)
-            .map_err(|err| format!("internal error contracting the CFG: {err}"))?;
+        let (stmt, map) = match cond.contract(name, &group, coarse_nodes, &coarse_label) {
+            Ok(x) => x,
+            Err(err) => return Err((format!("internal error contracting the CFG: {err}"), self.problems)),
+        };
         Ok(FunctionCfgs {
             cond,
             stmt,

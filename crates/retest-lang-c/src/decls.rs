@@ -59,7 +59,7 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
 /// nearest the name, parentheses and attributes aside, is a function
 /// declarator — `f(void)` and `*f(void)` (returning a pointer), not
 /// `(*fp)(void)`, a pointer to a function, which is a variable.
-fn declares_function(mut d: Ts<'_>) -> bool {
+pub fn declares_function(mut d: Ts<'_>) -> bool {
     let mut nearest = "";
     loop {
         match d.kind() {

@@ -22,6 +22,7 @@ pub mod instrument;
 pub mod preprocess;
 pub mod project;
 pub mod syntax;
+pub mod toplevel;
 pub mod tu;
 pub mod wrap;
 

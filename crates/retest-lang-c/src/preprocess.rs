@@ -63,9 +63,14 @@ impl Preprocessed {
         let mut text = String::with_capacity(raw.len());
         let mut files: Vec<SourceFile> = Vec::new();
         let mut runs: Vec<Run> = Vec::new();
+        // a line inside a block comment is comment text even when it starts with
+        // `#` (`/* skip until #else,` then `   #if/#endif */`, kept by `-C`)
+        let mut in_comment = false;
         for (i, line) in raw.split_inclusive('\n').enumerate() {
             let trimmed = line.trim_start();
-            if trimmed.starts_with('#') {
+            let directive = !in_comment && trimmed.starts_with('#');
+            in_comment = if directive { false } else { ends_in_comment(line, in_comment) };
+            if directive {
                 if let Some((num, path, flags)) = parse_marker(trimmed) {
                     // A file is a system header if the marker that introduces it
                     // says so. Later markers for the same file may carry flag 3
@@ -102,6 +107,7 @@ impl Preprocessed {
         }
         let hidden_attributes = blank_declarator_attributes(&mut text);
         rewrite_typeof_expressions(&mut text);
+        respell_gnu_extensions(&mut text);
         Preprocessed { raw, text, files, map: LineMap { runs }, hidden_attributes }
     }
 
@@ -133,7 +139,6 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
     let b = text.as_bytes();
     let ident = is_ident_byte;
     let skip = |i: usize| skip_comment_or_literal(b, i);
-    let next_significant = |i: usize| b.get(skip_blank(b, i)).copied();
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut prev: u8 = b';';
     let mut i = 0;
@@ -160,7 +165,9 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
             i += 1;
         }
         let word = &b[start..i];
-        if (word == b"__attribute__" || word == b"__attribute") && (ident(prev) || prev == b']' || prev == b',') {
+        if (word == b"__attribute__" || word == b"__attribute")
+            && (ident(prev) || prev == b']' || prev == b',' || prev == b'*')
+        {
             // the balanced parentheses that follow
             let mut j = i;
             while j < b.len() && b[j].is_ascii_whitespace() {
@@ -168,12 +175,19 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
             }
             if b.get(j) == Some(&b'(') {
                 let closed = closing_paren(b, j).map(|k| k + 1);
+                // what follows this attribute and any others right after it
+                let after = closed.map(|end| past_attributes(b, end));
                 // after a declarator; or, after a comma, before the next declarator of
-                // the same declaration (`int a, __attribute__((unused)) b = 1;`)
+                // the same declaration (`int a, __attribute__((unused)) b = 1;`); or
+                // after a pointer's `*`, before the name (`void * __attribute__((x)) f(void)`)
                 let here = if prev == b',' {
-                    closed.filter(|&end| starts_declarator(b, end))
+                    closed.filter(|_| after.is_some_and(|a| starts_declarator(b, a)))
+                } else if prev == b'*' {
+                    closed.filter(|_| after.is_some_and(|a| ident_end(b, skip_blank(b, a)) > skip_blank(b, a)))
                 } else {
-                    closed.filter(|&end| matches!(next_significant(end), Some(b'=' | b',' | b';' | b':')))
+                    closed.filter(|_| {
+                        after.is_some_and(|a| matches!(b.get(skip_blank(b, a)), Some(b'=' | b',' | b';' | b':')))
+                    })
                 };
                 if let Some(end) = here {
                     spans.push((start, end));
@@ -204,6 +218,144 @@ fn blank_declarator_attributes(text: &mut String) -> Vec<(usize, String)> {
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
     hidden
+}
+
+/// Whether a block comment is open at the end of `line`, given whether one was
+/// open at its start. Literals and `//` comments hide comment delimiters.
+fn ends_in_comment(line: &str, mut open: bool) -> bool {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if open {
+            match b[i..].windows(2).position(|w| w == b"*/") {
+                Some(p) => {
+                    open = false;
+                    i += p + 2;
+                }
+                None => return true,
+            }
+            continue;
+        }
+        match (b[i], b.get(i + 1)) {
+            (b'/', Some(b'*')) => {
+                open = true;
+                i += 2;
+            }
+            (b'/', Some(b'/')) => return false,
+            (b'"' | b'\'', _) => i = skip_comment_or_literal(b, i).unwrap_or(b.len()),
+            _ => i += 1,
+        }
+    }
+    open
+}
+
+/// The position after the attributes (`__attribute__((…))`, any number) that
+/// start at or after `i`, or `i`.
+fn past_attributes(b: &[u8], mut i: usize) -> usize {
+    loop {
+        let s = skip_blank(b, i);
+        let e = ident_end(b, s);
+        if !matches!(&b[s..e], b"__attribute__" | b"__attribute") {
+            return i;
+        }
+        let open = skip_blank(b, e);
+        match (b.get(open), closing_paren(b, open)) {
+            (Some(b'('), Some(close)) => i = close + 1,
+            _ => return i,
+        }
+    }
+}
+
+/// Rewrites, in the text that is parsed, GNU spellings tree-sitter-c does not
+/// know into ones it does, byte for byte and line for line:
+/// - `__signed__` → `signed` (the kernel's and glibc's `typedef __signed__ char`);
+/// - `asm __inline volatile (…)` → `asm inline volatile (…)` (the kernel's `asm_inline`);
+/// - the type arguments of `__builtin_types_compatible_p(T1, T2)` (a constant that
+///   `container_of` compares `typeof`s with) become one integer literal that
+///   spells a digest of them: the call parses as an expression, and a change of
+///   the types still changes the node's text.
+fn respell_gnu_extensions(text: &mut String) {
+    let mut edits: Vec<(usize, Vec<u8>)> = Vec::new();
+    {
+        let b = text.as_bytes();
+        let mut i = 0;
+        let mut after_asm = false;
+        while i < b.len() {
+            if let Some(end) = skip_comment_or_literal(b, i) {
+                i = end;
+                after_asm = false;
+                continue;
+            }
+            if !is_ident_byte(b[i]) || b[i].is_ascii_digit() {
+                if !b[i].is_ascii_whitespace() {
+                    after_asm = false;
+                }
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i = ident_end(b, i).max(i + 1);
+            match &b[start..i] {
+                b"__signed__" => edits.push((start, b"signed    ".to_vec())),
+                b"asm" | b"__asm__" | b"__asm" => {
+                    after_asm = true;
+                    continue;
+                }
+                b"__inline" if after_asm => edits.push((start, b"inline  ".to_vec())),
+                b"__inline__" if after_asm => edits.push((start, b"inline    ".to_vec())),
+                b"volatile" | b"__volatile__" | b"__volatile" | b"inline" | b"goto" if after_asm => continue,
+                b"__builtin_types_compatible_p" => {
+                    let open = skip_blank(b, i);
+                    if b.get(open) == Some(&b'(')
+                        && let Some(close) = closing_paren(b, open)
+                        && let Some(new) = digest_literal(&b[open + 1..close])
+                    {
+                        edits.push((open + 1, new));
+                        i = close + 1;
+                    }
+                }
+                _ => {}
+            }
+            after_asm = false;
+        }
+    }
+    if edits.is_empty() {
+        return;
+    }
+    let mut bytes = std::mem::take(text).into_bytes();
+    for (at, new) in edits {
+        bytes[at..at + new.len()].copy_from_slice(&new);
+    }
+    *text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+}
+
+/// A same-length replacement of `arg` that is one hexadecimal literal spelling
+/// a digest of its tokens (newlines kept where they were), or `None` when there
+/// is no run of at least 6 bytes on one line to hold it.
+fn digest_literal(arg: &[u8]) -> Option<Vec<u8>> {
+    let words = String::from_utf8_lossy(arg).split_whitespace().collect::<Vec<_>>().join(" ");
+    let hex = format!("0x{:016x}", xxhash_rust::xxh3::xxh3_64(words.as_bytes()));
+    let mut out: Vec<u8> = arg.iter().map(|&c| if c == b'\n' || c == b'\r' { c } else { b' ' }).collect();
+    // the longest run without a line break
+    let (mut best, mut run_start) = ((0usize, 0usize), 0usize);
+    for k in 0..=out.len() {
+        if k == out.len() || out[k] == b'\n' || out[k] == b'\r' {
+            if k - run_start > best.1 - best.0 {
+                best = (run_start, k);
+            }
+            run_start = k + 1;
+        }
+    }
+    let room = best.1 - best.0;
+    if room < 6 {
+        return None;
+    }
+    let lit = &hex.as_bytes()[..room.min(hex.len())];
+    out[best.0..best.0 + lit.len()].copy_from_slice(lit);
+    Some(out)
 }
 
 /// The end of the comment or literal starting at `i`, if one starts there.
@@ -552,6 +704,48 @@ mod tests {
         );
         assert!(p.text.contains("{1},                             b = {2};"));
         assert!(p.text.contains("void f(int x, __attribute__((unused)) int y);"), "parameters keep theirs");
+    }
+
+    #[test]
+    fn gnu_spellings_become_ones_the_grammar_knows_in_place() {
+        let raw = "# 1 \"a.c\"\ntypedef __signed__ char s8;\nvoid f(void) { asm __inline volatile(\"nop\"); }\n\
+                   int t = __builtin_types_compatible_p(typeof(*p), typeof(void));\n";
+        let pre = Preprocessed::from_output(raw.to_string());
+        assert_eq!(pre.text.len(), raw.len());
+        assert!(pre.text.contains("typedef signed     char s8;"), "{}", pre.text);
+        assert!(pre.text.contains("asm inline   volatile(\"nop\")"), "{}", pre.text);
+        let other = Preprocessed::from_output(raw.replace("typeof(void)", "typeof(char)"));
+        let lit = |t: &str| {
+            t.split("__builtin_types_compatible_p(").nth(1).unwrap().split(')').next().unwrap().trim().to_string()
+        };
+        assert!(lit(&pre.text).starts_with("0x"), "{}", pre.text);
+        assert_ne!(lit(&pre.text), lit(&other.text), "a change of the types changes the literal");
+        let tu = crate::analyze(&pre, &|_| true);
+        assert!(tu.unit.problems.is_empty(), "{:?}", tu.unit.problems);
+    }
+
+    #[test]
+    fn attributes_after_a_pointer_star_or_another_attribute_are_blanked() {
+        let raw = "# 1 \"a.c\"\nstatic inline void * __attribute__((__warn_unused_result__)) ERR_PTR(long e) { return (void *) e; }\n\
+                   struct kp { int d; };\nstruct kp k __attribute__((used)) __attribute__((aligned(8))) = { 1 };\nint g(void) { return 0; }\n";
+        let pre = Preprocessed::from_output(raw.to_string());
+        let tu = crate::analyze(&pre, &|_| true);
+        let names: Vec<&str> = tu.unit.procedures.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["ERR_PTR", "g"]);
+        assert!(tu.unit.problems.is_empty(), "{:?}", tu.unit.problems);
+        // the attributes stay in the declarations' text
+        assert!(tu.unit.decls.iter().any(|d| d.names == ["k"] && d.text.contains("aligned")), "{:?}", tu.unit.decls);
+    }
+
+    #[test]
+    fn a_comment_line_that_starts_with_a_hash_is_not_a_directive() {
+        let raw =
+            "# 1 \"a.c\"\n/* skip until #else, or\n   #if/#endif */\nint f(void) { return 1; }\n# 9 \"a.c\"\nint g;\n";
+        let pre = Preprocessed::from_output(raw.to_string());
+        let lines: Vec<&str> = pre.text.lines().collect();
+        assert_eq!(lines[2], "   #if/#endif */", "comment text is kept");
+        assert!(lines[4].trim().is_empty(), "the marker is blanked");
+        assert_eq!(pre.location(5), Some((0, 9)));
     }
 
     #[test]

@@ -11,13 +11,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
-use retest_graph::{NodeId, Problem, Procedure, Span, Unit};
+use retest_graph::{DeclKind, Declaration, NodeId, Problem, Procedure, Span, Unit};
 use tree_sitter::{Node as Ts, Parser};
 
-use crate::build::{Site, TuFacts, build_function};
+use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
-use crate::syntax::{declarator_name, src_text};
+use crate::syntax::{self, declarator_name, src_text};
+use crate::toplevel::{self, Item, ItemKind};
 
 /// Everything the front end learns about one translation unit: the
 /// language-neutral [`Unit`], plus where each condition-level node of each
@@ -58,47 +59,261 @@ impl TuAnalysis {
 
 /// Parses preprocessed text with tree-sitter-c.
 pub fn parse(text: &str) -> tree_sitter::Tree {
+    parse_ranges(text, None)
+}
+
+/// Parses only the bytes of `range` (offsets, rows and columns stay those of
+/// the whole text), or all of it.
+fn parse_ranges(text: &str, range: Option<tree_sitter::Range>) -> tree_sitter::Tree {
     let mut p = Parser::new();
     p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
+    if let Some(r) = range {
+        p.set_included_ranges(&[r]).expect("one range within the text is valid");
+    }
     p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+}
+
+/// Byte offsets to tree-sitter points.
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(src: &[u8]) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(src.iter().enumerate().filter(|(_, c)| **c == b'\n').map(|(i, _)| i + 1));
+        Lines(starts)
+    }
+
+    fn point(&self, byte: usize) -> tree_sitter::Point {
+        let row = self.0.partition_point(|&s| s <= byte) - 1;
+        tree_sitter::Point { row, column: byte - self.0[row] }
+    }
+
+    fn range(&self, start: usize, end: usize) -> tree_sitter::Range {
+        tree_sitter::Range {
+            start_byte: start,
+            end_byte: end,
+            start_point: self.point(start),
+            end_point: self.point(end),
+        }
+    }
+}
+
+/// The items that share a byte with `[start, end)`.
+fn overlapping_items(items: &[Item], start: usize, end: usize) -> impl Iterator<Item = usize> + '_ {
+    let from = items.partition_point(|it| it.end <= start);
+    (from..items.len()).take_while(move |&i| items[i].start < end)
+}
+
+/// Whether `n` lies within `[start, end)`.
+fn within(n: Ts<'_>, start: usize, end: usize) -> bool {
+    start <= n.start_byte() && n.end_byte() <= end
+}
+
+/// Whether a top-level node of the whole-unit parse can be trusted: it lies
+/// inside one item and is what the item is — the item's function definition
+/// with the same body, or, in a declaration item, a node without errors.
+fn trusted(n: Ts<'_>, items: &[Item], src: &[u8]) -> bool {
+    let Some(it) = items.iter().find(|it| within(n, it.start, it.end)) else {
+        // white space or a comment between items is fine; anything else spans items
+        return matches!(n.kind(), "comment") || n.end_byte() == n.start_byte();
+    };
+    match &it.kind {
+        ItemKind::Function { .. } => reads_whole(n, it, src),
+        ItemKind::Declaration => !(syntax::has_syntax_error(n, src) || syntax::has_missing(n, src)),
+        ItemKind::Stray { .. } => false,
+    }
+}
+
+/// Whether `n` is the function definition of item `it`, read whole: the same
+/// body, a declarator that declares a function, and the same name. tree-sitter
+/// reads `static f(a) { … }` (implicit `int`) as the type `f` and the declarator
+/// `(a)`: a definition of `a` that is not a function.
+fn reads_whole(n: Ts<'_>, it: &Item, src: &[u8]) -> bool {
+    let ItemKind::Function { name, body_open, body_close, .. } = &it.kind else { return false };
+    n.kind() == "function_definition"
+        && n.child_by_field_name("body").is_some_and(|b| b.start_byte() == *body_open && b.end_byte() == body_close + 1)
+        && n.child_by_field_name("declarator").is_some_and(|d| {
+            decls::declares_function(d) && name.as_ref().is_none_or(|m| declarator_name(d, src).as_ref() == Some(m))
+        })
+}
+
+/// The items to parse on their own: those the whole-unit parse got wrong, and
+/// with them every item a dropped node reaches into (a node that spans items
+/// goes, so every item it touches is parsed again).
+fn damaged_items(top: &[Ts<'_>], items: &[Item], src: &[u8]) -> Vec<bool> {
+    let mut damaged = vec![false; items.len()];
+    let overlapping = |n: Ts<'_>| overlapping_items(items, n.start_byte(), n.end_byte());
+    for n in top {
+        if !trusted(*n, items, src) {
+            for i in overlapping(*n) {
+                damaged[i] = true;
+            }
+        }
+    }
+    loop {
+        let mut grew = false;
+        for n in top {
+            if overlapping(*n).any(|i| damaged[i]) {
+                for i in overlapping(*n) {
+                    grew |= !std::mem::replace(&mut damaged[i], true);
+                }
+            }
+        }
+        if !grew {
+            return damaged;
+        }
+    }
 }
 
 /// Analyses a preprocessed translation unit. `is_own(file)` says whether functions
 /// defined in `file` belong to the project (and get CFGs).
+///
+/// The unit is parsed whole; where that parse went wrong (a node that is not
+/// what the unit's top-level structure, [`toplevel::items`], says is there),
+/// each item of the region is parsed again on its own, so a syntax error costs
+/// at most the one definition that contains it. Old-style definitions the
+/// grammar cannot read whole are put back together from their pieces.
 pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAnalysis {
     let tree = parse(&pre.text);
     let src = pre.text.as_bytes();
-    let root = tree.root_node();
-    let locate = |row: u32| pre.map.lookup(row);
-    let span_of = |n: Ts<'_>| -> Option<Span> {
-        let (file, line) = locate(n.start_position().row as u32)?;
-        let end_line = match locate(n.end_position().row as u32) {
-            Some((f, l)) if f == file && l >= line => l,
-            _ => line,
-        };
-        Some(Span { file, line, col: n.start_position().column as u32 + 1, end_line })
-    };
-    let file_of = |n: Ts<'_>| -> Option<&SourceFile> {
-        let (f, _) = locate(n.start_position().row as u32)?;
-        pre.files.get(f as usize)
-    };
-    let own = |n: Ts<'_>| file_of(n).is_some_and(is_own);
-
-    let top: Vec<Ts<'_>> = {
+    let lines = Lines::new(src);
+    let items = toplevel::items(src);
+    let unit_top: Vec<Ts<'_>> = {
+        let root = tree.root_node();
         let mut c = root.walk();
         root.children(&mut c).collect()
     };
+    let damaged = damaged_items(&unit_top, &items, src);
+    let item_trees: Vec<tree_sitter::Tree> = (0..items.len())
+        .filter(|&i| damaged[i])
+        .map(|i| parse_ranges(&pre.text, Some(lines.range(items[i].start, items[i].end))))
+        .collect();
+    // the unit's top-level nodes: the whole-unit parse's, and each damaged item's own
+    let mut top: Vec<Ts<'_>> = unit_top
+        .iter()
+        .copied()
+        .filter(|n| !overlapping_items(&items, n.start_byte(), n.end_byte()).any(|i| damaged[i]))
+        .collect();
+    for t in &item_trees {
+        let root = t.root_node();
+        let mut c = root.walk();
+        top.extend(root.children(&mut c));
+    }
+    top.sort_by_key(|n| (n.start_byte(), std::cmp::Reverse(n.end_byte())));
+
+    // function definitions: the parser's, or put together from the pieces of a
+    // function item; a body the item's parse did not show as a block is parsed
+    // on its own
+    let item_of = |n: Ts<'_>| items.iter().position(|it| within(n, it.start, it.end));
+    let whole: BTreeSet<usize> = top
+        .iter()
+        .filter(|n| n.kind() == "function_definition")
+        .filter_map(|n| {
+            let i = item_of(*n)?;
+            reads_whole(*n, &items[i], src).then_some(i)
+        })
+        .collect();
+    let is_piece = |n: Ts<'_>| item_of(n).is_some_and(|i| items[i].is_function() && !whole.contains(&i));
+    let body_of = |i: usize| -> Option<(usize, usize)> {
+        match items[i].kind {
+            ItemKind::Function { body_open, body_close, .. } => Some((body_open, body_close)),
+            _ => None,
+        }
+    };
+    fn block_among<'t>(top: &[Ts<'t>], (open, close): (usize, usize)) -> Option<Ts<'t>> {
+        top.iter()
+            .copied()
+            .find(|n| n.kind() == "compound_statement" && n.start_byte() == open && n.end_byte() == close + 1)
+    }
+    let body_trees: Vec<tree_sitter::Tree> = (0..items.len())
+        .filter(|&i| items[i].is_function() && !whole.contains(&i))
+        .filter_map(body_of)
+        .filter(|&braces| block_among(&top, braces).is_none())
+        .map(|(open, close)| parse_ranges(&pre.text, Some(lines.range(open, close + 1))))
+        .collect();
+    let body_top: Vec<Ts<'_>> = body_trees
+        .iter()
+        .flat_map(|t| {
+            let root = t.root_node();
+            let mut c = root.walk();
+            root.children(&mut c).collect::<Vec<_>>()
+        })
+        .collect();
+
+    let locate = |row: u32| pre.map.lookup(row);
+    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| -> Option<Span> {
+        let (file, line) = locate(start.row as u32)?;
+        let end_line = match locate(end.row as u32) {
+            Some((f, l)) if f == file && l >= line => l,
+            _ => line,
+        };
+        Some(Span { file, line, col: start.column as u32 + 1, end_line })
+    };
+    let span_of = |n: Ts<'_>| span_at(n.start_position(), n.end_position());
+    let file_at = |row: usize| -> Option<&SourceFile> {
+        let (f, _) = locate(row as u32)?;
+        pre.files.get(f as usize)
+    };
+    let file_of = |n: Ts<'_>| file_at(n.start_position().row);
+    let own = |n: Ts<'_>| file_of(n).is_some_and(is_own);
 
     // noreturn functions declared anywhere in the unit, functions declared
     // `const` or `pure` (they return), and file-scope typedef names
     let mut noreturn = BTreeSet::new();
     let mut returning = BTreeSet::new();
     let mut typedefs = BTreeSet::new();
-    for n in &top {
+    for n in top.iter().filter(|n| !is_piece(**n)) {
         decls::noreturn_names(*n, src, &mut noreturn);
         decls::returning_names(*n, src, &mut returning);
         decls::typedef_names(*n, src, &mut typedefs);
     }
+
+    // every definition, in source order
+    let mut defs: Vec<Definition<'_>> = Vec::new();
+    for n in top.iter().filter(|n| n.kind() == "function_definition" && !is_piece(**n)) {
+        let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src)).unwrap_or_default();
+        defs.push(Definition::of_node(*n, name));
+    }
+    for (i, it) in items.iter().enumerate() {
+        let ItemKind::Function { name, body_open, body_close, params, .. } = &it.kind else { continue };
+        if whole.contains(&i) {
+            continue;
+        }
+        // the head: the pieces before the body, or the head of a definition the
+        // parser ended early
+        let mut pieces: Vec<Ts<'_>> = Vec::new();
+        let mut declarator = None;
+        for n in top.iter().copied().filter(|n| n.start_byte() < *body_open && it.start <= n.start_byte()) {
+            if n.end_byte() <= *body_open {
+                pieces.push(n);
+            } else if n.kind() == "function_definition" {
+                let mut c = n.walk();
+                pieces.extend(n.children(&mut c).filter(|k| k.end_byte() <= *body_open));
+                declarator = n.child_by_field_name("declarator");
+            }
+        }
+        let body =
+            block_among(&top, (*body_open, *body_close)).or_else(|| block_among(&body_top, (*body_open, *body_close)));
+        let unreadable = match (&name, body) {
+            (None, _) => Some("cannot tell the name this definition declares".to_string()),
+            (_, None) => Some(format!(
+                "cannot parse the body: `{}`",
+                first_chars(&String::from_utf8_lossy(&src[*body_open..(*body_close + 1).min(src.len())]), 60)
+            )),
+            _ => None,
+        };
+        defs.push(Definition {
+            name: name.clone().unwrap_or_else(|| format!("<definition at byte {}>", it.start)),
+            head: pieces,
+            declarator,
+            body,
+            braces: Some((*body_open, *body_close)),
+            params: params.clone(),
+            range: lines.range(it.start, it.end),
+            unreadable,
+        });
+    }
+    defs.sort_by_key(|d| d.range.start_byte);
 
     let mut decls_out = Vec::new();
     let mut functions = Vec::new();
@@ -107,72 +322,86 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut unattributed_error = None;
     let mut fn_names = BTreeSet::new();
     let mut completes = Vec::new();
-    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs };
-    for n in &top {
-        let system = file_of(*n).is_none_or(|f| f.system);
-        decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);
-        match n.kind() {
-            "function_definition" => {
-                let name =
-                    n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src)).unwrap_or_default();
-                fn_names.insert(name.clone());
-                if !own(*n) || name.is_empty() {
-                    continue;
-                }
-                let is_static = {
-                    let mut c = n.walk();
-                    n.children(&mut c).any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
-                };
-                let cfgs = build_function(*n, &name, &facts);
-                problems.extend(cfgs.problems.iter().cloned());
-                sites.push(cfgs.sites);
-                completes.push(cfgs.completes_unless_calls);
-                functions.push(Procedure {
-                    name,
-                    is_static,
-                    span: span_of(*n),
-                    cond: cfgs.cond,
-                    stmt: cfgs.stmt,
-                    map: cfgs.map,
-                    probes: cfgs.probes,
-                    locals: cfgs.locals,
-                    unanalysable: cfgs.unanalysable,
-                    digest: xxhash_rust::xxh3::xxh3_64(crate::syntax::normalized(*n, src).as_bytes()),
-                });
-            }
-            "ERROR" => {
-                if own(*n) {
-                    let p = Problem {
-                        span: span_of(*n),
-                        message: format!(
-                            "syntax error outside any function: `{}`",
-                            first_chars(&crate::syntax::normalized(*n, src), 60)
-                        ),
-                    };
-                    problems.push(p.clone());
-                    unattributed_error.get_or_insert(p);
-                }
-            }
-            _ => {
-                if own(*n) && (crate::syntax::has_syntax_error(*n, src) || crate::syntax::has_missing(*n, src)) {
-                    let p = Problem {
-                        span: span_of(*n),
-                        message: format!(
-                            "syntax error in a declaration: `{}`",
-                            first_chars(&crate::syntax::normalized(*n, src), 60)
-                        ),
-                    };
-                    problems.push(p);
-                }
-            }
+    let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
+    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs, hidden_attributes: &hidden };
+    for d in &defs {
+        let span = span_at(d.range.start_point, d.range.end_point);
+        let file = file_at(d.range.start_point.row);
+        let system = file.is_none_or(|f| f.system);
+        decls_out.push(function_declaration(d, pre, span, system));
+        fn_names.insert(d.name.clone());
+        if !file.is_some_and(is_own) || d.name.is_empty() {
+            continue;
+        }
+        let is_static = head_is_static(d, src);
+        let cfgs = build_function(d, &facts);
+        problems.extend(cfgs.problems.iter().cloned());
+        sites.push(cfgs.sites);
+        completes.push(cfgs.completes_unless_calls);
+        functions.push(Procedure {
+            name: d.name.clone(),
+            is_static,
+            span,
+            cond: cfgs.cond,
+            stmt: cfgs.stmt,
+            map: cfgs.map,
+            probes: cfgs.probes,
+            locals: cfgs.locals,
+            unanalysable: cfgs.unanalysable,
+            digest: xxhash_rust::xxh3::xxh3_64(definition_text(d, src).as_bytes()),
+        });
+    }
+    // code outside every function: a block at file scope, unbalanced braces
+    for it in &items {
+        if let ItemKind::Stray { why } = it.kind
+            && file_at(lines.point(it.start).row).is_some_and(is_own)
+        {
+            let r = lines.range(it.start, it.end);
+            let p = Problem {
+                span: span_at(r.start_point, r.end_point),
+                message: format!(
+                    "code outside any function's CFG ({why}): `{}`",
+                    first_chars(&String::from_utf8_lossy(&src[it.start..it.end.min(it.start + 200)]), 60)
+                ),
+            };
+            problems.push(p.clone());
+            unattributed_error.get_or_insert(p);
         }
     }
+    for n in top.iter().filter(|n| n.kind() != "function_definition" && !is_piece(**n)) {
+        let system = file_of(*n).is_none_or(|f| f.system);
+        decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);
+        let stray = item_of(*n).is_some_and(|i| matches!(items[i].kind, ItemKind::Stray { .. }));
+        if stray || !own(*n) {
+            continue;
+        }
+        if n.kind() == "ERROR" {
+            let p = Problem {
+                span: span_of(*n),
+                message: format!(
+                    "syntax error outside any function: `{}`",
+                    first_chars(&crate::syntax::normalized(*n, src), 60)
+                ),
+            };
+            problems.push(p.clone());
+            unattributed_error.get_or_insert(p);
+        } else if crate::syntax::has_syntax_error(*n, src) || crate::syntax::has_missing(*n, src) {
+            problems.push(Problem {
+                span: span_of(*n),
+                message: format!(
+                    "syntax error in a declaration: `{}`",
+                    first_chars(&crate::syntax::normalized(*n, src), 60)
+                ),
+            });
+        }
+    }
+    decls_out.sort_by_key(|d| d.span.map(|s| (s.file, s.line, s.col)));
     for d in &decls_out {
         if d.kind == retest_graph::DeclKind::Function {
             fn_names.extend(d.names.iter().cloned());
         }
     }
-    let address_taken = address_taken_functions(root, src, &fn_names);
+    let address_taken = address_taken_functions(&top, &body_top, src, &fn_names);
     let declared_returning: BTreeSet<&str> =
         returning.iter().filter(|n| !noreturn.contains(*n)).map(String::as_str).collect();
     let completes = derive_unit_probes(&mut functions, &completes, &declared_returning);
@@ -188,6 +417,64 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         },
         sites,
         completes,
+    }
+}
+
+/// Whether a definition's head declares it `static`.
+fn head_is_static(d: &Definition<'_>, src: &[u8]) -> bool {
+    d.head.iter().any(|k| match k.kind() {
+        "storage_class_specifier" => src_text(*k, src) == "static",
+        // the pieces of an old-style definition: `static` among the first tokens
+        _ if d.declarator.is_none() => {
+            let mut c = k.walk();
+            k.kind() != "compound_statement"
+                && k.children(&mut c).any(|x| x.kind() == "storage_class_specifier" && src_text(x, src) == "static")
+        }
+        _ => false,
+    })
+}
+
+/// The normalised text of a whole definition (its digest's input).
+fn definition_text(d: &Definition<'_>, src: &[u8]) -> String {
+    let mut t = d.signature(src);
+    match d.body {
+        Some(b) => {
+            t.push(' ');
+            t.push_str(&crate::syntax::normalized(b, src));
+        }
+        None => {
+            if let Some((open, close)) = d.braces {
+                for tok in toplevel::tokens(&src[open..=close]) {
+                    t.push(' ');
+                    t.push_str(&String::from_utf8_lossy(&src[open + tok.start..open + tok.end]));
+                }
+            }
+        }
+    }
+    t
+}
+
+/// The declaration item of a definition: its signature (so a changed signature
+/// is a changed declaration of the name), and the names the head mentions.
+fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Span>, system: bool) -> Declaration {
+    let src = pre.text.as_bytes();
+    let mut sig = d.signature(src);
+    let hidden = pre.attributes_within(d.range.start_byte..d.braces.map_or(d.range.end_byte, |b| b.0));
+    if !hidden.is_empty() {
+        sig.push(' ');
+        sig.push_str(&hidden);
+    }
+    let mut mentions = BTreeSet::new();
+    for h in &d.head {
+        let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &|_| false);
+        mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
+    }
+    Declaration {
+        kind: DeclKind::Function,
+        names: vec![d.name.clone()],
+        text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
+        mentions: mentions.into_iter().collect(),
+        span,
     }
 }
 
@@ -262,9 +549,9 @@ fn first_chars(s: &str, n: usize) -> String {
 }
 
 /// Function names used other than as the callee of a call or in a declarator.
-fn address_taken_functions(root: Ts<'_>, src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
+fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
     let mut out = BTreeSet::new();
-    let mut stack = vec![root];
+    let mut stack: Vec<Ts<'_>> = top.iter().chain(bodies).copied().collect();
     while let Some(n) = stack.pop() {
         if n.kind() == "identifier" {
             let name = src_text(n, src);

@@ -58,4 +58,5 @@ snap!(grade_v2, "grade.c", "-DGRADE_V=2");
 snap!(elevator, "elevator.c");
 snap!(elevator_v1, "elevator.c", "-DELEVATOR_V=1");
 snap!(constructs, "constructs.c");
+snap!(old_style, "old_style.c");
 snap!(gnu_types, "gnu_types.c", "-std=gnu11");

@@ -1,5 +1,6 @@
 //! Test discovery and execution: parallel runs, timeouts, trace collection.
 
+pub mod deps;
 pub mod discover;
 pub mod exec;
 pub mod scratch;

@@ -787,6 +787,22 @@ impl Store {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
+    /// The tests whose newest known coverage, in any matrix, covers something:
+    /// the tests that ran instrumented code the last time their coverage was
+    /// recorded (rows of unknown coverage are passed over).
+    pub fn tests_that_ran_code(&self) -> Result<std::collections::HashSet<TestId>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT newest.test FROM
+                   (SELECT test, MAX(snapshot) AS snapshot FROM matrix_tests WHERE state = 'ok' GROUP BY test) newest
+                 WHERE EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = newest.snapshot AND c.test = newest.test)",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st.query_map([], |r| Ok(TestId(r.get(0)?))).map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.sql(e))
+    }
+
     /// One test's coverage in a matrix: per unit, the covered edges.
     pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
         let mut st = self

@@ -189,6 +189,40 @@ fn results_coverage_and_tests_on_edge() {
     assert_eq!(idx.tests_on_edge(1), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
 }
 
+/// A test ran code "the last time" when its newest row of known coverage, in
+/// any matrix, covers something; rows of unknown coverage are passed over.
+#[test]
+fn tests_that_ran_code_look_at_their_newest_known_coverage() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let names: Vec<(String, String)> = ["ran", "ran-then-unknown", "ran-then-nothing", "never"]
+        .iter()
+        .map(|n| (n.to_string(), "x".to_string()))
+        .collect();
+    let ids = s.upsert_tests(&names).unwrap();
+    let rec = |s: &mut Store, run, snap, t: TestId, c: Result<Vec<(UnitId, RoaringBitmap)>, String>| {
+        let r = TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], stopped: false };
+        s.record_result(run, Some(snap), &r).unwrap();
+    };
+    let s1 = s.open_snapshot().unwrap();
+    let run = s.begin_run(s1, "full").unwrap();
+    for &t in &ids[..3] {
+        rec(&mut s, run, s1, t, Ok(vec![(u, bm(&[0]))]));
+    }
+    rec(&mut s, run, s1, ids[3], Ok(vec![]));
+    s.finish_run(run, Some(s1)).unwrap();
+    s.seal(s1).unwrap();
+    let s2 = s.open_snapshot().unwrap();
+    let run = s.begin_run(s2, "full").unwrap();
+    rec(&mut s, run, s2, ids[0], Ok(vec![(u, bm(&[1]))]));
+    rec(&mut s, run, s2, ids[1], Err("timed out".into()));
+    rec(&mut s, run, s2, ids[2], Ok(vec![]));
+    rec(&mut s, run, s2, ids[3], Ok(vec![]));
+    s.finish_run(run, Some(s2)).unwrap();
+    assert_eq!(s.tests_that_ran_code().unwrap(), std::collections::HashSet::from([ids[0], ids[1]]));
+}
+
 #[test]
 fn a_failed_write_leaves_nothing_half_written() {
     let d = tempfile::tempdir().unwrap();
