@@ -43,7 +43,6 @@ static List *cons();
 static List *reverse();
 static List *append();
 static int length();
-static skip();
 
 add(a, b)
 	int a, b;
