@@ -484,6 +484,9 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
 
     // ordinary objects again for the next build
     save_plans(store, &[])?;
+    if a.keep_selective && rebuilt_full {
+        eprintln!("retest: the objects are fully instrumented again (tests stopped part-way ran on them)");
+    }
     if !a.keep_selective && !selective.is_empty() && !rebuilt_full {
         for (k, _, _) in &selective {
             remove_output(root, k);
