@@ -10,7 +10,9 @@
 //! edits, alone or with a new edit in the same step (a fix that replaces a
 //! faulty change). Edits are the mutants of [`crate::mutate`]; every version
 //! must compile and run every test to completion, twice with the same
-//! outcomes (checked with the harness's own runner on a plain build).
+//! outcomes (checked with the harness's own runner on plain builds, the
+//! second with uninitialised memory filled: see `usable`), and leave at
+//! least half the tests as the original left them.
 //!
 //! For each probe mode (`--probes selective,full`) one working copy follows
 //! the walk with `retest build` and `retest run --selected`. After each step:
@@ -387,8 +389,14 @@ fn write_version(p: &Program, edits: &[Edit], dir: &Path) -> Result<()> {
 type Outcomes = Vec<Option<crate::suite::Outcome>>;
 
 /// The outcomes of the version if it builds with plain `make` and runs every
-/// test to completion twice with the same outcomes (in `dir`, a copy of the
-/// subject); `None` otherwise.
+/// test to completion with the same outcomes twice (in `dir`, a copy of the
+/// subject); `None` otherwise. The second time the build fills every local
+/// variable with a pattern before its first use
+/// (`-ftrivial-auto-var-init=pattern`) and glibc fills what `malloc` returns
+/// (`MALLOC_PERTURB_`): a version whose outputs depend on memory it never set
+/// (a mutant that leaves a variable uninitialised) is not used, since its
+/// outputs would change with any change to the code around it — the
+/// instrumentation included — whatever a selection did.
 fn usable(p: &Program, edits: &[Edit], dir: &Path, a: &WalkArgs) -> Result<Option<Outcomes>> {
     write_version(p, edits, dir)?;
     if !crate::suite::plain_build(dir, &["-s", "CFLAGS=-O0 -w"])? {
@@ -399,7 +407,17 @@ fn usable(p: &Program, edits: &[Edit], dir: &Path, a: &WalkArgs) -> Result<Optio
     if !first.outcomes.iter().all(|o| o.as_ref().is_some_and(|o| !o.timed_out)) {
         return Ok(None);
     }
-    let second = crate::suite::run_suite(dir, &tests, a.timeout.min(2.0), a.jobs, 1)?;
+    if !crate::suite::plain_build(dir, &["-s", "CFLAGS=-O0 -w -ftrivial-auto-var-init=pattern"])? {
+        return Ok(None);
+    }
+    let perturbed: Vec<crate::suite::Test> = tests
+        .iter()
+        .map(|t| crate::suite::Test {
+            name: t.name.clone(),
+            cmd: format!("MALLOC_PERTURB_=165; export MALLOC_PERTURB_; {}", t.cmd),
+        })
+        .collect();
+    let second = crate::suite::run_suite(dir, &perturbed, a.timeout.min(2.0), a.jobs, 1)?;
     Ok((first.outcomes == second.outcomes).then_some(first.outcomes))
 }
 
