@@ -309,6 +309,7 @@ pub fn execute(
                 outcome: outcome_of(&o),
                 coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
                 recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
+                stopped: coverage.as_ref().is_ok_and(|c| c.stopped),
             };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);

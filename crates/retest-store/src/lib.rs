@@ -171,6 +171,11 @@ pub struct TestRecord {
     pub coverage: Result<Vec<(UnitId, RoaringBitmap)>, String>,
     /// What the test recorded beyond edges, per unit (ignored when the coverage is unknown).
     pub recorded: Vec<(UnitId, Recorded)>,
+    /// A process of the test may have been stopped part-way through a statement
+    /// (a crash, a fatal signal, threads, a signal handler of the program's own):
+    /// its coverage also claims what the stopped code may have run, which
+    /// depends on where the probes are (ignored when the coverage is unknown).
+    pub stopped: bool,
 }
 
 /// A test's row in a coverage matrix.
@@ -180,6 +185,10 @@ pub struct MatrixTest {
     pub name: String,
     pub run: RunId,
     pub state: CoverageState,
+    /// Whether the run that produced the coverage was stopped part-way
+    /// ([`TestRecord::stopped`]); `None` when that is not known (recorded by a
+    /// retest before schema version 4).
+    pub stopped: Option<bool>,
 }
 
 /// One test's row of a coverage matrix, as [`Store::write_matrix`] takes it.
@@ -669,11 +678,12 @@ impl Store {
         // cost about a fifth of `retest run`'s own time on short tests.
         self.write(|tx| {
             tx.prepare_cached(
-                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT(run, test) DO UPDATE SET status = excluded.status, code = excluded.code,
                    stdout_hash = excluded.stdout_hash, stderr_hash = excluded.stderr_hash,
-                   duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note",
+                   duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note,
+                   stopped = excluded.stopped",
             )?
             .execute(params![
                 run.0,
@@ -684,7 +694,8 @@ impl Store {
                 o.stderr_hash.map(|h| h.to_vec()),
                 o.duration.as_millis() as i64,
                 state,
-                reason
+                reason,
+                rec.coverage.is_ok().then_some(rec.stopped)
             ])?;
             if let Some(m) = into_matrix {
                 // the units whose index changes: those the test covered before and now
@@ -751,7 +762,8 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT m.test, t.name, m.run, m.state, m.reason FROM matrix_tests m JOIN tests t ON t.id = m.test
+                "SELECT m.test, t.name, m.run, m.state, m.reason, r.stopped FROM matrix_tests m JOIN tests t ON t.id = m.test
+                 LEFT JOIN results r ON r.run = m.run AND r.test = m.test
                  WHERE m.snapshot = ?1 ORDER BY m.test",
             )
             .map_err(|e| self.sql(e))?;
@@ -768,6 +780,7 @@ impl Store {
                     } else {
                         CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
                     },
+                    stopped: r.get::<_, Option<bool>>(5)?,
                 })
             })
             .map_err(|e| self.sql(e))?;

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -117,6 +117,11 @@ fn v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Version 4: per test result, whether its coverage claims what code stopped
+/// part-way may have run (a trace flagged `SIGNAL`, `THREADS` or `HANDLER`);
+/// NULL for results recorded before (not known).
+pub(crate) const V4: &str = "ALTER TABLE results ADD COLUMN stopped INTEGER;";
+
 /// One step of the schema's history.
 enum Step {
     Sql(&'static str),
@@ -124,7 +129,7 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3)];
+const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {

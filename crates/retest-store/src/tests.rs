@@ -118,19 +118,37 @@ fn results_coverage_and_tests_on_edge() {
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0, 1]))]), recorded: vec![] },
+        &TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0, 1]))]),
+            recorded: vec![],
+            stopped: false,
+        },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[1], outcome: outcome("fail"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] },
+        &TestRecord {
+            test: ids[1],
+            outcome: outcome("fail"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![],
+            stopped: true,
+        },
     )
     .unwrap();
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[2], outcome: outcome("timeout"), coverage: Err("timed out".into()), recorded: vec![] },
+        &TestRecord {
+            test: ids[2],
+            outcome: outcome("timeout"),
+            coverage: Err("timed out".into()),
+            recorded: vec![],
+            stopped: false,
+        },
     )
     .unwrap();
     s.finish_run(run, None).unwrap();
@@ -147,6 +165,8 @@ fn results_coverage_and_tests_on_edge() {
     let m = s.matrix_tests(snap).unwrap();
     assert_eq!(m.len(), 3);
     assert_eq!(m[2].state, CoverageState::Unknown("timed out".into()));
+    // whether each coverage claims what code stopped part-way may have run
+    assert_eq!(m.iter().map(|t| t.stopped).collect::<Vec<_>>(), [Some(false), Some(true), None]);
     let r = s.run_results(run).unwrap();
     assert_eq!(r[&ids[1]].status, "fail");
     assert_eq!(r[&ids[0]].stdout_hash, Some([1; 16]));
@@ -155,7 +175,13 @@ fn results_coverage_and_tests_on_edge() {
     s.record_result(
         run,
         Some(snap),
-        &TestRecord { test: ids[1], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[1]))]), recorded: vec![] },
+        &TestRecord {
+            test: ids[1],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[1]))]),
+            recorded: vec![],
+            stopped: false,
+        },
     )
     .unwrap();
     let idx = s.edge_index(snap, u).unwrap();
@@ -176,7 +202,7 @@ fn tests_that_ran_code_look_at_their_newest_known_coverage() {
         .collect();
     let ids = s.upsert_tests(&names).unwrap();
     let rec = |s: &mut Store, run, snap, t: TestId, c: Result<Vec<(UnitId, RoaringBitmap)>, String>| {
-        let r = TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![] };
+        let r = TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], stopped: false };
         s.record_result(run, Some(snap), &r).unwrap();
     };
     let s1 = s.open_snapshot().unwrap();
@@ -208,13 +234,23 @@ fn a_failed_write_leaves_nothing_half_written() {
     // a coverage row for a unit that does not exist violates nothing in SQL terms,
     // so provoke a failure inside the transaction instead: a result for an
     // unknown test id breaks the foreign key after the results row was inserted
-    let bad =
-        TestRecord { test: TestId(999), outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] };
+    let bad = TestRecord {
+        test: TestId(999),
+        outcome: outcome("pass"),
+        coverage: Ok(vec![(u, bm(&[0]))]),
+        recorded: vec![],
+        stopped: false,
+    };
     assert!(s.record_result(run, Some(snap), &bad).is_err());
     assert!(s.run_results(run).unwrap().is_empty());
     assert!(s.matrix_tests(snap).unwrap().is_empty());
-    let good =
-        TestRecord { test: ids[0], outcome: outcome("pass"), coverage: Ok(vec![(u, bm(&[0]))]), recorded: vec![] };
+    let good = TestRecord {
+        test: ids[0],
+        outcome: outcome("pass"),
+        coverage: Ok(vec![(u, bm(&[0]))]),
+        recorded: vec![],
+        stopped: false,
+    };
     s.record_result(run, Some(snap), &good).unwrap();
     assert_eq!(s.matrix_tests(snap).unwrap().len(), 1);
 }
@@ -412,7 +448,7 @@ fn a_version_2_store_with_json_units_is_upgraded() {
         .unwrap();
     }
     let s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
     for (i, u) in units.iter().enumerate() {
         let id = s.unit_by_hash(&[i as u8; 16]).unwrap().unwrap();
         assert_eq!(*s.unit(id).unwrap(), *u);
@@ -424,7 +460,44 @@ fn a_version_2_store_with_json_units_is_upgraded() {
     drop(s);
     // opening again changes nothing
     let s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("3"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+}
+
+/// A store at schema version 3 gains the results' `stopped` column; what it
+/// recorded before says "not known".
+#[test]
+fn a_version_3_store_is_upgraded_and_its_results_do_not_know_whether_they_stopped() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let (snap, ids) = {
+        let mut s = Store::init(&dir).unwrap();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+        let run = s.begin_run(snap, "full").unwrap();
+        let rec = TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![],
+            stopped: false,
+        };
+        s.record_result(run, Some(snap), &rec).unwrap();
+        s.finish_run(run, Some(snap)).unwrap();
+        (snap, ids)
+    };
+    {
+        // back to version 3, as a retest before version 4 left it
+        let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE results DROP COLUMN stopped; UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+    let m = s.matrix_tests(snap).unwrap();
+    assert_eq!((m[0].test, m[0].stopped), (ids[0], None));
 }
 
 fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
@@ -455,6 +528,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![(u, r1.clone())],
+            stopped: false,
         },
     )
     .unwrap();
@@ -467,6 +541,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("timeout"),
             coverage: Err("timed out".into()),
             recorded: vec![(u, recorded(&[1], &[0], &[]))],
+            stopped: false,
         },
     )
     .unwrap();
@@ -483,6 +558,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[1]))]),
             recorded: vec![(u, r2.clone())],
+            stopped: false,
         },
     )
     .unwrap();
@@ -541,7 +617,13 @@ fn finishing_a_run_stores_the_edge_index() {
         s.record_result(
             run,
             Some(snap),
-            &TestRecord { test: t, outcome: outcome("pass"), coverage: Ok(vec![(u1, bm(edges))]), recorded: vec![] },
+            &TestRecord {
+                test: t,
+                outcome: outcome("pass"),
+                coverage: Ok(vec![(u1, bm(edges))]),
+                recorded: vec![],
+                stopped: false,
+            },
         )
         .unwrap()
     };
@@ -605,7 +687,7 @@ proptest! {
         let run = s.begin_run(snap, "full").unwrap();
         for (id, edges) in &tests {
             let cov = edges.iter().copied().collect::<RoaringBitmap>();
-            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![] }).unwrap();
+            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![], stopped: false }).unwrap();
         }
         let mut expected: HashMap<u32, RoaringBitmap> = HashMap::new();
         for (id, edges) in &tests {
