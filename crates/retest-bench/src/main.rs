@@ -4,12 +4,14 @@
 //! retest-bench --retest PATH safety     # selection safety on seeded mutants (002 §4)
 //! retest-bench --retest PATH recover    # RECOVER exactness and cost over a version chain (004 §4)
 //! retest-bench --retest PATH overhead   # run-time cost of instrumentation
+//! retest-bench --retest PATH csmith     # behaviour, front end, lines and mutants over csmith programs
 //! ```
 //!
 //! Every experiment works on copies of the subjects under `--work`; the subjects
 //! themselves are never modified. Each subcommand writes `results.json` and
 //! `tables.md` under `WORK/<subcommand>/` and prints the tables.
 
+mod csmith;
 mod driver;
 mod estimate;
 mod mutate;
@@ -26,7 +28,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead")]
+#[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead, csmith")]
 struct Cli {
     /// The `retest` binary under study.
     #[arg(long, value_name = "PATH")]
@@ -55,6 +57,9 @@ enum Cmd {
     Recover(recover::RecoverArgs),
     /// Run-time overhead of retest's instrumentation against gcov and clang coverage.
     Overhead(overhead::OverheadArgs),
+    /// Randomised study over csmith programs: behaviour at each level, front end,
+    /// lines against gcov, audited mutants.
+    Csmith(csmith::CsmithArgs),
     /// List the mutants of each subject in study order (nothing is run).
     Mutants {
         #[arg(long, default_value_t = 1)]
@@ -85,22 +90,27 @@ fn main() -> Result<()> {
     let retest = cli.retest.canonicalize().with_context(|| format!("--retest {}", cli.retest.display()))?;
     std::fs::create_dir_all(&cli.work)?;
     let work = cli.work.canonicalize()?;
-    let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
-    let subjects = cli
-        .only
-        .iter()
-        .map(|n| {
-            let dir = root.join(n);
-            anyhow::ensure!(dir.join(format!("{n}.c")).exists(), "no subject {n} in {}", root.display());
-            Ok(Subject { name: n.clone(), dir })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // the csmith study generates its programs: it has no subjects
+    let subjects = if matches!(cli.cmd, Cmd::Csmith(_)) {
+        Vec::new()
+    } else {
+        let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
+        cli.only
+            .iter()
+            .map(|n| {
+                let dir = root.join(n);
+                anyhow::ensure!(dir.join(format!("{n}.c")).exists(), "no subject {n} in {}", root.display());
+                Ok(Subject { name: n.clone(), dir })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
     let c = Common { retest, work, subjects, fresh: cli.fresh };
     let t = Instant::now();
     match &cli.cmd {
         Cmd::Safety(a) => safety::run(&c, a)?,
         Cmd::Recover(a) => recover::run(&c, a)?,
         Cmd::Overhead(a) => overhead::run(&c, a)?,
+        Cmd::Csmith(a) => csmith::run(&c, a)?,
         Cmd::Mutants { seed, diff } => {
             for s in &c.subjects {
                 let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;
