@@ -36,7 +36,7 @@
 //!    original program for every mutant (the audit records no new baseline).
 //!
 //! Each program's result is cached in `WORK/csmith/results/<seed>.json` with a
-//! fingerprint of the `retest` binary and the study's settings, so an
+//! fingerprint of the `retest` binary, the study's settings and [`STUDY_VERSION`], so an
 //! interrupted run resumes and a new binary reruns everything. The directories
 //! of programs without a failure are removed unless `--keep`. Writes
 //! `WORK/csmith/{results.json,tables.md}` and exits non-zero on any failure.
@@ -196,6 +196,10 @@ pub struct LineCheck {
     pub only_retest: BTreeMap<String, (usize, usize)>,
     /// A few examples per class of the lines only one side counts.
     pub examples: BTreeMap<String, Vec<String>>,
+    /// Every line gcov has code for on which retest has no statement, where
+    /// the line is not a header, brace, jump or label (`line: text`).
+    #[serde(default)]
+    pub no_node: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -270,8 +274,8 @@ impl MutantRecord {
 /// A failure of retest found on a program.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Failure {
-    /// `behaviour`, `internal-error`, `coverage-unknown`, `line`, `levels`,
-    /// `miss`, `nesting`, `mutant-error`, `error`.
+    /// `behaviour`, `internal-error`, `coverage-unknown`, `line`, `no-node`,
+    /// `levels`, `miss`, `nesting`, `mutant-error`, `error`.
     pub kind: String,
     pub detail: String,
 }
@@ -462,10 +466,17 @@ pub fn classify_only_gcov(t: &str, starts_function: bool) -> &'static str {
         "case / default label"
     } else if t == "{" || t.starts_with("{ /*") {
         "opening brace"
+    } else if is_condition_line(t) {
+        NO_NODE_CONDITION
     } else {
-        "other"
+        NO_NODE_OTHER
     }
 }
+
+/// Lines gcov has code for that retest has no statement on: a statement or a
+/// condition the front end dropped (a failure).
+const NO_NODE_CONDITION: &str = "a condition retest has no node for";
+const NO_NODE_OTHER: &str = "other";
 
 /// Whether `t` starts a statement with a condition.
 fn is_condition_line(t: &str) -> bool {
@@ -484,6 +495,8 @@ pub fn classify_only_retest(t: &str, in_emitted_function: bool, hit: bool) -> &'
         "code GCC drops at -O0 (unreachable: behind a constant condition or a jump); not executed"
     } else if is_condition_line(t) {
         "a condition GCC folds to a constant; evaluated"
+    } else if t.ends_with(';') && t.split('=').next().is_some_and(|d| t.contains('=') && d.contains("const ")) {
+        "a `const` local with a constant initialiser (GCC emits no code: .rodata); executed"
     } else {
         "other, executed by retest's account"
     }
@@ -599,6 +612,10 @@ fn compare_lines(src: &str, ours: &BTreeMap<u32, bool>, g: &Gcov) -> LineCheck {
         }
         let text = line_text(&lines, line);
         let class = classify_only_gcov(&text, starts.contains(&line)).to_string();
+        if class == NO_NODE_CONDITION || class == NO_NODE_OTHER {
+            lc.no_node
+                .push(format!("prog.c:{line} (gcov executed: {ghit}): {}", text.chars().take(200).collect::<String>()));
+        }
         let e = lc.only_gcov.entry(class.clone()).or_default();
         e.0 += 1;
         e.1 += ghit as usize;
@@ -829,6 +846,10 @@ impl Study<'_> {
                 p.fail("levels", format!("retest's lines differ between levels:\n{}", d.join("\n")));
             }
         }
+        if let Some(lc) = p.levels.first().and_then(|l| l.lines.as_ref()).filter(|l| !l.no_node.is_empty()) {
+            let d = format!("gcov has code on lines where retest has no statement:\n{}", lc.no_node.join("\n"));
+            p.fail("no-node", d);
+        }
         for lv in &p.levels.clone() {
             if let Some(lc) = &lv.lines {
                 let bad: Vec<&LineDifference> = lc.differences.iter().filter(|d| unexplained(&d.class)).collect();
@@ -983,14 +1004,17 @@ pub struct Summary {
     pub programs: Vec<ProgramResult>,
 }
 
-/// The binary under study, the harness and the settings that decide a program's result.
+/// The version of what is done per program: bump it when a program's study
+/// changes (the cached results of older versions are then recomputed), not for
+/// changes to the tables.
+const STUDY_VERSION: &str = "csmith-study-1";
+
+/// The binary under study, the study's version and the settings that decide a program's result.
 fn fingerprint(c: &Common, a: &CsmithArgs, csmith: &str) -> Result<String> {
     let bin = std::fs::read(&c.retest).with_context(|| format!("reading {}", c.retest.display()))?;
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&bin);
-    // the harness itself: a changed study reruns too
-    let me = std::env::current_exe().and_then(std::fs::read).context("reading retest-bench's own binary")?;
-    h.update(&me);
+    h.update(STUDY_VERSION.as_bytes());
     let settings = format!(
         "{csmith}|{}|{:?}|{}|{}|{:?}|{}|{}",
         a.csmith_flags.trim(),
@@ -1008,8 +1032,12 @@ fn fingerprint(c: &Common, a: &CsmithArgs, csmith: &str) -> Result<String> {
 pub fn run(c: &Common, a: &CsmithArgs) -> Result<()> {
     let levels = a.levels()?;
     let record = a.record_flags()?;
+    let out = c.work.join("csmith");
+    std::fs::create_dir_all(out.join("results"))?;
+    // csmith writes platform.info into its working directory
     let v = Command::new("csmith")
         .arg("--version")
+        .current_dir(&out)
         .output()
         .context("csmith is not installed: the study needs the Debian packages csmith and libcsmith-dev")?;
     anyhow::ensure!(v.status.success(), "`csmith --version` failed: {}", String::from_utf8_lossy(&v.stderr));
@@ -1019,8 +1047,6 @@ pub fn run(c: &Common, a: &CsmithArgs) -> Result<()> {
         "{} has no csmith.h: install the Debian package libcsmith-dev (or pass --csmith-include)",
         a.csmith_include.display()
     );
-    let out = c.work.join("csmith");
-    std::fs::create_dir_all(out.join("results"))?;
     let study = Study {
         a,
         r: Retest { bin: c.retest.clone() },
@@ -1276,7 +1302,7 @@ fn render(st: &Study, results: &[ProgramResult], command: &str) -> String {
             "programs",
             "lines both count (program × line)",
             "executed (gcov)",
-            "executed by one side only",
+            "differences (executed by one side only)",
             "agreement",
         ],
         &rows,
@@ -1427,7 +1453,7 @@ fn render(st: &Study, results: &[ProgramResult], command: &str) -> String {
     let failing: Vec<&ProgramResult> = results.iter().filter(|p| !p.failures.is_empty()).collect();
     s.push_str("\n#### Failures\n\n");
     if failing.is_empty() {
-        s.push_str("None: no behaviour difference, no internal error, no unknown coverage, no unexplained line difference, no miss, no nesting violation, no harness error.\n");
+        s.push_str("None: no behaviour difference, no internal error, no unknown coverage, no unexplained line difference, no line of code without a statement, no difference between levels, no miss, no nesting violation, no harness error.\n");
     }
     let mut kinds: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for p in &failing {
