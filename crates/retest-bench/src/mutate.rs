@@ -522,7 +522,10 @@ fn statement_end(code: &[Tok], src: &str, from: usize) -> Option<usize> {
 
 fn icr(s: &str, t: &Tok, push: &mut impl FnMut(Op, usize, usize, String)) {
     if let Some((v, radix, suffix)) = int_literal(s) {
-        push(Op::Icr, t.start, t.end, format_int(v + 1, radix, suffix));
+        // no +1 for the largest literal (csmith writes 18446744073709551615UL)
+        if let Some(up) = v.checked_add(1) {
+            push(Op::Icr, t.start, t.end, format_int(up, radix, suffix));
+        }
         if v > 0 {
             push(Op::Icr, t.start, t.end, format_int(v - 1, radix, suffix));
         }
@@ -620,6 +623,13 @@ mod tests {
         let src2 = "int f(int a) { int b = g(a); b++; return b; }";
         assert!(follows_call(src2, src2.find("b++").unwrap(), &["g"]));
         assert!(!follows_call(src2, src2.find("return").unwrap(), &["g"]));
+    }
+
+    #[test]
+    fn the_largest_literal_only_goes_down() {
+        let src = "unsigned long f(void) { return 18446744073709551615UL; }";
+        let icr: Vec<String> = generate(src).into_iter().filter(|m| m.op == Op::Icr).map(|m| m.replacement).collect();
+        assert_eq!(icr, ["18446744073709551614UL"]);
     }
 
     #[test]
