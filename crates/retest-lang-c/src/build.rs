@@ -392,8 +392,18 @@ impl<'a, 't> Builder<'a, 't> {
                         .any(|&(hs, he)| s <= hs && he <= e && (hs, he) != (s, e) && hs <= a(n) && z(n) <= he)
             })
         };
+        // a lambda's body is a procedure of its own, which answers for its errors
+        let lambda_body = |n: Ts<'_>| {
+            n.id() != body.id()
+                && n.parent().is_some_and(|p| {
+                    p.kind() == "lambda_expression" && p.child_by_field_name("body").is_some_and(|b| b.id() == n.id())
+                })
+        };
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
+            if lambda_body(n) {
+                continue;
+            }
             if (n.is_error() || n.is_missing()) && !seen(n) {
                 return Some(n);
             }

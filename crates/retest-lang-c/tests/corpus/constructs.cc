@@ -95,7 +95,8 @@ int total(const std::vector<int> &v) {
 int checks(int a) {
     CHECK(a > 0);
     CHECK(a < 100 /* "quoted" in a comment */);
-    return a;
+    auto twice = [](int x) { CHECK(x != 7); return x * 2; };
+    return twice(a) / 2;
 }
 
 enum class Colour { Red, Green, Blue };
