@@ -32,8 +32,8 @@
 //! results must equal llvm-cov's.
 //!
 //! Needs clang-19, llvm-profdata-19, llvm-cov-19 and clang's profile runtime
-//! (Debian: clang-19, llvm-19, libclang-rt-19-dev); skipped with a message when
-//! one is missing.
+//! (Debian: clang-19, llvm-19, libclang-rt-19-dev); a missing one fails the test
+//! (`.ci/run` installs them).
 
 mod common;
 #[path = "common/corpus.rs"]
@@ -176,14 +176,11 @@ fn run_ok(cmd: &mut Command) -> std::process::Output {
     o
 }
 
-/// Builds the corpus with clang's MC/DC instrumentation and runs every test;
-/// `None` when the tools are missing.
-fn llvm_run(c: &Corpus, dir: &Path) -> Option<(String, serde_json::Value)> {
+/// Builds the corpus with clang's MC/DC instrumentation and runs every test.
+/// A missing tool fails the test (`.ci/run` installs them).
+fn llvm_run(c: &Corpus, dir: &Path) -> (String, serde_json::Value) {
     for tool in ["clang-19", "llvm-profdata-19", "llvm-cov-19"] {
-        if !corpus::have(tool) {
-            eprintln!("skipping the llvm-cov cross-check: {tool} is not installed (Debian: clang-19, llvm-19)");
-            return None;
-        }
+        assert!(corpus::have(tool), "{tool} is not installed (Debian: clang-19, llvm-19; `.ci/run` installs them)");
     }
     c.write(dir);
     let o = Command::new("clang-19")
@@ -193,12 +190,10 @@ fn llvm_run(c: &Corpus, dir: &Path) -> Option<(String, serde_json::Value)> {
         .unwrap();
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
-        if err.contains("libclang_rt.profile") {
-            eprintln!(
-                "skipping the llvm-cov cross-check: clang's profile runtime is not installed (Debian: libclang-rt-19-dev)"
-            );
-            return None;
-        }
+        assert!(
+            !err.contains("libclang_rt.profile"),
+            "clang's profile runtime is not installed (Debian: libclang-rt-19-dev; `.ci/run` installs it)"
+        );
         panic!("clang-19 failed:\n{err}");
     }
     for (i, t) in c.tests.iter().enumerate() {
@@ -216,7 +211,7 @@ fn llvm_run(c: &Corpus, dir: &Path) -> Option<(String, serde_json::Value)> {
     let export = run_ok(
         Command::new("llvm-cov-19").args(["export", "./corpus", "-instr-profile=corpus.profdata"]).current_dir(dir),
     );
-    Some((String::from_utf8(show.stdout).unwrap(), serde_json::from_slice(&export.stdout).unwrap()))
+    (String::from_utf8(show.stdout).unwrap(), serde_json::from_slice(&export.stdout).unwrap())
 }
 
 /// retest's decisions by (function, line).
@@ -373,7 +368,7 @@ fn check_mcdc(
 fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
     let c = corpus::corpus();
     let llvm_dir = tempfile::tempdir().unwrap();
-    let Some((show, export)) = llvm_run(&c, llvm_dir.path()) else { return };
+    let (show, export) = llvm_run(&c, llvm_dir.path());
     let llvm = parse_show(&show);
     let branches = llvm_branches(&export);
 
@@ -480,7 +475,7 @@ fn mcdc_branches_and_lines_agree_with_llvm_cov_and_gcov() {
 fn recorded_evaluations_agree_with_llvm_cov_everywhere() {
     let c = corpus::corpus();
     let llvm_dir = tempfile::tempdir().unwrap();
-    let Some((show, export)) = llvm_run(&c, llvm_dir.path()) else { return };
+    let (show, export) = llvm_run(&c, llvm_dir.path());
     let llvm = parse_show(&show);
     let branches = llvm_branches(&export);
     let ours = tempfile::tempdir().unwrap();

@@ -704,45 +704,39 @@ fn runtime_compiles_cleanly() {
     compile(&cc, &[&strict[..], &["-std=c89", "-pedantic", "-c", header_c, "-o", out]].concat());
 
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".to_string());
-    if have(&cxx) {
-        for std in ["-std=c++98", "-std=c++11", "-std=c++17"] {
-            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-fPIC", "-c", rt, "-o", out]].concat());
-            let unrecorded = ["-DRETEST_RT_UNRECORDED=\"/tmp/unrecorded\""];
-            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", rt, "-o", out], &unrecorded].concat());
-            compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", header_c, "-o", out]].concat());
-        }
-        // Compiled as C++, the entry points must keep their C names: link
-        // the program against it and run it.
-        let rt_cxx = p.dir.join("rt_cxx.o");
-        let prog_cxx = p.dir.join("prog_cxx");
-        compile(&cxx, &["-x", "c++", "-O2", "-c", rt, "-o", rt_cxx.to_str().unwrap()]);
-        compile(
-            &cxx,
-            &[
-                p.dir.join("main_tu.o").to_str().unwrap(),
-                p.dir.join("util_tu.o").to_str().unwrap(),
-                rt_cxx.to_str().unwrap(),
-                "-o",
-                prog_cxx.to_str().unwrap(),
-                "-pthread",
-                "-ldl",
-            ],
-        );
-        let r = run(&prog_cxx, &["_exit"]);
-        assert_eq!(r.status.code(), Some(4));
-        let t = single(&r, TraceFlags::UNDERSCORE_EXIT);
-        assert_eq!(cells(&t), prog_cells(&[0, 5], &[], &[0], &[]));
-    } else {
-        eprintln!("skipping the C++ checks: {cxx} not found");
+    assert!(have(&cxx), "no C++ compiler `{cxx}`: install g++ or set CXX (`.ci/run` installs it)");
+    for std in ["-std=c++98", "-std=c++11", "-std=c++17"] {
+        compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-fPIC", "-c", rt, "-o", out]].concat());
+        let unrecorded = ["-DRETEST_RT_UNRECORDED=\"/tmp/unrecorded\""];
+        compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", rt, "-o", out], &unrecorded].concat());
+        compile(&cxx, &[&strict[..], &["-x", "c++", std, "-pedantic", "-c", header_c, "-o", out]].concat());
     }
+    // Compiled as C++, the entry points must keep their C names: link
+    // the program against it and run it.
+    let rt_cxx = p.dir.join("rt_cxx.o");
+    let prog_cxx = p.dir.join("prog_cxx");
+    compile(&cxx, &["-x", "c++", "-O2", "-c", rt, "-o", rt_cxx.to_str().unwrap()]);
+    compile(
+        &cxx,
+        &[
+            p.dir.join("main_tu.o").to_str().unwrap(),
+            p.dir.join("util_tu.o").to_str().unwrap(),
+            rt_cxx.to_str().unwrap(),
+            "-o",
+            prog_cxx.to_str().unwrap(),
+            "-pthread",
+            "-ldl",
+        ],
+    );
+    let r = run(&prog_cxx, &["_exit"]);
+    assert_eq!(r.status.code(), Some(4));
+    let t = single(&r, TraceFlags::UNDERSCORE_EXIT);
+    assert_eq!(cells(&t), prog_cells(&[0, 5], &[], &[0], &[]));
 
-    if have("clang") {
-        for extra in
-            [&["-std=c89", "-pedantic"][..], &["-std=c89", "-pedantic", "-O2", "-fPIC"], &["-x", "c++", "-std=c++11"]]
-        {
-            compile("clang", &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
-        }
-    } else {
-        eprintln!("skipping the clang checks: clang not found");
+    assert!(have("clang-19"), "clang-19 is not installed (Debian: clang-19; `.ci/run` installs it)");
+    for extra in
+        [&["-std=c89", "-pedantic"][..], &["-std=c89", "-pedantic", "-O2", "-fPIC"], &["-x", "c++", "-std=c++11"]]
+    {
+        compile("clang-19", &[&strict[..], extra, &["-c", rt, "-o", out]].concat());
     }
 }
