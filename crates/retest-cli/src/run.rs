@@ -255,6 +255,7 @@ pub fn execute(
         default_timeout: timeout.map(Duration::from_secs_f64),
         trace_root: trace_root.clone(),
         extra_env: Vec::new(),
+        preload: None,
         stop: stop.clone(),
         groups: Default::default(),
     };
