@@ -397,7 +397,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter(|(_, b)| !b.is_empty())
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
-        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded });
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps: None });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
     store.advance_baseline(new_snapshot, &rows).or_fail()?;

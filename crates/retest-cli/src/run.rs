@@ -310,6 +310,7 @@ pub fn execute(
                 outcome: outcome_of(&o),
                 coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
                 recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
+                deps: None,
             };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);
