@@ -168,6 +168,12 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Fail::new("no new build to run"))?;
     let tests = discover_tests(&a.source, root, store)?;
+    if new_snapshot == sel.baseline {
+        // only definitions and files changed: no entity moved
+        return crate::rerun::in_place(store, a, &sel, &tests);
+    }
+    // matrix rows are found by key (a universe test's command), shown by name
+    let name_of: HashMap<&str, &str> = tests.iter().map(|t| (t.key.as_str(), t.name.as_str())).collect();
     let (old, new) = sel.programs();
     let map = EntityMap::new(&old, &new, &sel.outcome);
 
@@ -178,15 +184,18 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let mut old_cov: HashMap<String, HashMap<usize, RoaringBitmap>> = HashMap::new();
     let mut old_recorded: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
     for m in &matrix {
-        if m.state == CoverageState::Known {
+        let Some(&name) = name_of.get(m.key.as_str()) else { continue };
+        // a test whose definition or files changed may run differently
+        // anywhere: nothing of its old coverage is carried over
+        if m.state == CoverageState::Known && !sel.inputs_changed(name) {
             let cov = store.test_coverage(sel.baseline, m.test).or_fail()?;
             old_cov.insert(
-                m.name.clone(),
+                name.to_string(),
                 cov.into_iter().filter_map(|(u, b)| old_id_to_index.get(&u).map(|i| (*i, b))).collect(),
             );
             let rec = store.test_recorded(sel.baseline, m.test).or_fail()?;
             old_recorded.insert(
-                m.name.clone(),
+                name.to_string(),
                 rec.into_iter().filter_map(|(u, r)| old_id_to_index.get(&u).map(|i| (*i, r))).collect(),
             );
         }
@@ -353,9 +362,16 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         .collect();
     let by_name: HashMap<&str, &crate::run::Executed> =
         results.iter().map(|r| (chosen[r.outcome.index].name.as_str(), r)).collect();
-    let test_ids: HashMap<String, retest_store::TestId> =
-        store.tests().or_fail()?.into_iter().map(|t| (t.name, t.id)).collect();
-    let old_runs: HashMap<&str, RunId> = matrix.iter().map(|m| (m.name.as_str(), m.run)).collect();
+    let test_ids: HashMap<String, retest_store::TestId> = store
+        .tests()
+        .or_fail()?
+        .into_iter()
+        .filter_map(|t| name_of.get(t.key.as_str()).map(|n| (n.to_string(), t.id)))
+        .collect();
+    let old_runs: HashMap<&str, RunId> =
+        matrix.iter().filter_map(|m| name_of.get(m.key.as_str()).map(|n| (*n, m.run))).collect();
+    // definitions and files: measured for the tests that ran, carried over for the others
+    let mut old_deps = store.matrix_deps(sel.baseline).or_fail()?;
     let mut rows = Vec::new();
     for t in &tests {
         let Some(&id) = test_ids.get(&t.name) else { continue };
@@ -397,7 +413,11 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter(|(_, b)| !b.is_empty())
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
-        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps: None });
+        let deps = match by_name.get(t.name.as_str()) {
+            Some(r) => Some(r.deps.clone()),
+            None => old_deps.remove(&id),
+        };
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
     store.advance_baseline(new_snapshot, &rows).or_fail()?;
