@@ -216,6 +216,10 @@ impl EdgeMap {
     pub fn len(&self) -> usize {
         self.map.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
 }
 
 /// DejaVu's selection on a matrix: tests whose coverage is unknown or missing, and

@@ -4,29 +4,24 @@
 //! retest-bench --retest PATH safety     # selection safety on seeded mutants (002 §4)
 //! retest-bench --retest PATH recover    # RECOVER exactness and cost over a version chain (004 §4)
 //! retest-bench --retest PATH overhead   # run-time cost of instrumentation
+//! retest-bench --retest PATH --only lexer,sched,examples/cruise walk --seed 1 --steps 100
+//!                                        # random walk: RECOVER exact after any sequence of edits
+//! retest-bench --retest PATH csmith     # behaviour, front end, lines and mutants over csmith programs
 //! ```
 //!
 //! Every experiment works on copies of the subjects under `--work`; the subjects
 //! themselves are never modified. Each subcommand writes `results.json` and
 //! `tables.md` under `WORK/<subcommand>/` and prints the tables.
 
-mod driver;
-mod estimate;
-mod mutate;
-mod overhead;
-mod recover;
-mod report;
-mod safety;
-mod suite;
-
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use retest_bench::{Common, Subject, csmith, mutate, overhead, recover, safety, walk};
 
 #[derive(Parser)]
-#[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead")]
+#[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead, csmith")]
 struct Cli {
     /// The `retest` binary under study.
     #[arg(long, value_name = "PATH")]
@@ -55,6 +50,12 @@ enum Cmd {
     Recover(recover::RecoverArgs),
     /// Run-time overhead of retest's instrumentation against gcov and clang coverage.
     Overhead(overhead::OverheadArgs),
+    /// Random walk over versions: is every matrix `run --selected` keeps the one a
+    /// fresh full run records, and does an audited follow-up edit miss no test?
+    Walk(walk::WalkArgs),
+    /// Randomised study over csmith programs: behaviour at each level, front end,
+    /// lines against gcov, audited mutants.
+    Csmith(csmith::CsmithArgs),
     /// List the mutants of each subject in study order (nothing is run).
     Mutants {
         #[arg(long, default_value_t = 1)]
@@ -65,42 +66,49 @@ enum Cmd {
     },
 }
 
-/// One study subject.
-pub struct Subject {
-    pub name: String,
-    /// Absolute path of the subject's directory.
-    pub dir: PathBuf,
-}
-
-/// Settings shared by the subcommands.
-pub struct Common {
-    pub retest: PathBuf,
-    pub work: PathBuf,
-    pub subjects: Vec<Subject>,
-    pub fresh: bool,
-}
-
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let retest = cli.retest.canonicalize().with_context(|| format!("--retest {}", cli.retest.display()))?;
     std::fs::create_dir_all(&cli.work)?;
     let work = cli.work.canonicalize()?;
-    let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
-    let subjects = cli
-        .only
-        .iter()
-        .map(|n| {
-            let dir = root.join(n);
-            anyhow::ensure!(dir.join(format!("{n}.c")).exists(), "no subject {n} in {}", root.display());
-            Ok(Subject { name: n.clone(), dir })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // the csmith study generates its programs: it has no subjects
+    let subjects = if matches!(cli.cmd, Cmd::Csmith(_)) {
+        Vec::new()
+    } else {
+        let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
+        cli.only
+            .iter()
+            .map(|n| {
+                if let Cmd::Walk(_) = cli.cmd {
+                    // any directory with a Makefile and a universe, by name or path
+                    let dir = walk::subject_dir(&root, n)?;
+                    let name = dir.file_name().map_or(n.clone(), |f| f.to_string_lossy().into_owned());
+                    return Ok(Subject { name, dir });
+                }
+                let dir = root.join(n);
+                anyhow::ensure!(dir.join(format!("{n}.c")).exists(), "no subject {n} in {}", root.display());
+                Ok(Subject { name: n.clone(), dir })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
     let c = Common { retest, work, subjects, fresh: cli.fresh };
     let t = Instant::now();
     match &cli.cmd {
         Cmd::Safety(a) => safety::run(&c, a)?,
         Cmd::Recover(a) => recover::run(&c, a)?,
         Cmd::Overhead(a) => overhead::run(&c, a)?,
+        Cmd::Walk(a) => {
+            let sum = walk::run(&c, a)?;
+            if !sum.exact() {
+                anyhow::bail!(
+                    "{} matrix mismatches ({} tests), {} audit misses",
+                    sum.mismatches.len(),
+                    sum.wrong_tests,
+                    sum.misses
+                );
+            }
+        }
+        Cmd::Csmith(a) => csmith::run(&c, a)?,
         Cmd::Mutants { seed, diff } => {
             for s in &c.subjects {
                 let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;

@@ -300,6 +300,8 @@ pub fn generate(src: &str) -> Vec<Mutant> {
         icr(text(t), t, &mut push);
     }
 
+    // function bodies whose `{` follows old-style parameter declarations
+    let knr_bodies: Vec<usize> = functions(src).into_iter().map(|f| f.body.start).collect();
     // brace kinds: true = a block of code (function body or nested in one)
     let mut braces: Vec<bool> = Vec::new();
     let mut parens = 0i32;
@@ -310,7 +312,7 @@ pub fn generate(src: &str) -> Vec<Mutant> {
         let in_code = braces.last().copied().unwrap_or(false);
         match s {
             "{" => {
-                let body = in_code || prev.is_some_and(|p| text(p) == ")");
+                let body = in_code || prev.is_some_and(|p| text(p) == ")") || knr_bodies.contains(&t.start);
                 braces.push(body);
             }
             "}" => {
@@ -388,6 +390,120 @@ pub fn generate(src: &str) -> Vec<Mutant> {
     out
 }
 
+/// A function definition of a source: its name, its body (`{` to `}`
+/// inclusive, byte offsets) and the names it calls, in order of first call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub name: String,
+    pub body: std::ops::Range<usize>,
+    pub calls: Vec<String>,
+}
+
+/// The function definitions of `src`, in source order: prototype-style
+/// (`int f(int a) {…}`) and old-style ones (`f(a, b) int a, b; {…}`,
+/// `List *f(a) List *a; {…}`). Directive lines are skipped; nothing is
+/// expanded, so a definition made by a macro is not found.
+pub fn functions(src: &str) -> Vec<Function> {
+    let code: Vec<Tok> = lex(src).into_iter().filter(|t| !t.directive).collect();
+    let text = |i: usize| &src[code[i].start..code[i].end];
+    let keyword = |i: usize| code[i].kind == Kind::Ident && (KEYWORDS.contains(&text(i)) || text(i).starts_with("__"));
+    // matching brackets
+    let mut close = vec![usize::MAX; code.len()];
+    let (mut parens, mut braces) = (Vec::new(), Vec::new());
+    for i in 0..code.len() {
+        match text(i) {
+            "(" => parens.push(i),
+            ")" => {
+                if let Some(o) = parens.pop() {
+                    close[o] = i;
+                }
+            }
+            "{" => braces.push(i),
+            "}" => {
+                if let Some(o) = braces.pop() {
+                    close[o] = i;
+                }
+            }
+            _ => {}
+        }
+    }
+    let skip = |i: usize| if close[i] == usize::MAX { code.len() } else { close[i] + 1 };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        match text(i) {
+            // a brace at file scope that no declarator's `)` leads to: a struct,
+            // union or enum body, or an initialiser
+            "{" => i = skip(i),
+            "(" if i > 0 && code[i - 1].kind == Kind::Ident && !keyword(i - 1) && close[i] != usize::MAX => {
+                let c = close[i];
+                // an identifier list `(a, b)` (or one identifier): an old-style declarator
+                let list: Vec<usize> = (i + 1..c).collect();
+                let idents_only = !list.is_empty()
+                    && list.iter().enumerate().all(|(k, &j)| {
+                        if k % 2 == 0 { code[j].kind == Kind::Ident && !keyword(j) } else { text(j) == "," }
+                    })
+                    && list.len() % 2 == 1;
+                let mut j = c + 1;
+                // attributes between the declarator and the body
+                while j < code.len() && text(j).starts_with("__attribute") {
+                    j = if j + 1 < code.len() && text(j + 1) == "(" { skip(j + 1) } else { j + 1 };
+                }
+                let body = match code.get(j).map(|_| text(j)) {
+                    Some("{") => Some(j),
+                    Some(";" | "," | "=" | "[" | ")" | "(") | None => None,
+                    // old-style parameter declarations up to the body
+                    Some(_) if idents_only => {
+                        let mut k = j;
+                        while k < code.len() && text(k) != "{" && text(k) != "}" {
+                            k = if text(k) == "(" { skip(k) } else { k + 1 };
+                        }
+                        (k < code.len() && text(k) == "{" && text(k - 1) == ";").then_some(k)
+                    }
+                    Some(_) => None,
+                };
+                match body {
+                    Some(b) if close[b] != usize::MAX => {
+                        let end = close[b];
+                        let mut calls: Vec<String> = Vec::new();
+                        for k in b + 1..end {
+                            if text(k) == "("
+                                && code[k - 1].kind == Kind::Ident
+                                && !keyword(k - 1)
+                                && !calls.iter().any(|c| c == text(k - 1))
+                            {
+                                calls.push(text(k - 1).to_string());
+                            }
+                        }
+                        out.push(Function { name: text(i - 1).to_string(), body: code[b].start..code[end].end, calls });
+                        i = end + 1;
+                    }
+                    _ => i = c + 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether the statement at byte `pos` comes right after a statement that calls
+/// one of `callees` (within one block: the token before `pos`'s statement is the
+/// `;` that ends the call).
+pub fn follows_call(src: &str, pos: usize, callees: &[&str]) -> bool {
+    let code: Vec<Tok> = lex(src).into_iter().filter(|t| !t.directive).collect();
+    let text = |i: usize| &src[code[i].start..code[i].end];
+    let Some(at) = code.iter().position(|t| t.end > pos) else { return false };
+    // the start of the statement holding `pos`, then the statement before it
+    let bound = |from: usize| (0..from).rev().find(|&k| matches!(text(k), ";" | "{" | "}"));
+    let Some(b1) = bound(at) else { return false };
+    if text(b1) != ";" {
+        return false;
+    }
+    let b2 = bound(b1).unwrap_or(0);
+    (b2 + 1..b1).any(|k| text(k) == "(" && k > 0 && callees.contains(&text(k - 1)))
+}
+
 /// The index of the `;` ending the simple statement that starts at `from`, or
 /// `None` when a brace comes first (not a simple statement).
 fn statement_end(code: &[Tok], src: &str, from: usize) -> Option<usize> {
@@ -406,7 +522,10 @@ fn statement_end(code: &[Tok], src: &str, from: usize) -> Option<usize> {
 
 fn icr(s: &str, t: &Tok, push: &mut impl FnMut(Op, usize, usize, String)) {
     if let Some((v, radix, suffix)) = int_literal(s) {
-        push(Op::Icr, t.start, t.end, format_int(v + 1, radix, suffix));
+        // no +1 for the largest literal (csmith writes 18446744073709551615UL)
+        if let Some(up) = v.checked_add(1) {
+            push(Op::Icr, t.start, t.end, format_int(up, radix, suffix));
+        }
         if v > 0 {
             push(Op::Icr, t.start, t.end, format_int(v - 1, radix, suffix));
         }
@@ -417,7 +536,7 @@ fn icr(s: &str, t: &Tok, push: &mut impl FnMut(Op, usize, usize, String)) {
 pub struct SplitMix(pub u64);
 
 impl SplitMix {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -427,7 +546,7 @@ impl SplitMix {
 
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
             v.swap(i, j);
         }
     }
@@ -477,6 +596,40 @@ mod tests {
         assert_eq!(cnr.replacement, "!(a < b && b > 0)");
         // `int x` is a declaration: `*`/`+` only as binary operators
         assert!(ms.iter().filter(|m| m.op == Op::Aor).all(|m| matches!(&SRC[m.start..m.end], "+" | "*")));
+    }
+
+    #[test]
+    fn finds_prototype_and_old_style_definitions() {
+        let src = "#include <stdio.h>\nstruct s { int a; };\nint proto(int);\nstatic int tbl[] = { 1, 2 };\n\
+                   add(a, b) int a, b; { return a + b; }\n\
+                   static skip(n) int n; { n++; while (n--) getchar(); }\n\
+                   List *f(a) List *a; { return g(a); }\n\
+                   main(argc, argv) int argc; char **argv; { return add(1, 2) + skip(argc); }\n\
+                   static int g(struct s *p) { if (p) return proto(p->a); return 0; }\n";
+        let fs = functions(src);
+        let names: Vec<&str> = fs.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["add", "skip", "f", "main", "g"]);
+        assert_eq!(&src[fs[0].body.clone()], "{ return a + b; }");
+        assert_eq!(fs[3].calls, ["add", "skip"]);
+        assert_eq!(fs[4].calls, ["proto"]);
+        // old-style bodies are code: statement deletion and condition negation apply
+        let ms = generate(src);
+        assert!(ms.iter().any(|m| m.op == Op::Sdl && &src[m.start..m.end] == "n++;"));
+        assert!(ms.iter().any(|m| m.op == Op::Cnr && m.replacement == "!(n--)"));
+        // the call is followed by the statement after it
+        let x = src.find("return 0").unwrap();
+        assert!(follows_call(src, x, &["proto"]));
+        assert!(!follows_call(src, x, &["add"]));
+        let src2 = "int f(int a) { int b = g(a); b++; return b; }";
+        assert!(follows_call(src2, src2.find("b++").unwrap(), &["g"]));
+        assert!(!follows_call(src2, src2.find("return").unwrap(), &["g"]));
+    }
+
+    #[test]
+    fn the_largest_literal_only_goes_down() {
+        let src = "unsigned long f(void) { return 18446744073709551615UL; }";
+        let icr: Vec<String> = generate(src).into_iter().filter(|m| m.op == Op::Icr).map(|m| m.replacement).collect();
+        assert_eq!(icr, ["18446744073709551614UL"]);
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl Step {
 
 /// A normalised `retest.matrix/1`: test → (state, unit key → covered edges,
 /// unit key → what was recorded beyond edges, as canonical JSON).
-type Matrix = BTreeMap<String, Row>;
+pub type Matrix = BTreeMap<String, Row>;
 
 #[derive(Clone, Default)]
 pub struct Row {
@@ -146,7 +146,7 @@ pub struct Row {
     pub recorded: BTreeMap<String, String>,
 }
 
-fn matrix(r: &Retest, dir: &Path, save: &Path) -> Result<Matrix> {
+pub fn matrix(r: &Retest, dir: &Path, save: &Path) -> Result<Matrix> {
     let out = r.run(dir, &["coverage", "--format", "matrix"], &[], &[0])?;
     std::fs::write(save, &out.stdout)?;
     let v: serde_json::Value = serde_json::from_str(&out.stdout).context("parsing the matrix")?;
@@ -177,7 +177,7 @@ fn matrix(r: &Retest, dir: &Path, save: &Path) -> Result<Matrix> {
 }
 
 /// Every difference of `got` from `want`, one line each (at most 40).
-fn compare(got: &Matrix, want: &Matrix) -> Vec<String> {
+pub fn compare(got: &Matrix, want: &Matrix) -> Vec<String> {
     let mut d = Vec::new();
     let empty = BTreeSet::new();
     for (t, w) in want {

@@ -1,7 +1,7 @@
 //! `retest cc` / `retest c++` (the compiler wrapper) and `retest build -- CMD`.
 //!
 //! The wrapper is meant to stand in for the compiler: `CC="retest cc" make`. It
-//! analyses and instruments each project C source, records the unit in the open
+//! analyses and instruments each project C and C++ source, records the unit in the open
 //! snapshot of the store, and compiles the instrumented text with the real
 //! compiler (`$RETEST_CC`, else `cc`; `$RETEST_CXX`, else `c++`) and the original
 //! flags. Everything else passes through unchanged.

@@ -74,7 +74,9 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
                     Fail::new(format!("{}: no such file", file.display())).hint("give the path of a C source file")
                 );
             }
-            let cc = a.cc.clone().or_else(|| std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string());
+            let cpp = retest_lang_c::driver::is_cpp_source(&file.to_string_lossy());
+            let (var, default) = if cpp { ("CXX", "c++") } else { ("CC", "cc") };
+            let cc = a.cc.clone().or_else(|| std::env::var(var).ok()).unwrap_or_else(|| default.to_string());
             let dir = std::env::current_dir().or_fail()?;
             let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
             let tu = job

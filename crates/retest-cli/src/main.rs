@@ -73,7 +73,7 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// The compiler wrapper for C++ links: use as `CXX="retest c++"`.
+    /// The compiler wrapper for C++: use as `CXX="retest c++"` (all arguments pass to the compiler).
     #[command(name = "c++", disable_help_flag = true)]
     Cxx {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -145,6 +145,9 @@ fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitI
 pub struct TestCoverage {
     pub edges: Vec<(UnitId, RoaringBitmap)>,
     pub recorded: Vec<(UnitId, Recorded)>,
+    /// Code may have been stopped part-way: `edges` also claims what it may
+    /// have run ([`stopped_edges`]), which depends on the build's probes.
+    pub stopped: bool,
 }
 
 impl Builds {
@@ -297,6 +300,6 @@ impl Builds {
         edges.sort_by_key(|(u, _)| *u);
         let mut recorded: Vec<(UnitId, Recorded)> = recorded.into_iter().filter(|(_, r)| !r.is_empty()).collect();
         recorded.sort_by_key(|(u, _)| *u);
-        Ok(TestCoverage { edges, recorded })
+        Ok(TestCoverage { edges, recorded, stopped: cov.stopped_part_way() })
     }
 }

@@ -6,7 +6,8 @@
 //!    (their objects are removed, the recorded build command runs; it also runs
 //!    when the last build did not finish, and first removes what an interrupted
 //!    build left half written: `crate::writing`);
-//! 3. run T′ on that build;
+//! 3. run T′ on that build (and, when it is selective, the tests stopped
+//!    part-way — in this run or the old one — on the build made full again);
 //! 4. recompute the matrix: measured entities from the run, every other entry
 //!    transferred from the old matrix through `entityMap`;
 //! 5. write the matrix, seal the new snapshot and make it the baseline — one
@@ -17,19 +18,21 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use retest_cover::plan::RecordOptions;
 use retest_cover::recover::{EntityMap, RecordedTransfer, TestInput, must_rerun, recompute, selective_probes};
 use retest_graph::coverage::{Probe, measured_edges};
 use retest_lang_c::instrument::full_plan;
+use retest_run::discover::TestSpec;
+use retest_run::exec::Status;
 use retest_store::{CoverageState, MatrixRow, Recorded, RunId, Store, UnitId};
 use roaring::RoaringBitmap;
 
 use crate::cc::{BUILD_RUNNING_KEY, PLAN_KEY, hex, run_build, run_build_keeping};
 use crate::fail::{Fail, OrFail};
 use crate::previous::Previous;
-use crate::run::{RunArgs, discover_tests, execute, print_summary};
+use crate::run::{RunArgs, RunSummary, discover_tests, execute, print_summary};
 use crate::select::{Algorithm, SelectOptions, compute};
 
 /// The recording options `retest build` was last run with.
@@ -151,6 +154,34 @@ fn save_plans(store: &mut Store, plans: &[UnitPlan]) -> Result<(), Fail> {
     store.set_meta(PLAN_KEY, &serde_json::to_string(&v).or_fail()?).or_fail()
 }
 
+/// The summary of T′'s runs, each test as its last run left it.
+fn merged_summary(
+    chosen: &[TestSpec],
+    by_name: &HashMap<&str, (&crate::run::Executed, RunId, bool)>,
+    first: &RunSummary,
+    again: Option<&RunSummary>,
+) -> RunSummary {
+    let mut s = RunSummary {
+        elapsed: first.elapsed + again.map_or(Duration::ZERO, |s| s.elapsed),
+        stopped: false,
+        ..Default::default()
+    };
+    for t in chosen {
+        let Some((r, _, _)) = by_name.get(t.name.as_str()) else { continue };
+        match r.outcome.status {
+            Status::Passed => s.passed += 1,
+            _ => s.failed.push(t.name.clone()),
+        }
+        if let Err(why) = &r.coverage {
+            s.unknown.push((t.name.clone(), why.clone()));
+        }
+        if let Some(why) = &r.deps.unknown {
+            s.deps_unknown.push((t.name.clone(), why.clone()));
+        }
+    }
+    s
+}
+
 /// Statistics of one `run --selected`.
 pub struct RecoverStats {
     pub selected: usize,
@@ -183,6 +214,13 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         sel.old_units.iter().enumerate().filter_map(|(i, u)| u.unit_id.map(|id| (id, i))).collect();
     let mut old_cov: HashMap<String, HashMap<usize, RoaringBitmap>> = HashMap::new();
     let mut old_recorded: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
+    // tests whose old coverage claims what code stopped part-way may have run
+    // (or may: recorded before retest knew), a claim of the old probes
+    let claims: BTreeSet<String> = matrix
+        .iter()
+        .filter(|m| m.stopped != Some(false))
+        .filter_map(|m| name_of.get(m.key.as_str()).map(|n| n.to_string()))
+        .collect();
     for m in &matrix {
         let Some(&name) = name_of.get(m.key.as_str()) else { continue };
         // a test whose definition or files changed may run differently
@@ -242,14 +280,17 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     };
     let mut full: Vec<Vec<Vec<Probe>>> = new.units.iter().map(|u| full_plan(u.unit)).collect();
     let probes_full: u64 = new.units.iter().zip(&full).map(|(u, p)| count(p, u.unit)).sum();
-    // full probes: a rerun test without old coverage cannot take transfers; with
+    // full probes: a rerun test without old coverage cannot take transfers, nor
+    // can one whose old coverage claims what stopped code may have run (so
+    // when every rerun test's does, see below, no rebuild pays off); with
     // nothing to rerun the build as it stands serves (no rebuild at all); and when
     // the build records Ball–Larus paths, some runs on a selectively probed build
     // record other path ids than on the full build (bench/subjects/lexer)
     let needs_full = a.full_probes
         || rerun.is_empty()
         || recorded_options(store).paths
-        || rerun.iter().any(|t| !old_cov.contains_key(t));
+        || rerun.iter().any(|t| !old_cov.contains_key(t))
+        || rerun.iter().all(|t| claims.contains(t));
     let selective_plans = (!needs_full).then(|| {
         let mut plans = selective_probes(&old, &new, &sel.outcome, &map);
         // a unit whose selective plan would keep every probe keeps its own plan
@@ -329,17 +370,57 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     }
     let build_seconds = t_build.elapsed().as_secs_f64();
 
-    // run T′ (its coverage is recorded below, recomputed, not as measured)
+    // run T′ (its coverage is recorded below, recomputed, not as measured).
+    // What a run stopped part-way (a crash, a signal, threads, a handler of the
+    // program's own) is claimed to have run depends on where the probes are: a
+    // selective build claims other edges than a full one, and code without
+    // probes would keep the claims of the old run. So on a selective build the
+    // tests whose old run stopped part-way, and those that stop part-way there,
+    // run on the fully instrumented build, rebuilt before the baseline moves.
     let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
-    let (run, results, summary) = execute(store, new_snapshot, None, "selected", &chosen, a.jobs, a.timeout)?;
-    if summary.stopped {
-        print_summary(&summary, chosen.len(), new_snapshot, false);
-        return Err(Fail::new(format!(
+    let on_selective = !selective.is_empty();
+    let (first, mut again): (Vec<TestSpec>, Vec<TestSpec>) =
+        chosen.iter().cloned().partition(|t| !on_selective || !claims.contains(&t.name));
+    let interrupted = |summary: &RunSummary, n: usize| -> Fail {
+        print_summary(summary, n, new_snapshot, false);
+        Fail::new(format!(
             "interrupted: the coverage was not recomputed; the baseline stays snapshot {}",
             sel.baseline.0
         ))
-        .hint("rerun `retest run --selected`"));
+        .hint("rerun `retest run --selected`")
+    };
+    let (run, results, summary) = execute(store, new_snapshot, None, "selected", &first, a.jobs, a.timeout)?;
+    if summary.stopped {
+        return Err(interrupted(&summary, first.len()));
     }
+    if on_selective {
+        again.extend(
+            results
+                .iter()
+                .filter(|r| r.coverage.as_ref().is_ok_and(|c| c.stopped))
+                .map(|r| first[r.outcome.index].clone()),
+        );
+    }
+    let mut rebuilt_full = false;
+    let (run_again, results_again, summary_again) = if again.is_empty() {
+        (run, Vec::new(), None)
+    } else {
+        eprintln!(
+            "retest: {} test(s) stopped part-way in this run or the last (a crash, a signal, threads, a signal handler) run on the fully instrumented build",
+            again.len()
+        );
+        let plans_before = store.meta(PLAN_KEY).or_fail()?;
+        save_plans(store, &[])?;
+        let keys: Vec<&str> = selective.iter().map(|(k, _, _)| k.as_str()).collect();
+        let what = "the rebuild with full instrumentation for them";
+        rebuild_keeping_previous(store, root, &keys, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
+        rebuilt_full = true;
+        let (r, res, s) = execute(store, new_snapshot, None, "selected", &again, a.jobs, a.timeout)?;
+        if s.stopped {
+            return Err(interrupted(&s, again.len()));
+        }
+        (r, res, Some(s))
+    };
 
     // what the selective builds measure, per new unit
     let t_rec = Instant::now();
@@ -360,8 +441,12 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             bm
         })
         .collect();
-    let by_name: HashMap<&str, &crate::run::Executed> =
-        results.iter().map(|r| (chosen[r.outcome.index].name.as_str(), r)).collect();
+    // per test: its result, the run, and whether it ran on the full build
+    let mut by_name: HashMap<&str, (&crate::run::Executed, RunId, bool)> =
+        results.iter().map(|r| (first[r.outcome.index].name.as_str(), (r, run, !on_selective))).collect();
+    for r in &results_again {
+        by_name.insert(again[r.outcome.index].name.as_str(), (r, run_again, true));
+    }
     let test_ids: HashMap<String, retest_store::TestId> = store
         .tests()
         .or_fail()?
@@ -376,7 +461,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     for t in &tests {
         let Some(&id) = test_ids.get(&t.name) else { continue };
         let mut recorded: Vec<(UnitId, Recorded)> = Vec::new();
-        let (state, cov, run_id) = if let Some(r) = by_name.get(t.name.as_str()) {
+        let (state, cov, run_id) = if let Some(&(r, run, full)) = by_name.get(t.name.as_str()) {
             match &r.coverage {
                 Err(why) => (CoverageState::Unknown(why.clone()), Vec::new(), run),
                 Ok(ran) => {
@@ -384,7 +469,9 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
                     recorded = ran.recorded.clone();
                     let ran: HashMap<usize, RoaringBitmap> =
                         ran.edges.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
-                    let input = TestInput::Rerun { ran: &ran, old: old_cov.get(&t.name) };
+                    // on the full build everything was measured
+                    let old = if full { None } else { old_cov.get(&t.name) };
+                    let input = TestInput::Rerun { ran: &ran, old };
                     (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run)
                 }
             }
@@ -414,7 +501,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
         let deps = match by_name.get(t.name.as_str()) {
-            Some(r) => Some(r.deps.clone()),
+            Some((r, _, _)) => Some(r.deps.clone()),
             None => old_deps.remove(&id),
         };
         rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps });
@@ -424,7 +511,10 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
 
     // ordinary objects again for the next build
     save_plans(store, &[])?;
-    if !a.keep_selective && !selective.is_empty() {
+    if a.keep_selective && rebuilt_full {
+        eprintln!("retest: the objects are fully instrumented again (tests stopped part-way ran on them)");
+    }
+    if !a.keep_selective && !selective.is_empty() && !rebuilt_full {
         for (k, _, _) in &selective {
             remove_output(root, k);
         }
@@ -448,6 +538,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         }
         store.seal(new_snapshot).or_fail()?;
     }
+    let summary = merged_summary(&chosen, &by_name, &summary, summary_again.as_ref());
     print_summary(&summary, chosen.len(), new_snapshot, false);
     let stats = RecoverStats {
         selected: sel.selected.len(),

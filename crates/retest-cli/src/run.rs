@@ -322,6 +322,7 @@ pub fn execute(
                 coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
                 recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
                 deps: Some(deps.clone()),
+                stopped: coverage.as_ref().is_ok_and(|c| c.stopped),
             };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);

@@ -120,6 +120,7 @@ fn code_outside_every_function_is_reported_and_selects_every_test() {
     let out = retest(d.path(), &["select", "-p", "compile_commands.json", "--format", "json"], 0);
     let v = json(&out);
     assert_eq!(v["tests_selected"], 4, "{v}");
-    let warned = v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(&format!("kr.c:{line}")));
+    let warned =
+        v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(&format!("kr.c:{line}")));
     assert!(warned, "{v}");
 }

@@ -650,6 +650,164 @@ fn paths_recorded_on_a_study_subject_recover_exactly() {
     assert_eq!(recordings(a.path()), recordings(b.path()), "evaluations and paths");
 }
 
+/// A project of one file `p.c` (built with `make`), its tests the `universe`
+/// lines, the baseline recorded with `retest build OPTIONS`.
+fn one_file_project(src: &str, universe: &[&str], options: &[&str]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("p.c"), src).unwrap();
+    std::fs::write(d.path().join("Makefile"), "p: p.c\n\t$(CC) -O0 -o p p.c\n").unwrap();
+    std::fs::write(d.path().join("universe.txt"), universe.iter().map(|l| format!("{l}\n")).collect::<String>())
+        .unwrap();
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &[&["build"][..], options, &["--", "make", "-s"]].concat(), 0);
+    retest(d.path(), &["run", "--universe", "universe.txt"], 0);
+    d
+}
+
+/// Writes the next version of `p.c` and builds it.
+fn next_version(dir: &Path, src: &str, options: &[&str]) {
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(dir.join("p.c"), src).unwrap();
+    retest(dir, &[&["build"][..], options, &["--", "make", "-s"]].concat(), 0);
+}
+
+/// The matrix of a fresh store's full run of `src` (edges and recordings).
+fn fresh_run(
+    src: &str,
+    universe: &[&str],
+    options: &[&str],
+) -> (serde_json::Value, BTreeMap<(String, String), retest_store::Recorded>) {
+    let d = one_file_project(src, universe, options);
+    (raw_matrix(d.path()), recordings(d.path()))
+}
+
+/// `a` and `b` change at their first statement (so every test that calls one
+/// takes a dangerous edge at once); `a` is called on one route through the
+/// condition of `main`'s `if`, `b` on one route through a `?:`.
+const CALLS: &str = "#include <stdio.h>
+#include <stdlib.h>
+int a(int x)
+{
+    if (x > 5)
+        return 1;
+    return 0;
+}
+int b(int x)
+{
+    if (x > 3)
+        return 2;
+    return 3;
+}
+int main(int argc, char **argv)
+{
+    int x = atoi(argv[1]);
+    int r = 0;
+    if (argc > 2 && a(x))
+        r = 1;
+    printf(\"r=%d\\n\", r);
+    printf(\"b=%d\\n\", x > 2 ? b(x) : 0);
+    return 0;
+}
+";
+
+const CALLS_TESTS: [&str; 4] = ["./p 1", "./p 7", "./p 1 y", "./p 7 y"];
+
+/// v1 changes a; v2 reverts it and changes b (a fix replacing a faulty
+/// change). t1 and t2 pass the `if` that calls a without calling it (argc is
+/// 2); t1 passes the statement that calls b without calling it (x is 1).
+fn calls_versions() -> [String; 2] {
+    [CALLS.replace("x > 5", "x > 6"), CALLS.replace("x > 3", "x > 4")]
+}
+
+#[test]
+fn a_fix_that_reverts_a_change_keeps_the_coverage_after_a_call_made_on_some_routes() {
+    for probes in ["--full-probes", "--selective-probes"] {
+        let d = one_file_project(CALLS, &CALLS_TESTS, &[]);
+        for (k, v) in calls_versions().iter().enumerate() {
+            next_version(d.path(), v, &[]);
+            retest(d.path(), &["run", "--selected", probes, "--universe", "universe.txt"], 0);
+            assert_eq!(
+                raw_matrix(d.path()),
+                fresh_run(v, &CALLS_TESTS, &[]).0,
+                "{probes}: v{} recovered exactly",
+                k + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn after_a_fix_that_reverts_a_change_an_edit_after_the_call_leaves_out_no_test() {
+    // v3 edits the line after the call of b: every test prints it, none may be left out
+    let d = one_file_project(CALLS, &CALLS_TESTS, &[]);
+    for v in calls_versions() {
+        next_version(d.path(), &v, &[]);
+        retest(d.path(), &["run", "--selected", "--full-probes", "--universe", "universe.txt"], 0);
+    }
+    let v3 = calls_versions()[1].replace("b=%d", "b = %d");
+    next_version(d.path(), &v3, &[]);
+    assert_eq!(selection(d.path()), ["t1", "t2", "t3", "t4"].map(String::from).into());
+    let audit = json(&retest(d.path(), &["audit", "--format", "json", "--universe", "universe.txt"], 0));
+    assert_eq!(audit["changed"].as_object().map(|c| c.len()), Some(4), "{audit}");
+    assert_eq!(audit["missed"], serde_json::json!([]));
+}
+
+/// `init` runs before `divide`, whose change it cannot see: selective
+/// instrumentation leaves it without probes. In v0 `divide(0)` faults; in v1
+/// it does not.
+const STOPS: &str = "#include <stdio.h>
+#include <stdlib.h>
+static int mode;
+static void init(int a, int b)
+{
+    if (a > 2) {
+        if (b > 0)
+            mode = 4;
+        else
+            mode = 3;
+    } else {
+        if (b > 0)
+            mode = 2;
+        else
+            mode = 1;
+    }
+    printf(\"mode %d\\n\", mode);
+}
+static int divide(int x)
+{
+    int *p = NULL;
+    if (x == 0)
+        return *p;
+    return 100 / x;
+}
+int main(int argc, char **argv)
+{
+    init(argc, atoi(argv[1]));
+    printf(\"%d\\n\", divide(atoi(argv[1])));
+    return 0;
+}
+";
+
+const STOPS_TESTS: [&str; 3] = ["./p 0 || true", "./p 5", "./p 0 x || true"];
+
+#[test]
+fn tests_stopped_part_way_recover_exactly_on_selective_probes() {
+    // the coverage of a run stopped part-way (here by SIGSEGV) also claims what
+    // the stopped code may have run: in `init`, both branches of `a > 2` for
+    // t1 and t3, though each took one. A run of v1, which does not fault,
+    // claims nothing of the kind, and a run of v0 on a selectively
+    // instrumented build would claim other edges than a fully instrumented one
+    let faults = STOPS.to_string();
+    let fixed = STOPS.replace("return *p;", "return p == NULL ? -1 : *p;");
+    for (from, to, what) in [(&faults, &fixed, "the fault fixed"), (&fixed, &faults, "a fault brought in")] {
+        let d = one_file_project(from, &STOPS_TESTS, &[]);
+        next_version(d.path(), to, &[]);
+        assert_eq!(selection(d.path()), BTreeSet::from(["t1".to_string(), "t3".to_string()]), "{what}");
+        retest(d.path(), &["run", "--selected", "--selective-probes", "--universe", "universe.txt"], 0);
+        assert_eq!(raw_matrix(d.path()), fresh_run(to, &STOPS_TESTS, &[]).0, "{what}: recovered exactly");
+    }
+}
+
 /// `retest run --selected` in its own process group, given Ctrl-C (SIGINT to
 /// the group, as a terminal sends it) once `mark` exists: its exit status and
 /// stderr.

@@ -100,6 +100,10 @@ pub enum EdgeLabel {
     Default,
     /// A jump to a named target (computed `goto`, `asm goto`).
     Goto(String),
+    /// Exceptional control flow: from a `try` into its handlers' dispatch
+    /// (`throw`), from the dispatch into a handler (its parameter, as normalised
+    /// source text) or onwards (`propagate`), from a `throw` to where it goes.
+    Throw(String),
 }
 
 impl EdgeLabel {
@@ -115,6 +119,8 @@ impl EdgeLabel {
                     EdgeLabel::Case(c.to_string())
                 } else if let Some(g) = s.strip_prefix("goto ") {
                     EdgeLabel::Goto(g.to_string())
+                } else if let Some(t) = s.strip_prefix("throw ") {
+                    EdgeLabel::Throw(t.to_string())
                 } else {
                     return None;
                 }
@@ -132,6 +138,7 @@ impl fmt::Display for EdgeLabel {
             EdgeLabel::Case(c) => write!(f, "case {c}"),
             EdgeLabel::Default => f.write_str("default"),
             EdgeLabel::Goto(g) => write!(f, "goto {g}"),
+            EdgeLabel::Throw(t) => write!(f, "throw {t}"),
         }
     }
 }

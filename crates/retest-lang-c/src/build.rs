@@ -60,6 +60,34 @@ pub enum Site {
     /// A `switch` statement `[stmt_start, stmt_end)` whose controlling expression
     /// is `[cond_start, cond_end)`.
     Switch { stmt_start: usize, stmt_end: usize, cond_start: usize, cond_end: usize },
+    /// A block `[open, close]` (its braces): probe right after the `{` (a `try`
+    /// block, a `catch` handler).
+    BlockStart { open: usize, close: usize },
+    /// A two-way decision whose condition cannot be rewritten (a C++ declaration
+    /// condition, `if constexpr`, a range-`for`'s implicit test): the `T` edge's
+    /// cell is set at `t`, the `F` edge's at `f`.
+    Arms { t: Spot, f: Spot },
+}
+
+/// Where an arm of a [`Site::Arms`] decision records itself, around the
+/// statement `[start, end)`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Spot {
+    pub start: usize,
+    pub end: usize,
+    pub how: SpotHow,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub enum SpotHow {
+    /// Before the statement, both in braces (`{ probe; stmt }`).
+    Before,
+    /// The statement is an `if`'s consequence and the `if` has no `else`: brace
+    /// it and add `else { probe; }` after it.
+    Else,
+    /// After the statement, both in braces (`{ stmt probe; }`): where a loop
+    /// ends (also after a `break`, which over-approximates).
+    After,
 }
 
 /// The CFGs of one function, as the builder returns them.
@@ -98,6 +126,27 @@ pub struct TuFacts<'a> {
     /// The attributes the parse text hides within a byte range (see
     /// [`crate::Preprocessed::attributes_within`]).
     pub hidden_attributes: &'a dyn Fn(std::ops::Range<usize>) -> String,
+    /// The unit is C++.
+    pub cpp: bool,
+    /// C++: the classes the unit defines, by name (last component), with their
+    /// bases and data members in declaration order.
+    pub classes: &'a BTreeMap<String, ClassInfo>,
+}
+
+/// What the CFG builder needs of a C++ class: the order in which a constructor
+/// initialises its bases and members.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassInfo {
+    pub bases: Vec<String>,
+    pub fields: Vec<String>,
+}
+
+/// A local object a scope destroys when it ends (C++).
+#[derive(Clone, Debug)]
+struct Dtor {
+    var: String,
+    class: String,
+    span: Option<Span>,
 }
 
 #[derive(Clone)]
@@ -170,6 +219,13 @@ struct Builder<'a, 't> {
     /// Byte ranges of the statement expressions built as statements of their
     /// own: the text of the node that contains one shows `{…}` in its place.
     hoisted_ranges: Vec<(usize, usize)>,
+    /// C++: per open scope, the local objects it destroys, in construction order.
+    scopes: Vec<Vec<Dtor>>,
+    /// Scope depth at each enclosing `break` / `continue` target.
+    break_depths: Vec<usize>,
+    cont_depths: Vec<usize>,
+    /// C++: the handler dispatch nodes of the enclosing `try` blocks.
+    tries: Vec<usize>,
     _t: std::marker::PhantomData<&'t ()>,
 }
 
@@ -302,7 +358,7 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn uses_of(&self, n: Ts<'_>) -> syntax::Uses {
         let hoisted = &self.hoisted;
-        let names = syntax::Names { locals: &self.locals, typedefs: self.tu.typedefs };
+        let names = syntax::Names { locals: &self.locals, typedefs: self.tu.typedefs, cpp: self.tu.cpp };
         syntax::uses_in(n, self.src, &names, &|x| hoisted.contains(&x.id()))
     }
 
@@ -447,7 +503,9 @@ impl<'a, 't> Builder<'a, 't> {
                     let mut c = s.walk();
                     s.named_children(&mut c).collect()
                 };
-                self.stmt_list(&kids, inc)
+                self.scopes.push(Vec::new());
+                let out = self.stmt_list(&kids, inc);
+                self.close_scope(out, s)
             }
             "expression_statement" => self.expr_stmt(s, inc),
             "declaration" => self.local_decl(s, inc),
@@ -462,6 +520,8 @@ impl<'a, 't> Builder<'a, 't> {
             "switch_statement" => self.switch_stmt(s, inc),
             "case_statement" => self.case_stmt(s, inc),
             "break_statement" => {
+                let depth = self.break_depths.last().copied().unwrap_or(0);
+                let inc = self.destroy_down_to(depth, inc, s);
                 match self.breaks.last_mut() {
                     Some(b) => b.extend(inc),
                     None => self.give_up(s, "`break` outside a loop or switch"),
@@ -469,6 +529,8 @@ impl<'a, 't> Builder<'a, 't> {
                 Vec::new()
             }
             "continue_statement" => {
+                let depth = self.cont_depths.last().copied().unwrap_or(0);
+                let inc = self.destroy_down_to(depth, inc, s);
                 match self.conts.last_mut() {
                     Some(b) => b.extend(inc),
                     None => self.give_up(s, "`continue` outside a loop"),
@@ -510,6 +572,22 @@ impl<'a, 't> Builder<'a, 't> {
                 self.stmt_list(&inner, inc)
             }
             "comment" | "static_assert_declaration" => inc,
+            "for_range_loop" => self.range_for(s, inc),
+            "try_statement" => self.try_stmt(s, inc),
+            "throw_statement" => self.throw_stmt(s, inc),
+            "co_return_statement" | "co_yield_statement" => {
+                self.give_up(s, "a coroutine (co_return, co_yield, co_await) is not analysed");
+                inc
+            }
+            "alias_declaration"
+            | "using_declaration"
+            | "namespace_alias_definition"
+            | "class_specifier"
+            | "template_declaration"
+            | "concept_definition" => {
+                self.local_type(s);
+                inc
+            }
             "ERROR" => self.error_stmt(s, inc),
             "function_definition" => {
                 self.give_up(s, "nested function definition");
@@ -684,7 +762,9 @@ impl<'a, 't> Builder<'a, 't> {
         );
         self.mark_errors(n, s);
         self.link(inc, n);
-        self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
+        let out = self.destroy_down_to(0, vec![eps(n)], s);
+        let exit = self.exit;
+        self.link(out, exit);
         Vec::new()
     }
 
@@ -742,7 +822,8 @@ impl<'a, 't> Builder<'a, 't> {
             let mut c = s.walk();
             s.children_by_field_name("declarator", &mut c).any(has_variable_size)
         };
-        if inits.is_empty() && !vla {
+        let objects = if self.tu.cpp { class_objects(s, self.src) } else { Vec::new() };
+        if inits.is_empty() && !vla && objects.is_empty() {
             return inc;
         }
         let mut inc = inc;
@@ -758,9 +839,25 @@ impl<'a, 't> Builder<'a, 't> {
         let node = self.make_node(kind, s, text);
         // declarations are never probed: a probe may not precede a declaration in C89,
         // and the declaration's out-edge is traversed whenever its in-edge is.
+        let mut node = node;
+        if !objects.is_empty() {
+            // constructing an object calls its constructor
+            node.kind = NodeKind::Call;
+            for (_, class) in objects.iter().filter(|(_, c)| c != "auto") {
+                if !node.calls.contains(class) {
+                    node.calls.push(class.clone());
+                }
+            }
+            self.groups[g].kind = NodeKind::Call;
+            self.groups[g].calls = node.calls.clone();
+        }
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.mark_errors(n, s);
         self.link(inc, n);
+        let span = self.span(s);
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.extend(objects.into_iter().map(|(var, class)| Dtor { var, class, span }));
+        }
         if inits.iter().any(|v| self.noreturn_call(*v)) {
             self.edges.push(BEdge { src: n, dst: self.exit, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
             return Vec::new();
@@ -769,7 +866,10 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn cond_inner<'x>(&self, s: Ts<'x>) -> Option<Ts<'x>> {
-        let c = s.child_by_field_name("condition")?;
+        let mut c = s.child_by_field_name("condition")?;
+        if c.kind() == "condition_clause" {
+            c = c.child_by_field_name("value")?;
+        }
         if c.kind() == "parenthesized_expression" {
             let mut cur = c.walk();
             let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| k.kind() != "comment").collect();
@@ -805,11 +905,28 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn if_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let inc = self.clause_init(s, inc);
         let Some(c) = self.cond_inner(s) else {
             self.give_up(s, "`if` without a condition");
             return inc;
         };
-        let (t, f) = self.decision(c, inc);
+        let constexpr = {
+            let mut cur = s.walk();
+            s.children(&mut cur).any(|k| k.kind() == "constexpr" || src_text(k, self.src) == "constexpr")
+        };
+        let (t, f) = if constexpr || c.kind() == "declaration" {
+            let cons = s.child_by_field_name("consequence");
+            let alt = s.child_by_field_name("alternative").and_then(|a| a.named_child(0));
+            let t = cons.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
+            let f = match (alt, cons) {
+                (Some(a), _) => Some(Spot { start: a.start_byte(), end: a.end_byte(), how: SpotHow::Before }),
+                (None, Some(b)) => Some(Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Else }),
+                _ => None,
+            };
+            self.arms_decision(c, s, t, f, inc)
+        } else {
+            self.decision(c, inc)
+        };
         let mut out = match s.child_by_field_name("consequence") {
             Some(b) => self.stmt(b, t),
             None => t,
@@ -854,18 +971,27 @@ impl<'a, 't> Builder<'a, 't> {
             self.give_up(s, "`while` without a condition");
             return Vec::new();
         };
-        let (t, f) = self.decision(c, vec![eps(head)]);
+        let (t, f) = if c.kind() == "declaration" {
+            let body = s.child_by_field_name("body");
+            let t = body.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
+            let f = Some(Spot { start: s.start_byte(), end: s.end_byte(), how: SpotHow::After });
+            self.arms_decision(c, s, t, f, vec![eps(head)])
+        } else {
+            self.decision(c, vec![eps(head)])
+        };
         self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
         self.conts.push(Vec::new());
+        self.cont_depths.push(self.scopes.len());
         let body_out = match s.child_by_field_name("body") {
             Some(b) => self.stmt(b, t),
             None => t,
         };
         self.link(body_out, head);
-        let conts = self.conts.pop().unwrap();
+        let conts = self.pop_conts();
         self.link(conts, head);
         let mut out = f;
-        out.extend(self.breaks.pop().unwrap());
+        out.extend(self.pop_breaks());
         out
     }
 
@@ -873,14 +999,16 @@ impl<'a, 't> Builder<'a, 't> {
         let top = self.loop_head(s, "do".to_string());
         self.link(inc, top);
         self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
         self.conts.push(Vec::new());
+        self.cont_depths.push(self.scopes.len());
         let body_out = match s.child_by_field_name("body") {
             Some(b) => self.stmt(b, vec![eps(top)]),
             None => vec![eps(top)],
         };
         let cond_head = self.nop();
         self.link(body_out, cond_head);
-        let conts = self.conts.pop().unwrap();
+        let conts = self.pop_conts();
         self.link(conts, cond_head);
         let Some(c) = self.cond_inner(s) else {
             self.give_up(s, "`do` without a condition");
@@ -889,7 +1017,7 @@ impl<'a, 't> Builder<'a, 't> {
         let (t, f) = self.decision(c, vec![eps(cond_head)]);
         self.link(t, top);
         let mut out = f;
-        out.extend(self.breaks.pop().unwrap());
+        out.extend(self.pop_breaks());
         out
     }
 
@@ -909,19 +1037,21 @@ impl<'a, 't> Builder<'a, 't> {
             None => (vec![eps(head)], Vec::new()),
         };
         self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
         self.conts.push(Vec::new());
+        self.cont_depths.push(self.scopes.len());
         let mut body_out = match s.child_by_field_name("body") {
             Some(b) => self.stmt(b, t),
             None => t,
         };
-        body_out.extend(self.conts.pop().unwrap());
+        body_out.extend(self.pop_conts());
         let after_update = match s.child_by_field_name("update") {
             Some(u) => self.side_effect_expr(u, body_out),
             None => body_out,
         };
         self.link(after_update, head);
         let mut out = f;
-        out.extend(self.breaks.pop().unwrap());
+        out.extend(self.pop_breaks());
         out
     }
 
@@ -940,6 +1070,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn switch_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let inc = self.clause_init(s, inc);
         let Some(c) = self.cond_inner(s) else {
             self.give_up(s, "`switch` without a condition");
             return inc;
@@ -963,6 +1094,7 @@ impl<'a, 't> Builder<'a, 't> {
         self.link(inc, sw);
         self.switches.push(SwitchCtx { cases: Vec::new(), default: None });
         self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
         let body_out = match s.child_by_field_name("body") {
             Some(b) => self.stmt(b, Vec::new()),
             None => Vec::new(),
@@ -984,7 +1116,7 @@ impl<'a, 't> Builder<'a, 't> {
             });
         }
         let mut out = body_out;
-        out.extend(self.breaks.pop().unwrap());
+        out.extend(self.pop_breaks());
         match ctx.default {
             Some(d) => {
                 self.edges.push(BEdge { src: sw, dst: d, label: EdgeLabel::Default, coarse: Some(EdgeLabel::Default) })
@@ -1039,6 +1171,315 @@ impl<'a, 't> Builder<'a, 't> {
             }
         }
         self.stmt_list(&body, vec![eps(n)])
+    }
+
+    // ----- C++ -------------------------------------------------------------------
+
+    fn pop_breaks(&mut self) -> Vec<Pend> {
+        self.break_depths.pop();
+        self.breaks.pop().unwrap_or_default()
+    }
+
+    fn pop_conts(&mut self) -> Vec<Pend> {
+        self.cont_depths.pop();
+        self.conts.pop().unwrap_or_default()
+    }
+
+    /// A C++17 condition clause's init-statement (`if (auto x = f(); x > 0)`),
+    /// built before the decision.
+    fn clause_init(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let Some(c) = s.child_by_field_name("condition").filter(|c| c.kind() == "condition_clause") else {
+            return inc;
+        };
+        match c.child_by_field_name("initializer") {
+            Some(init) if init.kind() == "init_statement" => {
+                let kids: Vec<Ts<'_>> = {
+                    let mut cur = init.walk();
+                    init.named_children(&mut cur).collect()
+                };
+                // `if (int y = f(); …)`: the declaration without its `;` token
+                let mut inc = inc;
+                for k in kids {
+                    inc = match k.kind() {
+                        "declaration" => self.local_decl(k, inc),
+                        "expression_statement" => self.expr_stmt(k, inc),
+                        _ if k.kind().ends_with("expression") => self.side_effect_expr(k, inc),
+                        _ => self.stmt(k, inc),
+                    };
+                }
+                inc
+            }
+            Some(init) => self.stmt(init, inc),
+            None => inc,
+        }
+    }
+
+    /// A decision whose condition stays as written: a declaration condition
+    /// (`if (T x = e)`), `if constexpr`, or a loop's implicit test. Its `T` and
+    /// `F` edges are recorded where the arms begin ([`Site::Arms`]); an arm
+    /// without a place is not recorded (its edge is derived, over-approximated).
+    fn arms_decision(
+        &mut self,
+        c: Ts<'_>,
+        s: Ts<'_>,
+        t: Option<Spot>,
+        f: Option<Spot>,
+        inc: Vec<Pend>,
+    ) -> (Vec<Pend>, Vec<Pend>) {
+        let text = self.text_of(c);
+        let g = self.group(NodeKind::Predicate, c, text.clone());
+        let mut node = self.make_node(NodeKind::Predicate, c, text);
+        node.span = self.span(s).or(node.span);
+        let (site, probe) = match (t, f) {
+            (Some(t), Some(f)) => (Site::Arms { t, f }, Probe::PerEdge),
+            _ => (Site::None, Probe::Derived),
+        };
+        let n = self.add(node, Some(g), site, probe);
+        self.mark_errors(n, c);
+        self.link(inc, n);
+        (
+            vec![Pend { node: n, label: EdgeLabel::True, coarse: Some(EdgeLabel::True) }],
+            vec![Pend { node: n, label: EdgeLabel::False, coarse: Some(EdgeLabel::False) }],
+        )
+    }
+
+    /// Ends the innermost scope: the objects it constructed are destroyed, last
+    /// first, on the way out of it.
+    fn close_scope(&mut self, inc: Vec<Pend>, at: Ts<'_>) -> Vec<Pend> {
+        let depth = self.scopes.len().saturating_sub(1);
+        let out = self.destroy_down_to(depth, inc, at);
+        self.scopes.pop();
+        out
+    }
+
+    /// The implicit destructor calls on a way out of every scope deeper than
+    /// `depth` (innermost first, each scope's objects last constructed first):
+    /// a chain of nodes after `inc`. Nothing in C, or when nothing is destroyed.
+    fn destroy_down_to(&mut self, depth: usize, inc: Vec<Pend>, at: Ts<'_>) -> Vec<Pend> {
+        if inc.is_empty() {
+            return inc;
+        }
+        let dtors: Vec<Dtor> = self.scopes.iter().skip(depth).rev().flat_map(|sc| sc.iter().rev().cloned()).collect();
+        let mut inc = inc;
+        for d in dtors {
+            let text = format!("{} . ~ {} ( )", d.var, d.class);
+            let mut node = Node::new(NodeKind::Call, text);
+            node.span = d.span.or_else(|| self.span(at));
+            node.calls = if d.class == "auto" { Vec::new() } else { vec![format!("~{}", d.class)] };
+            node.refs = vec![d.var.clone()];
+            self.groups.push(node.clone());
+            let g = self.groups.len() - 1;
+            let n = self.add(node, Some(g), Site::None, Probe::Derived);
+            self.link(inc, n);
+            inc = vec![eps(n)];
+        }
+        inc
+    }
+
+    /// `for (decl : range) body`: one decision, the implicit test of the range
+    /// (its text the loop's head); `T` recorded where the body begins, `F` after
+    /// the loop.
+    fn range_for(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let inc = self.clause_init(s, inc);
+        let body = s.child_by_field_name("body");
+        let head_text = self.header_text(s);
+        let head = self.loop_head(s, head_text.clone());
+        self.link(inc, head);
+        let range = s.child_by_field_name("right").unwrap_or(s);
+        let g = self.group(NodeKind::Predicate, range, head_text.clone());
+        self.groups[g].span = self.span(s);
+        let mut node = self.make_node(NodeKind::Predicate, range, head_text);
+        node.span = self.span(s);
+        let t = body.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
+        let f = Spot { start: s.start_byte(), end: s.end_byte(), how: SpotHow::After };
+        let (site, probe) = match t {
+            Some(t) => (Site::Arms { t, f }, Probe::PerEdge),
+            None => (Site::None, Probe::Derived),
+        };
+        let p = self.add(node, Some(g), site, probe);
+        self.link(vec![eps(head)], p);
+        // the loop variable is declared anew in each round
+        if let Some(d) = s.child_by_field_name("declarator")
+            && let Some(name) = syntax::declarator_name(d, self.src)
+        {
+            self.locals.insert(name);
+        }
+        self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
+        self.conts.push(Vec::new());
+        self.cont_depths.push(self.scopes.len());
+        let t = vec![Pend { node: p, label: EdgeLabel::True, coarse: Some(EdgeLabel::True) }];
+        let body_out = match body {
+            Some(b) => self.stmt(b, t),
+            None => t,
+        };
+        self.link(body_out, head);
+        let conts = self.pop_conts();
+        self.link(conts, head);
+        let mut out = vec![Pend { node: p, label: EdgeLabel::False, coarse: Some(EdgeLabel::False) }];
+        out.extend(self.pop_breaks());
+        out
+    }
+
+    /// `try { … } catch (…) { … }`: a `try` node recorded where the block begins,
+    /// with an edge into the block and one (`throw`) into a dispatch node; the
+    /// dispatch has an edge into each handler (labelled with its parameter) and,
+    /// unless one catches everything, on (`propagate`) to the enclosing `try`'s
+    /// dispatch or the exit. Which statement of the block threw is not recorded:
+    /// every run that entered the block counts as possibly throwing, and each
+    /// handler records itself where it begins.
+    fn try_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let Some(body) = s.child_by_field_name("body") else {
+            self.give_up(s, "`try` without a block");
+            return inc;
+        };
+        let mut tnode = Node::new(NodeKind::Statement, "try");
+        tnode.span = self.span(s);
+        self.groups.push(tnode.clone());
+        let tg = self.groups.len() - 1;
+        let t = self.add(
+            tnode,
+            Some(tg),
+            Site::BlockStart { open: body.start_byte(), close: body.end_byte() - 1 },
+            Probe::Node,
+        );
+        self.link(inc, t);
+        let mut dnode = Node::new(NodeKind::Statement, "catch");
+        dnode.span = self.span(s);
+        self.groups.push(dnode.clone());
+        let dg = self.groups.len() - 1;
+        let d = self.add(dnode, Some(dg), Site::None, Probe::Derived);
+        let throw = EdgeLabel::Throw("throw".to_string());
+        self.edges.push(BEdge { src: t, dst: d, label: throw.clone(), coarse: Some(throw) });
+        self.tries.push(d);
+        let mut out = self.stmt(body, vec![eps(t)]);
+        self.tries.pop();
+        let mut catches_all = false;
+        let handlers: Vec<Ts<'_>> = {
+            let mut c = s.walk();
+            s.named_children(&mut c).filter(|k| k.kind() == "catch_clause").collect()
+        };
+        let mut seen = BTreeSet::new();
+        for h in handlers {
+            let param = h.child_by_field_name("parameters");
+            let ptext = param.map(|p| normalized(p, self.src)).unwrap_or_default();
+            catches_all |= ptext == "( ... )";
+            let Some(hbody) = h.child_by_field_name("body") else {
+                self.give_up(h, "`catch` without a block");
+                continue;
+            };
+            let text = format!("catch {ptext}");
+            self.shows(h);
+            let mut hn = Node::new(NodeKind::Statement, text.clone());
+            hn.span = self.span(h);
+            if let Some(p) = param {
+                let u = self.uses_of(p);
+                hn.refs = u.refs.into_iter().collect();
+                collect_params(p, self.src, &mut self.locals);
+            }
+            self.groups.push(hn.clone());
+            let hg = self.groups.len() - 1;
+            let hnode = self.add(
+                hn,
+                Some(hg),
+                Site::BlockStart { open: hbody.start_byte(), close: hbody.end_byte() - 1 },
+                Probe::Node,
+            );
+            let mut label = ptext.clone();
+            let mut k = 2;
+            while !seen.insert(label.clone()) {
+                label = format!("{ptext} #{k}");
+                k += 1;
+            }
+            let l = EdgeLabel::Throw(label);
+            self.edges.push(BEdge { src: d, dst: hnode, label: l.clone(), coarse: Some(l) });
+            out.extend(self.stmt(hbody, vec![eps(hnode)]));
+        }
+        if !catches_all {
+            let on = self.tries.last().copied().unwrap_or(self.exit);
+            let l = EdgeLabel::Throw("propagate".to_string());
+            self.edges.push(BEdge { src: d, dst: on, label: l.clone(), coarse: Some(l) });
+        }
+        out
+    }
+
+    /// `throw e;` / `throw;`: to the enclosing `try`'s dispatch, or out of the
+    /// function.
+    fn throw_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
+        let text = self.text_of(s);
+        let g = self.group(NodeKind::Call, s, text.clone());
+        let mut node = self.make_node(NodeKind::Call, s, text);
+        if !node.calls.iter().any(|c| c == "__cxa_throw") {
+            node.calls.push("__cxa_throw".to_string());
+        }
+        let n = self.add(
+            node,
+            Some(g),
+            Site::Stmt { start: s.start_byte(), end: s.end_byte(), wrap: needs_wrap(s) },
+            Probe::Node,
+        );
+        self.nodes[n].stops = true;
+        self.link(inc, n);
+        let to = self.tries.last().copied().unwrap_or(self.exit);
+        let l = EdgeLabel::Throw("throw".to_string());
+        self.edges.push(BEdge { src: n, dst: to, label: l.clone(), coarse: Some(l) });
+        Vec::new()
+    }
+
+    /// A constructor's member-initialiser list, one node per initialiser, in the
+    /// order the language runs them: bases in the order the class names them,
+    /// then members in declaration order (as written when the class is not in
+    /// the unit). An initialiser with an argument records itself there (`m((probe, x))`).
+    fn initializers(&mut self, list: Ts<'_>, class: Option<&ClassInfo>, inc: Vec<Pend>) -> Vec<Pend> {
+        let mut inits: Vec<(usize, Ts<'_>, Option<String>)> = {
+            let mut c = list.walk();
+            list.named_children(&mut c)
+                .filter(|k| k.kind() == "field_initializer")
+                .enumerate()
+                .map(|(i, k)| {
+                    let name = k.named_child(0).map(|n| syntax::last_name(n, self.src)).unwrap_or_default();
+                    let rank = class.and_then(|cl| {
+                        cl.bases
+                            .iter()
+                            .position(|b| *b == name)
+                            .or_else(|| cl.fields.iter().position(|f| *f == name).map(|p| p + cl.bases.len()))
+                    });
+                    let base = class.is_some_and(|cl| cl.bases.contains(&name));
+                    (rank.unwrap_or(usize::MAX / 2 + i), k, base.then_some(name))
+                })
+                .collect()
+        };
+        inits.sort_by_key(|(r, _, _)| *r);
+        let mut inc = inc;
+        for (_, k, base) in inits {
+            inc = self.hoist_blocks(k, inc);
+            let text = self.text_of(k);
+            let g = self.group(NodeKind::Call, k, text.clone());
+            let mut node = self.make_node(NodeKind::Call, k, text);
+            // a base's initialiser runs the base's constructor
+            if let Some(b) = base
+                && !node.calls.contains(&b)
+            {
+                node.calls.insert(0, b);
+            }
+            let first_arg = {
+                let mut c = k.walk();
+                k.named_children(&mut c)
+                    .find(|x| matches!(x.kind(), "argument_list" | "initializer_list"))
+                    .and_then(|a| a.named_child(0))
+            };
+            let (site, probe) = match first_arg {
+                Some(a) if a.kind() != "comment" => {
+                    (Site::Expr { start: a.start_byte(), end: a.end_byte() }, Probe::Node)
+                }
+                _ => (Site::None, Probe::Derived),
+            };
+            let n = self.add(node, Some(g), site, probe);
+            self.mark_errors(n, k);
+            self.link(inc, n);
+            inc = vec![eps(n)];
+        }
+        inc
     }
 
     // ----- expressions ----------------------------------------------------------
@@ -1113,7 +1554,7 @@ impl<'a, 't> Builder<'a, 't> {
             return out;
         }
         if let Some(block) = is_stmt_expr(e) {
-            if !self.hoisted.contains(&block.id()) && contains_token(block, self.src, &["goto", "break", "continue"]) {
+            if !self.hoisted.contains(&block.id()) && jumps_out_of(block, self.src) {
                 self.give_up(e, "jump inside a conditionally evaluated statement expression");
             }
             return inc;
@@ -1249,6 +1690,64 @@ impl<'a, 't> Builder<'a, 't> {
     }
 }
 
+/// The bodies of the lambdas in `n` that are not inside another lambda's body.
+pub fn lambda_bodies(n: Ts<'_>) -> Vec<Ts<'_>> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if x.kind() == "lambda_expression" {
+            if let Some(b) = x.child_by_field_name("body") {
+                out.push(b);
+            }
+            continue;
+        }
+        let mut c = x.walk();
+        stack.extend(x.children(&mut c));
+    }
+    out.sort_by_key(|b| b.start_byte());
+    out
+}
+
+/// C++: the objects a local declaration constructs, which its scope destroys:
+/// `(variable, class)` for each declarator that is a name or an array (not a
+/// pointer or reference) whose type is not a built-in one (`auto` counts: it
+/// may be a class). Not `static` or `extern` ones.
+fn class_objects(s: Ts<'_>, src: &[u8]) -> Vec<(String, String)> {
+    let storage = {
+        let mut c = s.walk();
+        s.children(&mut c).any(|k| {
+            k.kind() == "storage_class_specifier" && matches!(src_text(k, src), "static" | "extern" | "thread_local")
+        })
+    };
+    let Some(ty) = s.child_by_field_name("type") else { return Vec::new() };
+    if storage || matches!(ty.kind(), "primitive_type" | "sized_type_specifier" | "enum_specifier") {
+        return Vec::new();
+    }
+    let class = syntax::last_name(ty, src);
+    let mut out = Vec::new();
+    let mut c = s.walk();
+    for d in s.children_by_field_name("declarator", &mut c) {
+        let mut d = d;
+        if d.kind() == "init_declarator"
+            && let Some(inner) = d.child_by_field_name("declarator")
+        {
+            d = inner;
+        }
+        while d.kind() == "array_declarator" {
+            match d.child_by_field_name("declarator") {
+                Some(inner) => d = inner,
+                None => break,
+            }
+        }
+        match d.kind() {
+            "identifier" => out.push((src_text(d, src).to_string(), class.clone())),
+            "structured_binding_declarator" => out.push((normalized(d, src), class.clone())),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Whether a probe before statement `s` must be braced together with it: unless
 /// `s` is a direct element of a block or of a case's statement list, inserting
 /// `P;` before it would change what the enclosing `if`, loop or label governs.
@@ -1330,6 +1829,10 @@ impl<'a, 't> Builder<'a, 't> {
             pending_computed: Vec::new(),
             shown: std::cell::RefCell::new(Vec::new()),
             hoisted_ranges: Vec::new(),
+            scopes: Vec::new(),
+            break_depths: Vec::new(),
+            cont_depths: Vec::new(),
+            tries: Vec::new(),
             _t: std::marker::PhantomData,
         }
     }
@@ -1362,6 +1865,12 @@ pub struct Definition<'t> {
     /// Why the body could not be read (it is then built as an opaque function,
     /// probed at its entry).
     pub unreadable: Option<String>,
+    /// C++: the class a method belongs to (its last name), for the order of a
+    /// constructor's member initialisers.
+    pub class: Option<String>,
+    /// C++: `constexpr`/`consteval`: it may run while compiling, where no probe
+    /// may store, so it gets none (a change to it is a change of its declaration).
+    pub compile_time: bool,
 }
 
 impl<'t> Definition<'t> {
@@ -1381,13 +1890,16 @@ impl<'t> Definition<'t> {
             params: Vec::new(),
             range: def.range(),
             unreadable: None,
+            class: None,
+            compile_time: false,
         }
     }
 
     /// The normalised text of the head: the entry node's text.
     pub fn signature(&self, src: &[u8]) -> String {
         let mut out = String::new();
-        for k in &self.head {
+        // a constructor's member initialisers are nodes of their own
+        for k in self.head.iter().filter(|k| k.kind() != "field_initializer_list") {
             let t = normalized(*k, src);
             if !t.is_empty() {
                 if !out.is_empty() {
@@ -1427,6 +1939,22 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         f.problems = b.problems;
         return f;
     }
+    if let Some(body) = body
+        && tu.cpp
+    {
+        if syntax::contains_kind(body, &["co_await_expression", "co_return_statement", "co_yield_statement"]) {
+            let why = "a coroutine (co_return, co_yield, co_await) is not analysed";
+            b.problem_at(span, format!("{name}: {why}"));
+            let mut f = opaque_function(name, sig, span, def.braces, why.to_string());
+            f.problems = b.problems;
+            return f;
+        }
+        // lambdas are procedures of their own: here their bodies read `{…}`
+        for l in lambda_bodies(body) {
+            b.hoisted.insert(l.id());
+            b.hoisted_ranges.push((l.start_byte(), l.end_byte()));
+        }
+    }
     // address-taken labels (GNU &&label) anywhere in the body
     if let Some(body) = body {
         let u = syntax::uses(body, src, &BTreeSet::new(), &|_| false);
@@ -1460,8 +1988,21 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     let ex = b.add(exit, Some(exit_group), Site::None, Probe::Derived);
     b.exit = ex;
     b.edges.push(BEdge { src: en, dst: dn, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
+    // a constructor's member initialisers run before its body
+    let mut start = vec![eps(dn)];
+    if let Some(list) = def.head.iter().find(|h| h.kind() == "field_initializer_list") {
+        let class = def.class.as_ref().and_then(|c| tu.classes.get(c));
+        if def.class.is_some() && class.is_none() {
+            b.problem_at(
+                span,
+                format!("{name}: the class is not defined in this unit; its initialisers keep their written order"),
+            );
+        }
+        start = b.initializers(*list, class, start);
+    }
     let out = match body {
-        Some(body) => b.stmt(body, vec![eps(dn)]),
+        Some(body) if body.kind() == "try_statement" => b.try_stmt(body, start),
+        Some(body) => b.stmt(body, start),
         None => {
             let why = "function without a body";
             b.problem_at(span, format!("{name}: {why}"));
@@ -1482,7 +2023,21 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         b.give_up(e, format!("syntax error the graph would not show: {what}"));
     }
     let braces = def.braces;
+    let compile_time = def.compile_time;
     match b.finish(name, decl_group) {
+        Ok(mut f) if compile_time => {
+            for (site, probe) in f.sites.iter_mut().zip(f.probes.iter_mut()) {
+                *site = Site::None;
+                *probe = Probe::Derived;
+            }
+            f.problems.push(Problem {
+                span,
+                message: format!(
+                    "{name}: constexpr, not probed (it may run while compiling); a change to it counts as a change of its declaration"
+                ),
+            });
+            f
+        }
         Ok(f) => f,
         Err((reason, problems)) => {
             let mut f = opaque_function(name, sig, span, braces, reason);
@@ -1507,7 +2062,9 @@ pub fn opaque_function(
     let mut en = Node::new(NodeKind::Entry, signature);
     en.span = span;
     let en = b.add_node(en);
-    let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+    let mut exit = Node::new(NodeKind::Exit, "");
+    exit.span = span.map(|s| Span { line: s.end_line, col: 1, ..s });
+    let ex = b.add_node(exit);
     b.set_entry(en);
     b.set_exit(ex);
     b.add_edge(en, ex, EdgeLabel::Eps);
@@ -1526,6 +2083,49 @@ pub fn opaque_function(
         unanalysable: Some(reason),
         problems: Vec::new(),
     }
+}
+
+/// Whether a `goto`, `break` or `continue` inside `block` can leave it: a
+/// `break` or `continue` whose loop or `switch` lies inside the block stays
+/// inside (the kernel's `this_cpu_read()` is a statement expression holding a
+/// whole `switch`), as does a `goto` to a label defined inside it.
+fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
+    let mut labels = BTreeSet::new();
+    let mut stack = vec![block];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "labeled_statement"
+            && let Some(l) = n.child_by_field_name("label")
+        {
+            labels.insert(src_text(l, src).to_string());
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    // (node, loops around it inside the block, switches or loops around it inside the block)
+    let mut stack = vec![(block, 0u32, 0u32)];
+    while let Some((n, loops, breakable)) = stack.pop() {
+        match n.kind() {
+            "break_statement" if breakable == 0 => return true,
+            "continue_statement" if loops == 0 => return true,
+            "goto_statement" => {
+                let inside = n.child_by_field_name("label").is_some_and(|l| labels.contains(src_text(l, src)));
+                if !inside {
+                    return true;
+                }
+            }
+            // a computed goto (`goto *p`) may go anywhere
+            "ERROR" if normalized(n, src) == "goto" => return true,
+            _ => {}
+        }
+        let (l, b) = match n.kind() {
+            "while_statement" | "do_statement" | "for_statement" | "for_range_loop" => (loops + 1, breakable + 1),
+            "switch_statement" => (loops, breakable + 1),
+            _ => (loops, breakable),
+        };
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c).map(|k| (k, l, b)));
+    }
+    false
 }
 
 fn collect_params(d: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
@@ -1661,6 +2261,7 @@ impl<'a, 't> Builder<'a, 't> {
             probes.push(n.probe);
             completes.push(
                 !n.stops
+                    && !self.tu.cpp
                     && matches!(
                         n.node.kind,
                         NodeKind::Entry

@@ -100,6 +100,12 @@ fn is_c_source(path: &str) -> bool {
     path.ends_with(".c") || path.ends_with(".i")
 }
 
+/// Whether a file name is a C++ source, as GCC decides by its suffix.
+pub fn is_cpp_source(path: &str) -> bool {
+    const SUFFIXES: &[&str] = &[".cc", ".cp", ".cxx", ".cpp", ".CPP", ".c++", ".C", ".ii"];
+    SUFFIXES.iter().any(|s| path.ends_with(s))
+}
+
 fn is_input_like(a: &str) -> bool {
     !a.starts_with('-') || a == "-"
 }
@@ -175,8 +181,11 @@ pub fn parse_args(args: &[String]) -> CompilerArgs {
                 i += 1;
             }
             _ if is_input_like(a) => {
-                let forced_c = matches!(language.as_deref(), Some("c") | Some("cpp-output"));
-                if forced_c || (language.is_none() && is_c_source(a)) {
+                let forced = matches!(
+                    language.as_deref(),
+                    Some("c") | Some("cpp-output") | Some("c++") | Some("c++-cpp-output")
+                );
+                if forced || (language.is_none() && (is_c_source(a) || is_cpp_source(a))) {
                     link_order.push(LinkSlot::Source { index: sources.len(), language: language.clone() });
                     sources.push(a.clone());
                 } else {
@@ -291,6 +300,18 @@ const PP_WITH_ARG: &[&str] = &[
 ];
 
 impl CompilerArgs {
+    /// Whether source `index` is C++: `-x c++` in force there, or a C++ name.
+    pub fn source_is_cpp(&self, index: usize) -> bool {
+        let lang = self.link_order.iter().find_map(|s| match s {
+            LinkSlot::Source { index: i, language } if *i == index => Some(language.clone()),
+            _ => None,
+        });
+        match lang.flatten() {
+            Some(l) => l.starts_with("c++"),
+            None => self.sources.get(index).is_some_and(|s| is_cpp_source(s)),
+        }
+    }
+
     /// Flags for compiling already-preprocessed text (`-x cpp-output`): the
     /// preprocessing flags without the preprocessor-only ones and without `-x`.
     pub fn compile_flags(&self) -> Vec<String> {
@@ -526,7 +547,12 @@ mod tests {
         let a = parse_args(&v("-x c -c weird.inc"));
         assert_eq!(a.sources, vec!["weird.inc"]);
         let b = parse_args(&v("-x c++ -c a.c"));
-        assert!(b.sources.is_empty());
+        assert_eq!(b.sources, vec!["a.c"]);
+        assert!(b.source_is_cpp(0) && !a.source_is_cpp(0));
+        let c = parse_args(&v("-c a.cc b.c"));
+        assert!(c.source_is_cpp(0) && !c.source_is_cpp(1));
+        let o = parse_args(&v("-x objective-c -c a.m"));
+        assert!(o.sources.is_empty());
     }
 
     #[test]

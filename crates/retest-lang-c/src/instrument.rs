@@ -50,7 +50,7 @@ use retest_graph::coverage::{CellLayout, Probe, active_pairs};
 use retest_graph::recording::{Action, Component, SECT_FRAMES, SECT_MCDC, SECT_PATHS, Sink, UnitRecording};
 use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 
-use crate::build::Site;
+use crate::build::{Site, SpotHow};
 use crate::tu::TuAnalysis;
 
 /// The ABI version the generated header speaks.
@@ -213,6 +213,17 @@ pub fn instrument_with(
                         (Some(d), true) => d.clone(),
                         (Some(d), false) => format!("{d} {stmts};"),
                     };
+                    if close == open + 1 {
+                        // an empty body: one insertion between its braces (an opener
+                        // and a closer at one offset would sort closer first)
+                        edits.push(Edit {
+                            at: close,
+                            range: (open, close + 1),
+                            open: true,
+                            text: format!(" {code} {{ }} "),
+                        });
+                        continue;
+                    }
                     edits.push(Edit {
                         at: open + 1,
                         range: (open, close + 1),
@@ -258,6 +269,31 @@ pub fn instrument_with(
                         open: false,
                         text: format!(") ? {} : {})", arm(t, xt, 1), arm(f, xf, 0)),
                     });
+                }
+                Site::BlockStart { open, close } => {
+                    let code = join_code(&[node_probe.as_deref(), before]);
+                    if code.is_empty() {
+                        continue;
+                    }
+                    edits.push(Edit { at: open + 1, range: (open, close + 1), open: true, text: format!(" {code}; ") });
+                }
+                Site::Arms { t, f } => {
+                    for (spot, label, k) in [(t, EdgeLabel::True, 0), (f, EdgeLabel::False, 1)] {
+                        let code = join_code(&[arm_extra(&label), outcome(&label, k).as_deref()]);
+                        if code.is_empty() {
+                            continue;
+                        }
+                        // one byte wider than the statement: these braces hold any
+                        // the statement's own probe adds
+                        let range = (spot.start, spot.end + 1);
+                        let (open_text, close_text) = match spot.how {
+                            SpotHow::Before => (format!("{{ {code}; "), " }".to_string()),
+                            SpotHow::Else => ("{ ".to_string(), format!(" }} else {{ {code}; }}")),
+                            SpotHow::After => ("{ ".to_string(), format!(" {code}; }}")),
+                        };
+                        edits.push(Edit { at: spot.start, range, open: true, text: open_text });
+                        edits.push(Edit { at: spot.end, range, open: false, text: close_text });
+                    }
                 }
                 Site::Switch { stmt_start, stmt_end, cond_start, cond_end } => {
                     let dispatch = switch_dispatch(&p.cond, n, |l| cell(l), |l| arm_extra(l));
@@ -307,7 +343,7 @@ pub fn instrument_with(
         })
     });
     let mut out = String::with_capacity(raw.len() + edits.len() * 24 + 1024);
-    out.push_str(&header(hash, cells.total, &placed, tu.unit.procedures.len()));
+    out.push_str(&header(hash, cells.total, &placed, tu.unit.procedures.len(), tu.cpp));
     let mut pos = 0;
     for e in &edits {
         out.push_str(&raw[pos..e.at]);
@@ -365,7 +401,9 @@ fn own_lines(ty: &str, name: &str, len: u32, size: u32) -> String {
     format!("static {ty} {name}[{n}] __attribute__((aligned({ARRAY_ALIGN})));\n")
 }
 
-fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -> String {
+fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize, cpp: bool) -> String {
+    // the runtime is C: in a C++ unit its functions and objects have C linkage
+    let (c_open, c_close) = if cpp { ("extern \"C\" {\n", "}\n") } else { ("", "") };
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
@@ -393,20 +431,20 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize) -
         // signal never finds a path under way outside it. Memory orders 2, 3
         // and 5 are __ATOMIC_ACQUIRE, __ATOMIC_RELEASE and __ATOMIC_SEQ_CST:
         // the text is already preprocessed, so the macros are not available.
-        frames = "extern const char *const __retest_st;\n\
+        frames = format!("{c_open}extern const char *const __retest_st;\n{c_close}")
+            + "\
              struct __retest_fr { __retest_u64 r; unsigned int fn; unsigned int base; int ids; };\n\
              static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*c; else __atomic_fetch_add(c, 1u, 2); __atomic_signal_fence(5); }\n\
-             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n"
-            .to_string();
+             static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n";
     }
     format!(
         "/* retest instrumentation, ABI {ABI}, unit {hex} */\n\
          __extension__ typedef unsigned long long __retest_u64;\n\
          struct __retest_sect1 {{ unsigned int kind; unsigned int len; volatile unsigned char *data; }};\n\
          struct __retest_tu1 {{ unsigned int abi; unsigned int nsect; unsigned char hash[16]; struct __retest_sect1 *sect; struct __retest_tu1 *next; unsigned char *shadow; unsigned int state; }};\n\
-         extern void __retest_register(struct __retest_tu1 *);\n\
+         {c_open}extern void __retest_register(struct __retest_tu1 *);\n\
          extern void __retest_unregister(struct __retest_tu1 *);\n\
-         extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n\
+         extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n{c_close}\
          {arrays}\
          static struct __retest_sect1 __retest_s[{ns}] = {{ {sects} }};\n\
          static struct __retest_tu1 __retest_tu = {{ {ABI}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\
@@ -536,7 +574,7 @@ fn nested_sites(sites: &[Site]) -> Vec<bool> {
     let range = |s: &Site| match *s {
         Site::Stmt { start, end, .. } | Site::Expr { start, end } | Site::Cond { start, end } => Some((start, end)),
         Site::Switch { stmt_start, stmt_end, .. } => Some((stmt_start, stmt_end)),
-        Site::Entry { .. } | Site::None => None,
+        Site::Entry { .. } | Site::None | Site::BlockStart { .. } | Site::Arms { .. } => None,
     };
     let mut starts: Vec<(usize, usize)> =
         sites.iter().enumerate().filter_map(|(i, s)| range(s).map(|(a, _)| (a, i))).collect();

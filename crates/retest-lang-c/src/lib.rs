@@ -16,6 +16,7 @@
 //! exactly is marked *unanalysable* and selection treats it as changed.
 
 pub mod build;
+pub mod cpp;
 pub mod decls;
 pub mod driver;
 pub mod instrument;

@@ -269,7 +269,8 @@ fn past_attributes(b: &[u8], mut i: usize) -> usize {
 /// Rewrites, in the text that is parsed, GNU spellings tree-sitter-c does not
 /// know into ones it does, byte for byte and line for line:
 /// - `__signed__` → `signed` (the kernel's and glibc's `typedef __signed__ char`);
-/// - `asm __inline volatile (…)` → `asm inline volatile (…)` (the kernel's `asm_inline`);
+/// - `asm __inline volatile (…)` → `asm inline volatile (…)` (the kernel's `asm_inline`),
+///   `asm __volatile (…)` → `asm volatile (…)` (musl);
 /// - the type arguments of `__builtin_types_compatible_p(T1, T2)` (a constant that
 ///   `container_of` compares `typeof`s with) become one integer literal that
 ///   spells a digest of them: the call parses as an expression, and a change of
@@ -303,7 +304,8 @@ fn respell_gnu_extensions(text: &mut String) {
                 }
                 b"__inline" if after_asm => edits.push((start, b"inline  ".to_vec())),
                 b"__inline__" if after_asm => edits.push((start, b"inline    ".to_vec())),
-                b"volatile" | b"__volatile__" | b"__volatile" | b"inline" | b"goto" if after_asm => continue,
+                b"__volatile" if after_asm => edits.push((start, b"volatile  ".to_vec())),
+                b"volatile" | b"__volatile__" | b"inline" | b"goto" if after_asm => continue,
                 b"__builtin_types_compatible_p" => {
                     let open = skip_blank(b, i);
                     if b.get(open) == Some(&b'(')

@@ -81,7 +81,15 @@ impl TuJob {
     /// when `is_own` says so for their file.
     pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
-        Ok(analyze(&pre, is_own))
+        Ok(if self.is_cpp() { crate::cpp::analyze(&pre, is_own) } else { analyze(&pre, is_own) })
+    }
+
+    /// Whether the unit is C++: `-x c++` among the flags, or a C++ source name.
+    pub fn is_cpp(&self) -> bool {
+        match self.flags.iter().position(|f| f == "-x") {
+            Some(i) => self.flags.get(i + 1).is_some_and(|l| l.starts_with("c++")),
+            None => crate::driver::is_cpp_source(&self.file.to_string_lossy()),
+        }
     }
 }
 

@@ -96,7 +96,7 @@ pub struct Uses {
 /// variables and parameters (a call through one of them is indirect). Subtrees for
 /// which `skip` is true are not visited.
 pub fn uses(n: Ts<'_>, src: &[u8], locals: &BTreeSet<String>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
-    uses_in(n, src, &Names { locals, typedefs: &BTreeSet::new() }, skip)
+    uses_in(n, src, &Names { locals, typedefs: &BTreeSet::new(), cpp: false }, skip)
 }
 
 /// The names a procedure's code is read with.
@@ -109,6 +109,11 @@ pub struct Names<'a> {
     /// "call" of a name that is a typedef and no local is a cast and calls
     /// nothing.
     pub typedefs: &'a BTreeSet<String>,
+    /// C++: `obj.m()`, `p->m()`, `ns::f()` and `f<T>()` are calls of the named
+    /// method or function (by its last name), `new` and `delete` call the
+    /// allocation functions and constructors or destructors. In C a call through
+    /// a member is a call through a function pointer.
+    pub cpp: bool,
 }
 
 /// [`uses`] with the unit's typedef names known.
@@ -135,10 +140,37 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
                 return;
             }
         }
+        "new_expression" | "delete_expression" if names.cpp => {
+            let name = if n.kind() == "new_expression" { "operator new" } else { "operator delete" };
+            if !u.calls.iter().any(|c| c == name) {
+                u.calls.push(name.to_string());
+            }
+            // `new T(…)` runs T's constructor
+            if let Some(t) = n.child_by_field_name("type")
+                && matches!(t.kind(), "type_identifier" | "qualified_identifier" | "template_type")
+            {
+                let ctor = last_name(t, src);
+                if !ctor.is_empty() && !u.calls.contains(&ctor) {
+                    u.calls.push(ctor);
+                }
+            }
+        }
+        "lambda_expression" if names.cpp => {
+            // its body is a procedure of its own; creating the closure calls nothing
+            if let Some(c) = n.child_by_field_name("captures") {
+                collect(c, src, names, skip, u);
+            }
+            return;
+        }
         "call_expression" => {
             if let Some(f) = n.child_by_field_name("function") {
                 let f = strip_parens(f);
-                if f.kind() == "identifier" {
+                let member = if names.cpp { cpp_callee_name(f, src) } else { None };
+                if let Some(name) = member {
+                    if !u.calls.contains(&name) {
+                        u.calls.push(name);
+                    }
+                } else if f.kind() == "identifier" {
                     let name = src_text(f, src).to_string();
                     if locals.contains(&name) {
                         u.indirect_call = true;
@@ -168,6 +200,35 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
     let mut c = n.walk();
     for ch in n.named_children(&mut c) {
         collect(ch, src, names, skip, u);
+    }
+}
+
+/// The name a C++ call reaches when its callee is named (not a plain local
+/// identifier): the method of `obj.m`/`p->m`, the last name of `ns::f`, the
+/// template of `f<T>`.
+fn cpp_callee_name(f: Ts<'_>, src: &[u8]) -> Option<String> {
+    match f.kind() {
+        "field_expression" => f.child_by_field_name("field").map(|x| last_name(x, src)),
+        "qualified_identifier" | "template_function" | "template_method" | "destructor_name" | "operator_name" => {
+            Some(last_name(f, src))
+        }
+        _ => None,
+    }
+}
+
+/// The last component of a (qualified, templated) C++ name, without template
+/// arguments: `ns::A::f<int>` → `f`, `~A` → `~A`, `operator()` → `operator()`.
+pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
+    match n.kind() {
+        "qualified_identifier" => match n.child_by_field_name("name") {
+            Some(x) => last_name(x, src),
+            None => src_text(n, src).to_string(),
+        },
+        "template_function" | "template_method" | "template_type" => match n.child_by_field_name("name") {
+            Some(x) => last_name(x, src),
+            None => src_text(n, src).to_string(),
+        },
+        _ => normalized(n, src).replace(' ', ""),
     }
 }
 

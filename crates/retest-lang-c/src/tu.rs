@@ -31,7 +31,9 @@ pub struct TuAnalysis {
     pub sites: Vec<Vec<Site>>,
     /// Per procedure, the nodes that complete once started (every call in them
     /// returns): what `derive_probes` was given.
-    completes: Vec<FixedBitSet>,
+    pub(crate) completes: Vec<FixedBitSet>,
+    /// The unit is C++ (its instrumented text is compiled as preprocessed C++).
+    pub cpp: bool,
 }
 
 impl TuAnalysis {
@@ -311,6 +313,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             params: params.clone(),
             range: lines.range(it.start, it.end),
             unreadable,
+            class: None,
+            compile_time: false,
         });
     }
     defs.sort_by_key(|d| d.range.start_byte);
@@ -323,7 +327,16 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut fn_names = BTreeSet::new();
     let mut completes = Vec::new();
     let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
-    let facts = TuFacts { src, locate: &locate, noreturn: &noreturn, typedefs: &typedefs, hidden_attributes: &hidden };
+    let no_classes = BTreeMap::new();
+    let facts = TuFacts {
+        src,
+        locate: &locate,
+        noreturn: &noreturn,
+        typedefs: &typedefs,
+        hidden_attributes: &hidden,
+        cpp: false,
+        classes: &no_classes,
+    };
     for d in &defs {
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
@@ -417,6 +430,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         },
         sites,
         completes,
+        cpp: false,
     }
 }
 
@@ -488,7 +502,7 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
 /// see [`decls::returning_names`]). Calls to anything else (other units,
 /// libraries, `exit`) may not return. Returns, per procedure, the nodes that
 /// complete in that sense.
-fn derive_unit_probes(
+pub(crate) fn derive_unit_probes(
     functions: &mut [Procedure],
     completes: &[Vec<bool>],
     declared: &BTreeSet<&str>,

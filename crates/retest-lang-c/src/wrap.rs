@@ -90,7 +90,8 @@ pub struct WrapOptions<'a> {
     pub root: PathBuf,
     /// The directory the compiler runs in.
     pub cwd: PathBuf,
-    /// C++ mode (`retest c++`): C++ sources pass through; only linking is wrapped.
+    /// C++ mode (`retest c++`): the real compiler is a C++ driver. Each source is
+    /// analysed as C or C++ by its name or `-x`, whichever driver runs.
     pub cplusplus: bool,
     /// The probe plan for a unit, given its key and content hash (full
     /// instrumentation unless told otherwise).
@@ -107,6 +108,11 @@ fn rel_to(root: &Path, p: &Path) -> Option<String> {
 fn default_object(src: &str) -> String {
     let base = Path::new(src).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     format!("{base}.o")
+}
+
+/// The `-x` language of a unit's instrumented (preprocessed) text.
+fn preprocessed_language(u: &PreparedUnit) -> String {
+    if u.tu.cpp { "c++-cpp-output" } else { "cpp-output" }.to_string()
 }
 
 /// Compiler warnings are off for instrumented units. Compiled from preprocessed
@@ -129,7 +135,7 @@ impl Prepared {
             && (!parsed.sources.is_empty() || !parsed.other_inputs.is_empty());
         let mut out =
             Prepared { args: parsed.clone(), original: args.to_vec(), units: Vec::new(), passthrough: true, links };
-        if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) || opts.cplusplus {
+        if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) {
             out.passthrough = !links;
             return out;
         }
@@ -147,7 +153,8 @@ impl Prepared {
                 std::fs::canonicalize(&p).map(|c| c.starts_with(&root)).unwrap_or(false)
             }
         };
-        for src in &parsed.sources {
+        for (index, src) in parsed.sources.iter().enumerate() {
+            let cpp = parsed.source_is_cpp(index);
             let Some(rel_source) = rel_to(&root, &opts.cwd.join(src)) else {
                 continue; // outside the project: compiled as given
             };
@@ -183,7 +190,7 @@ impl Prepared {
                     return out;
                 }
             };
-            let mut tu = analyze(&pre, &own);
+            let mut tu = if cpp { crate::cpp::analyze(&pre, &own) } else { analyze(&pre, &own) };
             if parsed.optimizes() {
                 tu.pair_probes();
             }
@@ -265,7 +272,7 @@ impl Prepared {
                         let mut a = cflags.clone();
                         a.push(NO_WARNINGS.into());
                         a.push(if self.args.mode == Mode::Compile { "-c".into() } else { "-S".into() });
-                        a.extend(["-x".to_string(), "cpp-output".to_string(), i.to_string_lossy().into_owned()]);
+                        a.extend(["-x".to_string(), preprocessed_language(u), i.to_string_lossy().into_owned()]);
                         if let Some(o) = &u.output {
                             a.push("-o".into());
                             a.push(o.clone());
@@ -309,10 +316,10 @@ impl Prepared {
                             LinkSlot::Arg(x) => a.push(x.clone()),
                             LinkSlot::Source { index, language } => {
                                 let s = &self.args.sources[*index];
-                                match objects.iter().find(|(src, _)| src == s) {
-                                    Some((_, i)) => a.extend([
+                                match objects.iter().zip(&self.units).find(|((src, _), _)| src == s) {
+                                    Some(((_, i), u)) => a.extend([
                                         "-x".to_string(),
-                                        "cpp-output".to_string(),
+                                        preprocessed_language(u),
                                         i.to_string_lossy().into_owned(),
                                         "-x".into(),
                                         language.clone().unwrap_or_else(|| "none".into()),

@@ -10,8 +10,11 @@ use retest_lang_c::{analyze, run_preprocessor};
 fn render(file: &str, flags: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    let pre = run_preprocessor("cc", &flags, Path::new(file), &dir).expect("preprocess");
-    let tu = analyze(&pre, &|f| !f.system).unit;
+    let cpp = retest_lang_c::driver::is_cpp_source(file);
+    let compiler = if cpp { "c++" } else { "cc" };
+    let pre = run_preprocessor(compiler, &flags, Path::new(file), &dir).expect("preprocess");
+    let own = |f: &retest_lang_c::SourceFile| !f.system;
+    let tu = if cpp { retest_lang_c::cpp::analyze(&pre, &own).unit } else { analyze(&pre, &own).unit };
     let mut out = String::new();
     let name = |i: u32| tu.files[i as usize].path.clone();
     for f in &tu.procedures {
@@ -60,3 +63,6 @@ snap!(elevator_v1, "elevator.c", "-DELEVATOR_V=1");
 snap!(constructs, "constructs.c");
 snap!(old_style, "old_style.c");
 snap!(gnu_types, "gnu_types.c", "-std=gnu11");
+snap!(elevator_cc, "elevator.cc");
+snap!(elevator_cc_v1, "elevator.cc", "-DELEVATOR_V=1");
+snap!(constructs_cc, "constructs.cc", "-std=c++17");

@@ -729,3 +729,22 @@ int main(int argc, char **argv) { return argc > 1 ? (f(argv[1], 2) + g(atoi(argv
     let taken = stmt_edges(g, &p.run(&["3"], "")[j]);
     assert!(taken.contains(&("r += 1 ;".into(), "ε".into(), "return r ;".into())), "{taken:?}");
 }
+
+/// A function whose body is empty (`{}`, no character between the braces)
+/// still gets its entry probe, compiles, and records that it ran; one that
+/// never ran records nothing.
+#[test]
+fn empty_bodies_are_probed_at_entry() {
+    const UNIT: &str = "void g(void) {}\nvoid h(void){ }\nint k(int x) {}\n";
+    const DRIVER: &str = "void g(void); void h(void);\nint main(int argc, char **argv) { (void)argv; if (argc > 1) g(); h(); return 0; }\n";
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("unit.c"), UNIT).unwrap();
+    let p = build(src.path(), "unit.c", &[], DRIVER, &["-w"]);
+    let ran = |args: &[&str], name: &str| {
+        let (i, f) = p.procedure(name);
+        !stmt_edges(f, &p.run(args, "")[i]).is_empty()
+    };
+    assert!(ran(&["x"], "g") && ran(&["x"], "h"));
+    assert!(!ran(&[], "g") && ran(&[], "h"));
+    assert!(!ran(&["x"], "k"));
+}

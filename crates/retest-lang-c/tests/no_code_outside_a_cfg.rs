@@ -29,6 +29,7 @@ fn sources() -> Vec<(PathBuf, Vec<String>)> {
         ("constructs.c", vec![]),
         ("old_style.c", vec![]),
         ("definition_forms.c", vec![]),
+        ("gnu_idioms.c", vec![]),
         ("gnu_types.c", vec!["-std=gnu11"]),
         ("attributes.c", vec![]),
     ] {
@@ -175,6 +176,26 @@ fn definitions_in_every_form_are_named_as_declared() {
     assert_eq!(statics, ["f1", "f2", "f5", "f8", "f9", "f12"]);
     assert!(tu.procedures.iter().all(|p| p.unanalysable.is_none()));
     assert!(tu.problems.is_empty(), "{:?}", tu.problems);
+}
+
+/// GNU C idioms from systems code — iterator macros with statement
+/// expressions, `_Static_assert`, `_Generic` and `typeof` in a loop head, a
+/// `switch` inside a statement expression under `&&`, asm qualifier spellings —
+/// are analysed, with no problem reported.
+#[test]
+fn gnu_idioms_of_systems_code_are_analysed() {
+    let dir = root().join("crates/retest-lang-c/tests/corpus");
+    let pre = run_preprocessor("cc", &[], Path::new("gnu_idioms.c"), &dir).expect("preprocess");
+    let tu = analyze(&pre, &|f| !f.system).unit;
+    let got: Vec<&str> = tu.procedures.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(got, ["sum_tags", "switch_in_rhs", "loop_in_rhs", "and_bits", "as_pointer", "after_all"]);
+    for p in &tu.procedures {
+        assert_eq!(p.unanalysable, None, "{}", p.name);
+    }
+    assert!(tu.problems.is_empty(), "{:?}", tu.problems);
+    // the loop of sum_tags is in the graph: its body's statement is a node
+    let sum = &tu.procedures[0];
+    assert!(sum.stmt.node_ids().any(|n| sum.stmt.node(n).text.contains("total += h -> tag")));
 }
 
 /// A body the parser cannot read is still a procedure: unanalysable, probed at

@@ -18,7 +18,10 @@
 //! `SelectInterTests` (002 §3.2, Fig. 9) starts at the entry procedures (`main`),
 //! enters a callee when it reaches an equivalent node that calls it, keeps a
 //! `proctable` with status *visited* / *selectsall*, and stops walking past a call
-//! to a *selectsall* procedure (every test through it is already selected).
+//! to a *selectsall* procedure (every test through it is already selected) —
+//! only where every route through the statement makes that call: past
+//! `if (a && f(x))` the walk goes on for the tests that find `a` false
+//! (`Walker::calls_select_all`).
 //! Procedures the walk does not reach — called only through pointers, from other
 //! programs of the project, or only after changes — are then compared pairwise as
 //! in the naive mode, so the combination is safe for libraries and callbacks too.
@@ -210,24 +213,38 @@ impl Walker<'_, '_, '_> {
     }
 
     /// Compare2's call handling: walks into callees not yet in the proctable and
-    /// says whether any callee has status *selectsall*.
+    /// says whether the walk may stop at `c`: whether every route through `c`
+    /// completes a call of a *selectsall* procedure, so that every test that
+    /// leaves `c` is selected already.
+    ///
+    /// The paper's CFG node is one call; a statement-level node is a whole
+    /// statement, and may call only on some routes through it (`if (a && f(x))`,
+    /// `g(a ? f(x) : 0)`). A test that passes such a node without calling `f`
+    /// is not selected for `f`, so the walk must go on past the node for it:
+    /// there it may meet a change (it must be selected) or take edges whose
+    /// counterparts RECOVER's `entityMap` needs. So the walk stops only at a
+    /// statement with one condition-level node, which makes every call it names
+    /// (a node that names a call only on some routes is one of several).
     fn calls_select_all(&mut self, o: ProcRef, c: NodeId) -> bool {
         let ctx = self.ctx;
-        let node = ctx.old.procedure(o).stmt.node(c);
+        let p = ctx.old.procedure(o);
+        let node = p.stmt.node(c);
         let mut any_all = false;
         for name in &node.calls {
-            for callee in ctx.old.resolve(o.unit, name) {
+            let callees = ctx.old.resolve(o.unit, name);
+            for &callee in &callees {
                 if !self.proctable.contains_key(&callee)
                     && let Some(&callee2) = ctx.pairing.old_to_new.get(&callee)
                 {
                     self.select_tests2(callee, callee2);
                 }
-                if self.proctable.get(&callee) == Some(&Status::SelectsAll) {
-                    any_all = true;
-                }
+            }
+            // a name may resolve to several procedures, of which a run calls one
+            if !callees.is_empty() && callees.iter().all(|r| self.proctable.get(r) == Some(&Status::SelectsAll)) {
+                any_all = true;
             }
         }
-        any_all
+        any_all && p.map.node.iter().filter(|g| **g == c).count() == 1
     }
 }
 

@@ -35,10 +35,11 @@
 //! no departure: the departing invocation's route in G'' crosses a transition to
 //! `reject` in the part of G'' DejaVu walked, which is one of DejaVu's dangerous
 //! edges of the pair. (The interprocedural walk, 002 §3.2, does not walk past a
-//! call to a *selectsall* procedure; a route past such a call completed that
-//! call, and every completed call of a *selectsall* procedure departs inside it
-//! or inside a deeper *selectsall* call — by induction on the order in which
-//! procedures became *selectsall* — so the first departure is never past one.)
+//! statement every route through which calls a *selectsall* procedure; a route
+//! past such a statement completed that call, and every completed call of a
+//! *selectsall* procedure departs inside it or inside a deeper *selectsall*
+//! call — by induction on the order in which procedures became *selectsall* —
+//! so the first departure is never past one.)
 //! There every algorithm, safe for one invocation and monotone in the covered
 //! edges, selects the test. So each algorithm selects a subset of DejaVu's tests.
 //!

@@ -255,3 +255,49 @@ fn declaration_changes_select_only_statements_that_use_the_name() {
     assert!(matches!(&out.dangerous[0].reason.kind, ReasonKind::Affected { name, .. } if name == "limit"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One-unit programs from source text (written to a scratch directory).
+fn units_of(tag: &str, sources: &[&str]) -> Vec<Unit> {
+    let dir = std::env::temp_dir().join(format!("retest-select-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = sources
+        .iter()
+        .enumerate()
+        .map(|(i, src)| {
+            let name = format!("v{i}.c");
+            std::fs::write(dir.join(&name), src).unwrap();
+            let pre = retest_lang_c::run_preprocessor("cc", &[], Path::new(&name), &dir).unwrap();
+            retest_lang_c::analyze(&pre, &|f| !f.system).unit
+        })
+        .collect();
+    std::fs::remove_dir_all(&dir).ok();
+    out
+}
+
+#[test]
+fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_routes_only() {
+    // `a` changes at its first statement, so it is *selectsall*; main's `if`
+    // calls it only when `argc > 2`, and the line after it changes too
+    let src = |bound: u32, add: u32, call: &str| {
+        format!(
+            "int a(int x)\n{{\n    if (x > {bound})\n        return 1;\n    return 0;\n}}\nint main(int argc, char **argv)\n{{\n    int r = 0;\n    {call}\n        r = 1;\n    return r + {add};\n}}\n"
+        )
+    };
+    let some_routes = "if (argc > 2 && a(argc))";
+    let v = units_of("selectsall", &[&src(5, 1, some_routes), &src(6, 2, some_routes)]);
+    // t1 finds `argc > 2` false and never calls a; t2 calls it
+    let t1: &[&str] = &["entry", "decl", "9", "10|F", "12", "exit"];
+    let t2: &[&str] = &["entry", "decl", "9", "10|T", "11", "12", "exit"];
+    let (sel, out) = run(&v[0], &v[1], "main", &[t1, t2], Mode::Inter);
+    assert_eq!(sel, set(&[1, 2]), "the change after the `if` selects t1 too");
+    assert!(out.dangerous.iter().any(|d| d.reason.new.as_ref().is_some_and(|n| n.line == 12)));
+
+    // a statement that calls a on every route: the walk stops there, as 002 §3.2 has it
+    let every_route = "if (a(argc) > 0)";
+    let v = units_of("selectsall-every", &[&src(5, 1, every_route), &src(6, 2, every_route)]);
+    let (_, out) = run(&v[0], &v[1], "main", &[t1, t2], Mode::Inter);
+    let main = out.walks.iter().find(|w| w.old.is_some_and(|o| v[0].procedures[o.proc].name == "main")).unwrap();
+    let p = &v[0].procedures.iter().find(|p| p.name == "main").unwrap();
+    assert!(main.visited.iter().any(|(n, _)| *n == node(p, "10")));
+    assert!(!main.visited.iter().any(|(n, _)| *n == node(p, "12")), "nothing past the call is walked");
+}

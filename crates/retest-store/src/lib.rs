@@ -221,6 +221,11 @@ pub struct TestRecord {
     pub recorded: Vec<(UnitId, Recorded)>,
     /// Its definition and file dependencies (`None`: not recorded).
     pub deps: Option<TestDeps>,
+    /// A process of the test may have been stopped part-way through a statement
+    /// (a crash, a fatal signal, threads, a signal handler of the program's own):
+    /// its coverage also claims what the stopped code may have run, which
+    /// depends on where the probes are (ignored when the coverage is unknown).
+    pub stopped: bool,
 }
 
 /// A test's row in a coverage matrix.
@@ -233,6 +238,10 @@ pub struct MatrixTest {
     pub name: String,
     pub run: RunId,
     pub state: CoverageState,
+    /// Whether the run that produced the coverage was stopped part-way
+    /// ([`TestRecord::stopped`]); `None` when that is not known (recorded by a
+    /// retest before schema version 4).
+    pub stopped: Option<bool>,
 }
 
 /// One test's row of a coverage matrix, as [`Store::write_matrix`] takes it.
@@ -886,11 +895,12 @@ impl Store {
         // cost about a fifth of `retest run`'s own time on short tests.
         self.write(|tx| {
             tx.prepare_cached(
-                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT(run, test) DO UPDATE SET status = excluded.status, code = excluded.code,
                    stdout_hash = excluded.stdout_hash, stderr_hash = excluded.stderr_hash,
-                   duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note",
+                   duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note,
+                   stopped = excluded.stopped",
             )?
             .execute(params![
                 run.0,
@@ -901,7 +911,8 @@ impl Store {
                 o.stderr_hash.map(|h| h.to_vec()),
                 o.duration.as_millis() as i64,
                 state,
-                reason
+                reason,
+                rec.coverage.is_ok().then_some(rec.stopped)
             ])?;
             if let Some(m) = into_matrix {
                 // the units whose index changes: those the test covered before and now
@@ -970,8 +981,10 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason FROM matrix_tests m
-                 JOIN tests t ON t.id = m.test WHERE m.snapshot = ?1 ORDER BY m.test",
+                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
+                 FROM matrix_tests m JOIN tests t ON t.id = m.test
+                 LEFT JOIN results r ON r.run = m.run AND r.test = m.test
+                 WHERE m.snapshot = ?1 ORDER BY m.test",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st
@@ -988,6 +1001,7 @@ impl Store {
                     } else {
                         CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
                     },
+                    stopped: r.get::<_, Option<bool>>(6)?,
                 })
             })
             .map_err(|e| self.sql(e))?;

@@ -124,6 +124,7 @@ fn results_coverage_and_tests_on_edge() {
             coverage: Ok(vec![(u, bm(&[0, 1]))]),
             recorded: vec![],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -136,6 +137,7 @@ fn results_coverage_and_tests_on_edge() {
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![],
             deps: None,
+            stopped: true,
         },
     )
     .unwrap();
@@ -148,6 +150,7 @@ fn results_coverage_and_tests_on_edge() {
             coverage: Err("timed out".into()),
             recorded: vec![],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -165,6 +168,8 @@ fn results_coverage_and_tests_on_edge() {
     let m = s.matrix_tests(snap).unwrap();
     assert_eq!(m.len(), 3);
     assert_eq!(m[2].state, CoverageState::Unknown("timed out".into()));
+    // whether each coverage claims what code stopped part-way may have run
+    assert_eq!(m.iter().map(|t| t.stopped).collect::<Vec<_>>(), [Some(false), Some(true), None]);
     let r = s.run_results(run).unwrap();
     assert_eq!(r[&ids[1]].status, "fail");
     assert_eq!(r[&ids[0]].stdout_hash, Some([1; 16]));
@@ -179,6 +184,7 @@ fn results_coverage_and_tests_on_edge() {
             coverage: Ok(vec![(u, bm(&[1]))]),
             recorded: vec![],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -200,7 +206,8 @@ fn tests_that_ran_code_look_at_their_newest_known_coverage() {
         .collect();
     let ids = s.upsert_tests(&names).unwrap();
     let rec = |s: &mut Store, run, snap, t: TestId, c: Result<Vec<(UnitId, RoaringBitmap)>, String>| {
-        let r = TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], deps: None };
+        let r =
+            TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], deps: None, stopped: false };
         s.record_result(run, Some(snap), &r).unwrap();
     };
     let s1 = s.open_snapshot().unwrap();
@@ -238,6 +245,7 @@ fn a_failed_write_leaves_nothing_half_written() {
         coverage: Ok(vec![(u, bm(&[0]))]),
         recorded: vec![],
         deps: None,
+        stopped: false,
     };
     assert!(s.record_result(run, Some(snap), &bad).is_err());
     assert!(s.run_results(run).unwrap().is_empty());
@@ -248,6 +256,7 @@ fn a_failed_write_leaves_nothing_half_written() {
         coverage: Ok(vec![(u, bm(&[0]))]),
         recorded: vec![],
         deps: None,
+        stopped: false,
     };
     s.record_result(run, Some(snap), &good).unwrap();
     assert_eq!(s.matrix_tests(snap).unwrap().len(), 1);
@@ -461,6 +470,44 @@ fn a_version_2_store_with_json_units_is_upgraded() {
     assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
 }
 
+/// A store at schema version 3 gains the results' `stopped` column; what it
+/// recorded before says "not known".
+#[test]
+fn a_version_3_store_is_upgraded_and_its_results_do_not_know_whether_they_stopped() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let (snap, ids) = {
+        let mut s = Store::init(&dir).unwrap();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+        let run = s.begin_run(snap, "full").unwrap();
+        let rec = TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![],
+            deps: None,
+            stopped: false,
+        };
+        s.record_result(run, Some(snap), &rec).unwrap();
+        s.finish_run(run, Some(snap)).unwrap();
+        (snap, ids)
+    };
+    {
+        // back to version 3, as a retest before version 4 left it
+        let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE results DROP COLUMN stopped; UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    let m = s.matrix_tests(snap).unwrap();
+    assert_eq!((m[0].test, m[0].stopped), (ids[0], None));
+}
+
 fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
     Recorded {
         mcdc: bm(mcdc),
@@ -490,6 +537,7 @@ fn recordings_follow_the_matrix() {
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![(u, r1.clone())],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -503,6 +551,7 @@ fn recordings_follow_the_matrix() {
             coverage: Err("timed out".into()),
             recorded: vec![(u, recorded(&[1], &[0], &[]))],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -520,6 +569,7 @@ fn recordings_follow_the_matrix() {
             coverage: Ok(vec![(u, bm(&[1]))]),
             recorded: vec![(u, r2.clone())],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -585,6 +635,7 @@ fn finishing_a_run_stores_the_edge_index() {
                 coverage: Ok(vec![(u1, bm(edges))]),
                 recorded: vec![],
                 deps: None,
+                stopped: false,
             },
         )
         .unwrap()
@@ -650,7 +701,7 @@ proptest! {
         let run = s.begin_run(snap, "full").unwrap();
         for (id, edges) in &tests {
             let cov = edges.iter().copied().collect::<RoaringBitmap>();
-            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![], deps: None }).unwrap();
+            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![], deps: None, stopped: false }).unwrap();
         }
         let mut expected: HashMap<u32, RoaringBitmap> = HashMap::new();
         for (id, edges) in &tests {
@@ -707,6 +758,7 @@ fn dependencies_follow_the_matrix() {
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![],
             deps: Some(deps.clone()),
+            stopped: false,
         },
     )
     .unwrap();
@@ -720,6 +772,7 @@ fn dependencies_follow_the_matrix() {
             coverage: Ok(vec![]),
             recorded: vec![],
             deps: Some(unknown.clone()),
+            stopped: false,
         },
     )
     .unwrap();
@@ -764,6 +817,7 @@ fn dependencies_follow_the_matrix() {
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![],
             deps: None,
+            stopped: false,
         },
     )
     .unwrap();
@@ -799,10 +853,19 @@ fn unit_sources_and_wrapper_outputs() {
     assert_eq!(s.snapshot_sources(next).unwrap().len(), 1);
 }
 
-/// A version 3 store gains the tables and columns of version 4; its matrix
-/// rows read as having no dependencies recorded.
+/// A version 3 store gains the columns of version 4 and the tables and
+/// columns of version 5; its matrix rows read as having no dependencies
+/// recorded. So does a version 4 store of either line of development that
+/// called its step version 4: the one with the results' `stopped` column, and
+/// the one with the dependency tables.
 #[test]
 fn a_version_3_store_is_upgraded_to_record_dependencies() {
+    for (version, extra) in [("3", ""), ("4", schema::V4), ("4", schema::V5)] {
+        version_store_is_upgraded_to_record_dependencies(version, extra);
+    }
+}
+
+fn version_store_is_upgraded_to_record_dependencies(version: &str, extra: &str) {
     let d = tempfile::tempdir().unwrap();
     let dir = Store::dir_for(d.path());
     std::fs::create_dir_all(&dir).unwrap();
@@ -810,7 +873,8 @@ fn a_version_3_store_is_upgraded_to_record_dependencies() {
         let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
         conn.execute_batch(schema::V1).unwrap();
         conn.execute_batch(schema::V2).unwrap();
-        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', '3')", []).unwrap();
+        conn.execute_batch(extra).unwrap();
+        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?1)", [version]).unwrap();
         conn.execute_batch(
             "INSERT INTO snapshots(id, created, state) VALUES (1, '0', 'sealed');
              INSERT INTO tests(id, name, cmd) VALUES (1, 't1', 'true');
@@ -820,9 +884,9 @@ fn a_version_3_store_is_upgraded_to_record_dependencies() {
         .unwrap();
     }
     let mut s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
     let m = s.matrix_tests(SnapshotId(1)).unwrap();
-    assert_eq!((m[0].key.as_str(), m[0].name.as_str()), ("t1", "t1"));
+    assert_eq!((m[0].key.as_str(), m[0].name.as_str(), m[0].stopped), ("t1", "t1", None));
     assert!(s.matrix_deps(SnapshotId(1)).unwrap().is_empty());
     assert_eq!(s.dep_state_ids(&[dep("x", 0, 1)]).unwrap().len(), 1);
 }

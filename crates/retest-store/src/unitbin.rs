@@ -224,6 +224,10 @@ impl W {
                     self.byte(5);
                     self.str(g);
                 }
+                EdgeLabel::Throw(t) => {
+                    self.byte(6);
+                    self.str(t);
+                }
             }
         }
     }
@@ -367,6 +371,7 @@ impl<'a> R<'a> {
                 3 => EdgeLabel::Case(self.str()?),
                 4 => EdgeLabel::Default,
                 5 => EdgeLabel::Goto(self.str()?),
+                6 => EdgeLabel::Throw(self.str()?),
                 t => return Err(format!("unknown edge label {t}")),
             };
             b.add_edge(src, dst, label);

@@ -1,0 +1,140 @@
+//! C++ through the whole workflow, on the Elevator, AlarmElevator and Alarm
+//! classes of Rothermel, Harrold & Dedhia (003, Figs. 1, 2, 6, 10, 13): built
+//! with the real C++ compiler through `retest build`, tests t1..t4 of Fig. 4
+//! (and two that drive an AlarmElevator through the polymorphic call of
+//! Fig. 13), then `go'` of Fig. 6. Selection is the paper's: the tests that
+//! reach line 40 (t3, t4 and the AlarmElevator test that does), and the audit
+//! finds no miss.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::*;
+
+fn have(tool: &str) -> bool {
+    std::process::Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+fn source() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../retest-lang-c/tests/corpus/elevator.cc");
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// (name, start floor, requested floor, alarm elevator)
+const TESTS: &[(&str, i32, i32, bool)] = &[
+    ("t1", 1, -1, false),
+    ("t2", 1, 5, false),
+    ("t3", 5, 2, false),
+    ("t4", 2, 2, false),
+    ("alarm_up", 1, 5, true),
+    ("alarm_same", 3, 3, true),
+];
+
+fn write(dir: &Path, program: &str) {
+    std::fs::write(dir.join("elevator.cc"), program).unwrap();
+    std::fs::write(dir.join("Makefile"), "elevator: elevator.cc\n\t$(CXX) -O0 -o elevator elevator.cc\n").unwrap();
+    let mut toml = String::new();
+    for (name, start, floor, alarm) in TESTS {
+        let extra = if *alarm { " alarm" } else { "" };
+        toml.push_str(&format!("[[test]]\nname = \"{name}\"\ncmd = \"./elevator {start} {floor}{extra}\"\n\n"));
+    }
+    std::fs::write(dir.join("retest.toml"), toml).unwrap();
+}
+
+fn rebuild(dir: &Path, program: &str) {
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(dir.join("elevator.cc"), program).unwrap();
+    retest(dir, &["build", "--", "make", "-s"], 0);
+}
+
+fn selected(dir: &Path, algorithm: &str) -> BTreeSet<String> {
+    let v = json(&retest(dir, &["select", "--algorithm", algorithm, "--format", "json"], 0));
+    v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn set(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn go_prime_selects_the_tests_that_reach_line_40() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let v0 = source();
+    write(d.path(), &v0);
+    retest(d.path(), &["init"], 0);
+    let b = retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert!(!stderr(&b).contains("warning"), "{}", stderr(&b));
+    let r = retest(d.path(), &["run"], 0);
+    assert!(stdout(&r).contains("6 passed"), "{}", stdout(&r));
+
+    // every method is in the store under its qualified name, and ran as Fig. 4 says
+    let cov = json(&retest(d.path(), &["coverage", "--format", "json"], 0));
+    let functions = cov["files"][0]["functions"].as_array().unwrap();
+    let names: BTreeSet<String> = functions.iter().map(|f| f["name"].as_str().unwrap().to_string()).collect();
+    for m in [
+        "Elevator::go(int)",
+        "AlarmElevator::go(int)",
+        "AlarmElevator::check_alarm(Alarm*)",
+        "Alarm::Alarm()",
+        "main(int, char**)",
+    ] {
+        assert!(names.contains(m), "{m} missing from {names:?}");
+    }
+
+    let v1 = v0.replace("#define ELEVATOR_V 0", "#define ELEVATOR_V 1");
+    assert_ne!(v0, v1);
+    rebuild(d.path(), &v1);
+    let expect = set(&["t3", "t4", "alarm_same"]);
+    for alg in ["dejavu", "partial", "full", "valid"] {
+        assert_eq!(selected(d.path(), alg), expect, "{alg}");
+    }
+    // a function-level selection takes every test that ran go
+    assert_eq!(selected(d.path(), "function"), set(&["t1", "t2", "t3", "t4", "alarm_up", "alarm_same"]));
+    let a = json(&retest(d.path(), &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+    assert!(a["changed"].as_object().unwrap().contains_key("t4"), "{a}");
+}
+
+/// A change to a class used only by AlarmElevator (Alarm's constructor)
+/// selects only the tests that built an AlarmElevator.
+#[test]
+fn a_change_to_alarm_selects_the_alarm_tests() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let v0 = source();
+    write(d.path(), &v0);
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    retest(d.path(), &["run"], 0);
+    let changed = v0.replacen("{ alarm_on = 0; }", "{ alarm_on = 2; }", 1);
+    assert_ne!(v0, changed);
+    rebuild(d.path(), &changed);
+    let expect = set(&["alarm_up", "alarm_same"]);
+    for alg in ["dejavu", "function"] {
+        assert_eq!(selected(d.path(), alg), expect, "{alg}");
+    }
+
+    // a new data member changes Alarm's layout, and so AlarmElevator's (it
+    // holds an `Alarm *`): the statements that name either are affected
+    retest(d.path(), &["run"], 0);
+    let grown = changed.replacen("    int alarm_type;\n", "    int alarm_type;\n    int volume;\n", 1);
+    assert_ne!(grown, changed);
+    rebuild(d.path(), &grown);
+    assert_eq!(selected(d.path(), "dejavu"), expect);
+    let why = stdout(&retest(d.path(), &["select"], 0));
+    assert!(why.contains("Alarm"), "{why}");
+
+    // a new virtual function changes Elevator's layout: every test built one
+    retest(d.path(), &["run"], 0);
+    let virt = grown.replacen(
+        "    virtual ~Elevator() {}\n",
+        "    virtual ~Elevator() {}\n    virtual int capacity() { return 8; }\n",
+        1,
+    );
+    assert_ne!(virt, grown);
+    rebuild(d.path(), &virt);
+    assert_eq!(selected(d.path(), "dejavu").len(), TESTS.len());
+}

@@ -1,0 +1,613 @@
+//! C++ translation units: every function body the unit defines — free
+//! functions, methods in and out of class, constructors (with their member
+//! initialisers), destructors, operators, conversion functions, templates,
+//! lambdas — each a procedure with both CFG levels, named by its qualified name
+//! and its parameter types as written (`ns::A::get(int) const`), so overloads
+//! and namespaces keep procedures apart across versions.
+//!
+//! The statements are built by the same builder as C's ([`crate::build`]), which
+//! knows C++'s statements too: range-`for`, `try`/`catch`/`throw`, condition
+//! clauses, implicit destructor calls, member initialisers. A lambda's body is a
+//! procedure of its own, `enclosing::lambda#k` (the k-th lambda of the enclosing
+//! body, in source order), and counts as address-taken: calls through closures
+//! are indirect calls.
+//!
+//! `constexpr` and `consteval` functions may run while compiling, where no probe
+//! may store: they get no probes, and a change to one counts as a change of its
+//! declaration (so every statement that names it counts as changed).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use retest_graph::{DeclKind, Declaration, Problem, Procedure, Span, Unit};
+use tree_sitter::Node as Ts;
+
+use crate::build::{ClassInfo, Definition, TuFacts, build_function, lambda_bodies};
+use crate::decls;
+use crate::preprocess::{Preprocessed, SourceFile};
+use crate::syntax::{self, normalized, src_text};
+use crate::tu::TuAnalysis;
+
+/// Parses preprocessed C++ with tree-sitter-cpp.
+pub fn parse(text: &str) -> tree_sitter::Tree {
+    let mut p = tree_sitter::Parser::new();
+    p.set_language(&tree_sitter_cpp::LANGUAGE.into()).expect("tree-sitter-cpp ABI is compatible");
+    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+}
+
+/// The tokens of `n` joined as C++ writes names: a space only between two
+/// words (`unsigned int`, `operator bool`), none around punctuation.
+pub fn compact(n: Ts<'_>, src: &[u8], skip: &dyn Fn(Ts<'_>) -> bool) -> String {
+    let mut toks: Vec<String> = Vec::new();
+    leaves(n, src, skip, &mut toks);
+    join_compact(&toks)
+}
+
+fn leaves(n: Ts<'_>, src: &[u8], skip: &dyn Fn(Ts<'_>) -> bool, out: &mut Vec<String>) {
+    if skip(n) || n.kind() == "comment" || n.is_missing() {
+        return;
+    }
+    if n.child_count() == 0
+        || matches!(n.kind(), "string_literal" | "char_literal" | "raw_string_literal" | "number_literal")
+    {
+        let t = src_text(n, src).trim();
+        if !t.is_empty() {
+            out.push(t.to_string());
+        }
+        return;
+    }
+    let mut c = n.walk();
+    for k in n.children(&mut c) {
+        leaves(k, src, skip, out);
+    }
+}
+
+fn join_compact(toks: &[String]) -> String {
+    let word = |t: &str| t.chars().last().is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let starts_word = |t: &str| t.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::new();
+    for (i, t) in toks.iter().enumerate() {
+        if i > 0 && (word(&toks[i - 1]) && starts_word(t) || toks[i - 1] == ",") {
+            out.push(' ');
+        }
+        out.push_str(t);
+    }
+    out
+}
+
+/// The function declarator of a definition's declarator (through pointers,
+/// references and parentheses), or the `operator_cast` of a conversion function.
+fn function_declarator(mut d: Ts<'_>) -> Option<Ts<'_>> {
+    loop {
+        match d.kind() {
+            "function_declarator" | "operator_cast" => return Some(d),
+            "pointer_declarator" | "reference_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child((d.named_child_count() as u32).saturating_sub(1)))?;
+            }
+            "qualified_identifier" => {
+                // `A::operator bool`
+                d = d.child_by_field_name("name")?;
+                if d.kind() != "operator_cast" && d.kind() != "qualified_identifier" {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// `name(parameter types) qualifiers` of a function declarator, the name as
+/// written (possibly qualified).
+fn signature_key(fd: Ts<'_>, src: &[u8]) -> Option<(String, String)> {
+    let (name, params, quals): (String, Option<Ts<'_>>, Vec<Ts<'_>>) = if fd.kind() == "operator_cast" {
+        let afd = fd.child_by_field_name("declarator");
+        let ty = fd.child_by_field_name("type").map(|t| compact(t, src, &|_| false)).unwrap_or_default();
+        (
+            format!("operator {ty}"),
+            afd.and_then(|a| a.child_by_field_name("parameters")),
+            afd.map(qualifiers).unwrap_or_default(),
+        )
+    } else {
+        let n = fd.child_by_field_name("declarator")?;
+        (compact(n, src, &|_| false), fd.child_by_field_name("parameters"), qualifiers(fd))
+    };
+    let mut key = String::from("(");
+    if let Some(p) = params {
+        let mut c = p.walk();
+        let parts: Vec<String> =
+            p.named_children(&mut c).filter(|k| k.kind() != "comment").map(|k| param_type(k, src)).collect();
+        key.push_str(&parts.join(", "));
+    }
+    key.push(')');
+    for q in quals {
+        key.push(' ');
+        key.push_str(&compact(q, src, &|_| false));
+    }
+    Some((name, key))
+}
+
+fn qualifiers(fd: Ts<'_>) -> Vec<Ts<'_>> {
+    let mut c = fd.walk();
+    fd.children(&mut c).filter(|k| matches!(k.kind(), "type_qualifier" | "ref_qualifier")).collect()
+}
+
+/// A parameter's type as written: its tokens without the name and the default.
+fn param_type(p: Ts<'_>, src: &[u8]) -> String {
+    let default = p.child_by_field_name("default_value").map(|d| d.id());
+    let name = p.child_by_field_name("declarator").and_then(|d| innermost_name(d)).map(|n| n.id());
+    compact(p, src, &|n| Some(n.id()) == default || Some(n.id()) == name)
+}
+
+/// The identifier a declarator declares.
+fn innermost_name(mut d: Ts<'_>) -> Option<Ts<'_>> {
+    loop {
+        match d.kind() {
+            "identifier" | "field_identifier" => return Some(d),
+            _ => {
+                if let Some(inner) = d.child_by_field_name("declarator") {
+                    d = inner;
+                    continue;
+                }
+                let mut c = d.walk();
+                let next =
+                    d.named_children(&mut c).find(|k| k.kind() == "identifier" || k.kind().ends_with("declarator"));
+                d = next?;
+            }
+        }
+    }
+}
+
+/// What the walk of a unit collects.
+#[derive(Default)]
+struct Found<'t> {
+    defs: Vec<Definition<'t>>,
+    classes: BTreeMap<String, ClassInfo>,
+    /// Per definition: whether it is local to the unit (anonymous namespace, `static`).
+    local: Vec<bool>,
+    /// Class bodies (with their enclosing scope), for declaration items.
+    class_nodes: Vec<(Ts<'t>, String)>,
+}
+
+fn walk<'t>(n: Ts<'t>, scope: &mut Vec<String>, anon: bool, src: &[u8], out: &mut Found<'t>) {
+    match n.kind() {
+        "translation_unit" | "declaration_list" | "field_declaration_list" => {
+            let mut c = n.walk();
+            for k in n.named_children(&mut c) {
+                walk(k, scope, anon, src, out);
+            }
+        }
+        "namespace_definition" => {
+            let name = n.child_by_field_name("name").map(|x| compact(x, src, &|_| false));
+            let anonymous = name.is_none();
+            let parts: Vec<String> = match &name {
+                Some(nm) => nm.split("::").map(String::from).collect(),
+                None => vec!["(anonymous namespace)".to_string()],
+            };
+            let depth = scope.len();
+            scope.extend(parts);
+            if let Some(body) = n.child_by_field_name("body") {
+                walk(body, scope, anon || anonymous, src, out);
+            }
+            scope.truncate(depth);
+        }
+        "linkage_specification" => {
+            if let Some(body) = n.child_by_field_name("body") {
+                walk(body, scope, anon, src, out);
+            }
+        }
+        "template_declaration" => {
+            let mut c = n.walk();
+            for k in n.named_children(&mut c) {
+                if k.kind() != "template_parameter_list" {
+                    walk(k, scope, anon, src, out);
+                }
+            }
+        }
+        "function_definition" => definition(n, scope, anon, src, out),
+        "class_specifier" | "struct_specifier" | "union_specifier" => {
+            let Some(body) = n.child_by_field_name("body") else { return };
+            let name = n
+                .child_by_field_name("name")
+                .map(|x| compact(x, src, &|_| false))
+                .unwrap_or_else(|| "(anonymous)".to_string());
+            let last = name.rsplit("::").next().unwrap_or(&name).to_string();
+            let mut info = ClassInfo::default();
+            let mut c = n.walk();
+            for k in n.named_children(&mut c) {
+                if k.kind() == "base_class_clause" {
+                    let mut cc = k.walk();
+                    for b in k.named_children(&mut cc) {
+                        if matches!(b.kind(), "type_identifier" | "qualified_identifier" | "template_type") {
+                            info.bases.push(syntax::last_name(b, src));
+                        }
+                    }
+                }
+            }
+            let mut c = body.walk();
+            for m in body.named_children(&mut c) {
+                if m.kind() != "field_declaration" {
+                    continue;
+                }
+                let is_static = {
+                    let mut cc = m.walk();
+                    m.children(&mut cc).any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
+                };
+                let mut cc = m.walk();
+                for d in m.children_by_field_name("declarator", &mut cc) {
+                    if !is_static
+                        && function_declarator(d).is_none()
+                        && let Some(x) = innermost_name(d)
+                    {
+                        info.fields.push(src_text(x, src).to_string());
+                    }
+                }
+            }
+            out.classes.entry(last.clone()).or_insert(info);
+            out.class_nodes.push((n, scope.join("::")));
+            let depth = scope.len();
+            scope.extend(name.split("::").map(String::from));
+            walk(body, scope, anon, src, out);
+            scope.truncate(depth);
+        }
+        "declaration" | "field_declaration" | "type_definition" | "friend_declaration" | "alias_declaration" => {
+            let mut c = n.walk();
+            for k in n.named_children(&mut c) {
+                if matches!(
+                    k.kind(),
+                    "class_specifier" | "struct_specifier" | "union_specifier" | "function_definition" | "declaration"
+                ) {
+                    walk(k, scope, anon, src, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A function definition found at `scope`.
+fn definition<'t>(n: Ts<'t>, scope: &[String], anon: bool, src: &[u8], out: &mut Found<'t>) {
+    let Some(decl) = n.child_by_field_name("declarator") else { return };
+    let Some(fd) = function_declarator(decl) else { return };
+    let Some((name, key)) = signature_key(fd, src) else { return };
+    let mut full: Vec<String> = scope.to_vec();
+    full.extend(name.split("::").filter(|s| !s.is_empty()).map(String::from));
+    let qualified = full.join("::");
+    // the class a method belongs to: the scope component before the name
+    let class = (full.len() >= 2).then(|| full[full.len() - 2].clone());
+    let head_words: Vec<&str> = {
+        let mut c = n.walk();
+        n.children(&mut c)
+            .filter(|k| Some(k.id()) != n.child_by_field_name("body").map(|b| b.id()))
+            .map(|k| src_text(k, src))
+            .collect()
+    };
+    let is_static =
+        head_words.contains(&"static") && class.as_ref().is_none_or(|c| !out.classes.contains_key(c));
+    let compile_time = head_words.iter().any(|w| matches!(*w, "constexpr" | "consteval"));
+    let mut def = Definition::of_node(n, format!("{qualified}{key}"));
+    def.class = class;
+    def.compile_time = compile_time;
+    if let Some(body) = def.body.filter(|b| b.kind() == "try_statement") {
+        // a function-try-block: the entry is recorded inside the `try` block
+        def.braces = body.child_by_field_name("body").map(|b| (b.start_byte(), b.end_byte() - 1));
+    }
+    let body = def.body;
+    let enclosing = qualified.clone();
+    out.defs.push(def);
+    out.local.push(anon || is_static);
+    if let Some(body) = body {
+        lambdas(body, &enclosing, out);
+        local_classes(body, &enclosing, src, out);
+    }
+}
+
+/// The lambdas directly in `body` (and, recursively, theirs), as definitions.
+fn lambdas<'t>(body: Ts<'t>, enclosing: &str, out: &mut Found<'t>) {
+    for (k, lbody) in lambda_bodies(body).into_iter().enumerate() {
+        let Some(l) = lbody.parent() else { continue };
+        let name = format!("{enclosing}::lambda#{}", k + 1);
+        let head: Vec<Ts<'t>> = {
+            let mut c = l.walk();
+            l.children(&mut c).filter(|x| x.id() != lbody.id()).collect()
+        };
+        let declarator = head.iter().copied().find(|x| x.kind() == "abstract_function_declarator");
+        let mut def = Definition::of_node(l, name.clone());
+        def.head = head;
+        def.declarator = declarator;
+        def.body = Some(lbody);
+        def.braces = Some((lbody.start_byte(), lbody.end_byte() - 1));
+        out.defs.push(def);
+        out.local.push(true);
+        lambdas(lbody, &name, out);
+    }
+}
+
+/// Classes defined inside a function body: their methods are procedures too.
+fn local_classes<'t>(body: Ts<'t>, enclosing: &str, src: &[u8], out: &mut Found<'t>) {
+    let mut stack = vec![body];
+    while let Some(x) = stack.pop() {
+        if matches!(x.kind(), "class_specifier" | "struct_specifier" | "union_specifier")
+            && x.child_by_field_name("body").is_some()
+        {
+            let mut scope = vec![enclosing.to_string()];
+            walk(x, &mut scope, true, src, out);
+            continue;
+        }
+        if x.kind() == "lambda_expression" {
+            continue; // handled with the lambda
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+}
+
+/// The name of an ordinary member function declared or defined by `m` (a
+/// member of a class body): not virtual, `override` or `final`, not a
+/// constructor, destructor, operator or conversion, not a template. Such a
+/// member is not part of the class's layout: only code that names it can
+/// reach it.
+fn ordinary_member(m: Ts<'_>, class: &str, src: &[u8]) -> Option<String> {
+    if !matches!(m.kind(), "function_definition" | "field_declaration" | "declaration") {
+        return None;
+    }
+    let mut c = m.walk();
+    if m.children(&mut c).any(|k| k.kind() == "virtual" || (k.kind() == "virtual_specifier")) {
+        return None;
+    }
+    let mut c = m.walk();
+    let declarators: Vec<Ts<'_>> = m.children_by_field_name("declarator", &mut c).collect();
+    let [d] = declarators[..] else { return None };
+    let f = function_declarator(d)?;
+    if f.kind() != "function_declarator" {
+        return None;
+    }
+    let mut c = f.walk();
+    if f.children(&mut c).any(|k| k.kind() == "virtual_specifier") {
+        return None;
+    }
+    let name = f.child_by_field_name("declarator")?;
+    if !matches!(name.kind(), "field_identifier" | "identifier") {
+        return None;
+    }
+    let name = src_text(name, src).to_string();
+    (name != class).then_some(name)
+}
+
+/// A class definition as declaration items. The class's layout — its text with
+/// every member function's body shown as `{…}` and its ordinary member
+/// functions (see [`ordinary_member`]) left out — is declared under the class's
+/// name and the names of its data members, so that a changed base, data
+/// member, virtual function, constructor, destructor or operator affects every
+/// statement that names the class or one of its members. Each ordinary member
+/// function is declared on its own under its name, with the class's name and
+/// its signature as its text: adding one (the seed's `which_floor`, 003 §3.2)
+/// affects only code that names it.
+fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, system: bool) -> Vec<Declaration> {
+    let Some(name) = n.child_by_field_name("name").map(|x| compact(x, src, &|_| false)) else { return Vec::new() };
+    let last = name.rsplit("::").next().unwrap_or(&name).to_string();
+    let qualified = if scope.is_empty() { name.clone() } else { format!("{scope}::{name}") };
+    let bodies: BTreeSet<usize> = {
+        let mut ids = BTreeSet::new();
+        let mut stack = vec![n];
+        while let Some(x) = stack.pop() {
+            if x.kind() == "function_definition"
+                && let Some(b) = x.child_by_field_name("body")
+            {
+                ids.insert(b.id());
+                continue;
+            }
+            let mut c = x.walk();
+            stack.extend(x.named_children(&mut c));
+        }
+        ids
+    };
+    let seal =
+        |text: String| if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text };
+    let mut ordinary: BTreeMap<usize, String> = BTreeMap::new();
+    let mut data_members = Vec::new();
+    if let Some(body) = n.child_by_field_name("body") {
+        let mut c = body.walk();
+        for m in body.named_children(&mut c) {
+            if let Some(f) = ordinary_member(m, &last, src) {
+                ordinary.insert(m.id(), f);
+            } else if m.kind() == "field_declaration" {
+                let mut cc = m.walk();
+                for d in m.children_by_field_name("declarator", &mut cc) {
+                    if function_declarator(d).is_none()
+                        && let Some(x) = innermost_name(d)
+                    {
+                        data_members.push(src_text(x, src).to_string());
+                    }
+                }
+            }
+        }
+    }
+    let skip = |x: Ts<'_>| bodies.contains(&x.id()) || ordinary.contains_key(&x.id());
+    let text = syntax::normalized_with(n, src, &|x| {
+        if ordinary.contains_key(&x.id()) { Some("") } else { bodies.contains(&x.id()).then_some("{…}") }
+    });
+    let u = syntax::uses(n, src, &BTreeSet::new(), &skip);
+    let mut names = vec![last.clone()];
+    if qualified != last {
+        names.push(qualified.clone());
+    }
+    names.extend(data_members.iter().filter(|m| **m != last).cloned());
+    names.sort();
+    names.dedup();
+    let mut out = vec![Declaration {
+        kind: DeclKind::Tag,
+        mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
+        names,
+        text: seal(text),
+        span,
+    }];
+    if let Some(body) = n.child_by_field_name("body") {
+        let mut c = body.walk();
+        for m in body.named_children(&mut c) {
+            let Some(f) = ordinary.get(&m.id()) else { continue };
+            let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}"));
+            let u = syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()));
+            out.push(Declaration {
+                kind: DeclKind::Function,
+                mentions: u.refs.into_iter().filter(|r| r != f).collect(),
+                names: vec![f.clone(), format!("{qualified}::{f}")],
+                text: seal(format!("{qualified} :: {sig}")),
+                span,
+            });
+        }
+    }
+    out
+}
+
+/// Analyses a preprocessed C++ translation unit.
+pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAnalysis {
+    let tree = parse(&pre.text);
+    let src = pre.text.as_bytes();
+    let root = tree.root_node();
+    let locate = |row: u32| pre.map.lookup(row);
+    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| -> Option<Span> {
+        let (file, line) = locate(start.row as u32)?;
+        let end_line = match locate(end.row as u32) {
+            Some((f, l)) if f == file && l >= line => l,
+            _ => line,
+        };
+        Some(Span { file, line, col: start.column as u32 + 1, end_line })
+    };
+    let file_at = |row: usize| -> Option<&SourceFile> {
+        let (f, _) = locate(row as u32)?;
+        pre.files.get(f as usize)
+    };
+    let mut found = Found::default();
+    walk(root, &mut Vec::new(), false, src, &mut found);
+
+    let top: Vec<Ts<'_>> = {
+        let mut c = root.walk();
+        root.children(&mut c).collect()
+    };
+    let mut noreturn = BTreeSet::new();
+    let mut returning = BTreeSet::new();
+    let mut typedefs = BTreeSet::new();
+    for n in &top {
+        decls::noreturn_names(*n, src, &mut noreturn);
+        decls::returning_names(*n, src, &mut returning);
+        decls::typedef_names(*n, src, &mut typedefs);
+    }
+    let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
+    let facts = TuFacts {
+        src,
+        locate: &locate,
+        noreturn: &noreturn,
+        typedefs: &typedefs,
+        hidden_attributes: &hidden,
+        cpp: true,
+        classes: &found.classes,
+    };
+    let mut decls_out: Vec<Declaration> = Vec::new();
+    let mut functions = Vec::new();
+    let mut sites = Vec::new();
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut completes = Vec::new();
+    let mut address_taken = BTreeSet::new();
+    let mut seen_names: BTreeMap<String, usize> = BTreeMap::new();
+    for (d, local) in found.defs.iter().zip(&found.local) {
+        let span = span_at(d.range.start_point, d.range.end_point);
+        let file = file_at(d.range.start_point.row);
+        let system = file.is_none_or(|f| f.system);
+        decls_out.push(function_declaration(d, src, span, system));
+        if !file.is_some_and(is_own) {
+            continue;
+        }
+        // an inline method defined twice in one unit cannot be; a name that repeats
+        // (two lambdas of a template instantiated… no: one definition each) keeps apart
+        let mut name = d.name.clone();
+        let count = seen_names.entry(name.clone()).or_insert(0);
+        *count += 1;
+        if *count > 1 {
+            name = format!("{name}#{count}");
+        }
+        if name.contains("::lambda#") {
+            address_taken.insert(name.clone());
+        }
+        let cfgs = build_function(d, &facts);
+        problems.extend(cfgs.problems.iter().cloned());
+        sites.push(cfgs.sites);
+        completes.push(cfgs.completes_unless_calls);
+        functions.push(Procedure {
+            name,
+            is_static: *local,
+            span,
+            cond: cfgs.cond,
+            stmt: cfgs.stmt,
+            map: cfgs.map,
+            probes: cfgs.probes,
+            locals: cfgs.locals,
+            unanalysable: cfgs.unanalysable,
+            digest: xxhash_rust::xxh3::xxh3_64(
+                format!("{} {}", d.signature(src), d.body.map(|b| normalized(b, src)).unwrap_or_default()).as_bytes(),
+            ),
+        });
+    }
+    for (n, scope) in &found.class_nodes {
+        let system = file_at(n.start_position().row).is_none_or(|f| f.system);
+        decls_out.extend(class_declaration(*n, scope, src, span_at(n.start_position(), n.end_position()), system));
+    }
+    for n in &top {
+        if matches!(n.kind(), "declaration" | "type_definition" | "alias_declaration") {
+            let system = file_at(n.start_position().row).is_none_or(|f| f.system);
+            decls::top_level_items(
+                *n,
+                src,
+                span_at(n.start_position(), n.end_position()),
+                system,
+                &hidden,
+                &mut decls_out,
+            );
+        }
+    }
+    decls_out.sort_by_key(|d| d.span.map(|s| (s.file, s.line, s.col)));
+    let declared_returning: BTreeSet<&str> =
+        returning.iter().filter(|n| !noreturn.contains(*n)).map(String::as_str).collect();
+    let completes = crate::tu::derive_unit_probes(&mut functions, &completes, &declared_returning);
+    TuAnalysis {
+        unit: Unit {
+            files: pre.files.clone(),
+            procedures: functions,
+            decls: decls_out,
+            address_taken: address_taken.into_iter().collect(),
+            noreturn: noreturn.into_iter().collect(),
+            problems,
+            unattributed_error: None,
+        },
+        sites,
+        completes,
+        cpp: true,
+    }
+}
+
+/// A definition's declaration item: its signature, or — for a function that may
+/// run while compiling — its whole text, so that a change to its body is a
+/// change of what every use of its name means.
+fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, system: bool) -> Declaration {
+    let last = d.name.split('(').next().unwrap_or(&d.name).rsplit("::").next().unwrap_or("").to_string();
+    let mut text = d.signature(src);
+    let mut mentions = BTreeSet::new();
+    for h in &d.head {
+        mentions.extend(syntax::uses(*h, src, &BTreeSet::new(), &|_| false).refs);
+    }
+    if d.compile_time
+        && let Some(b) = d.body
+    {
+        text.push(' ');
+        text.push_str(&normalized(b, src));
+        mentions.extend(syntax::uses(b, src, &BTreeSet::new(), &|_| false).refs);
+    }
+    mentions.remove(&last);
+    Declaration {
+        kind: DeclKind::Function,
+        names: vec![last],
+        text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text },
+        mentions: mentions.into_iter().collect(),
+        span,
+    }
+}

@@ -1,0 +1,96 @@
+// Every C++ statement form the front end models: namespaces, classes,
+// constructors with member initialisers, destructors run at scope exits,
+// if with an initialiser and with a declaration, if constexpr, range for,
+// try/catch/throw, lambdas, templates, operators, coroutines left opaque.
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shapes {
+struct Guard {
+    explicit Guard(int *c) : count(c) { ++*count; }
+    ~Guard() { --*count; }
+    int *count;
+};
+
+class Base {
+public:
+    virtual ~Base() {}
+    virtual int area() const { return 0; }
+};
+
+class Rect : public Base {
+public:
+    Rect(int w, int h) : width(w), height(h > 0 ? h : 0) {}
+    int area() const override { return width * height; }
+    bool operator<(const Rect &o) const { return area() < o.area(); }
+private:
+    int width, height;
+};
+}  // namespace shapes
+
+int find(const std::vector<int> &v, int key) {
+    int live = 0;
+    for (int x : v) {
+        shapes::Guard g(&live);
+        if (x == key)
+            return x;
+        if (x < 0)
+            break;
+        if (x == 0)
+            continue;
+    }
+    return -1;
+}
+
+int parse(const std::string &s) {
+    try {
+        if (s.empty())
+            throw std::invalid_argument("empty");
+        return std::stoi(s);
+    } catch (const std::invalid_argument &e) {
+        return -1;
+    } catch (...) {
+        throw;
+    }
+}
+
+int chooser(int a) {
+    if (int b = a * 2; b > 10)
+        return b;
+    if (int *p = &a)
+        return *p + 1;
+    return 0;
+}
+
+template <typename T> T biggest(const std::vector<T> &v) {
+    T best = v.at(0);
+    for (const T &x : v)
+        if (best < x)
+            best = x;
+    return best;
+}
+
+template <int N> int kind() {
+    if constexpr (N > 0)
+        return 1;
+    else
+        return 2;
+}
+
+int total(const std::vector<int> &v) {
+    int sum = 0;
+    auto add = [&sum](int x) { if (x > 0) sum += x; };
+    for (int x : v)
+        add(x);
+    return sum;
+}
+
+int main() {
+    std::vector<int> v{3, 0, 5, -1};
+    shapes::Rect a(2, 3), b(1, 1);
+    std::printf("%d %d %d %d %d %d\n", find(v, 5), parse("12"), chooser(7),
+                biggest(v), kind<1>() + kind<0>(), total(v) + (b < a));
+    return 0;
+}
