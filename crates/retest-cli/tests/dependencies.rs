@@ -262,3 +262,31 @@ fn a_static_binary_makes_its_test_unknown_until_its_inputs_are_declared() {
     let names: Vec<String> = selection(p).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["oracle", "static"]);
 }
+
+/// `[dependencies]` in retest.toml: a path the user ignores never selects,
+/// also when it is ignored only after the run that recorded it; with `track =
+/// false` only declared inputs count (an input of every test selects every
+/// test), and `select` warns that other files are not compared.
+#[test]
+fn ignored_paths_and_declared_inputs_without_tracking() {
+    let d = project();
+    let p = d.path();
+    let names = |sel: Vec<(String, String)>| sel.into_iter().map(|(n, _)| n).collect::<Vec<_>>();
+    write(p, "retest.toml", &format!("[dependencies]\nignore = [\"inputs/d1.txt\"]\n\n{TESTS}"));
+    append(p, "inputs/d1.txt", "three\n");
+    assert_eq!(selection(p), vec![]);
+    append(p, "inputs/d2.txt", "x\n");
+    assert_eq!(names(selection(p)), ["cmd"]);
+
+    write(p, "retest.toml", &format!("[dependencies]\ntrack = false\ninputs = [\"inputs/d3.txt\"]\n\n{TESTS}"));
+    retest(p, &["run", "-j2"], 0);
+    append(p, "inputs/d4.txt", "z\n");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&retest(p, &["select", "--format", "json"], 0))).unwrap();
+    assert_eq!(v["tests_selected"], 0, "{v}");
+    let warned = v["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("file tracking is off"));
+    assert!(warned, "{v}");
+    append(p, "inputs/d3.txt", "z\n");
+    let sel = selection(p);
+    assert_eq!(names(sel.clone()), ["cmd", "data", "oracle", "script", "stdin"]);
+    assert!(sel.iter().all(|(_, why)| why == "file changed: inputs/d3.txt"), "{sel:?}");
+}
