@@ -234,6 +234,15 @@ impl Filter {
         if self.exact.contains(abs) || self.prefixes.iter().any(|p| abs.starts_with(p)) {
             return false;
         }
+        // a symbolic link to what the wrapper wrote (`libfoo.so.1` →
+        // `libfoo.so.1.2`, made by the build) is that output; pointed
+        // elsewhere, it counts again
+        if !self.exact.is_empty()
+            && std::fs::symlink_metadata(abs).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::canonicalize(abs).is_ok_and(|c| self.exact.contains(&c))
+        {
+            return false;
+        }
         if self.ignore.is_empty() {
             return true;
         }
@@ -506,6 +515,25 @@ mod tests {
             assert!(!f.counts(Path::new(p)), "{p} does not count");
         }
         assert!(Filter::new(Paths::new(root), [], [], &["a[".to_string()]).is_err());
+    }
+
+    /// A link the build made to a library the wrapper wrote (`libfoo.so.1`)
+    /// is that library: it changes with every build and its code is compared
+    /// through its CFGs. Pointed at something else, it counts again.
+    #[test]
+    fn a_symbolic_link_to_a_wrapper_output_is_that_output() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::write(root.join("libfoo.so.1.2"), "elf").unwrap();
+        std::fs::write(root.join("other.so"), "elf").unwrap();
+        std::os::unix::fs::symlink("libfoo.so.1.2", root.join("libfoo.so.1")).unwrap();
+        let f = Filter::new(Paths::new(&root), [], [root.join("libfoo.so.1.2")], &[]).unwrap();
+        assert!(!f.counts(&root.join("libfoo.so.1.2")));
+        assert!(!f.counts(&root.join("libfoo.so.1")));
+        assert!(f.counts(&root.join("other.so")));
+        std::fs::remove_file(root.join("libfoo.so.1")).unwrap();
+        std::os::unix::fs::symlink("other.so", root.join("libfoo.so.1")).unwrap();
+        assert!(f.counts(&root.join("libfoo.so.1")));
     }
 
     #[test]
