@@ -411,7 +411,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             .collect(),
     );
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
-    let outcome = select(&old, &new, mode);
+    // nothing built since the baseline: the code is the baseline's own, and
+    // only definitions and files can have changed
+    let outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
     let dangerous = match opts.algorithm {
         Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid | Algorithm::Path => {
             outcome.dangerous.clone()

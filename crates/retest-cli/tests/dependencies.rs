@@ -290,3 +290,34 @@ fn ignored_paths_and_declared_inputs_without_tracking() {
     assert_eq!(names(sel.clone()), ["cmd", "data", "oracle", "script", "stdin"]);
     assert!(sel.iter().all(|(_, why)| why == "file changed: inputs/d3.txt"), "{sel:?}");
 }
+
+/// With nothing built since the baseline the code is the baseline's own: no
+/// code reason selects a test, also in a program whose functions the front
+/// end names alike (`__attribute__((visibility("default")))` before the
+/// return type, as cJSON's `CJSON_PUBLIC` writes them).
+#[test]
+fn nothing_built_selects_nothing_for_the_code() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut prog = String::from("#include <stdio.h>\n#include <stdlib.h>\n");
+    for f in ["alpha", "beta", "gamma", "delta"] {
+        prog.push_str(&format!(
+            "__attribute__((visibility(\"default\"))) int {f}(int x) {{ if (x > {n}) return x - 1; return x + {n}; }}\n",
+            n = f.len()
+        ));
+    }
+    prog.push_str(
+        "int main(int argc, char **argv) {\n    int x = atoi(argv[2]);\n    switch (argv[1][0]) {\n    case 'a': x = alpha(x); break;\n    case 'b': x = beta(x); break;\n    case 'g': x = gamma(x); break;\n    default: x = delta(x);\n    }\n    printf(\"%d\\n\", x);\n    return 0;\n}\n",
+    );
+    write(p, "prog.c", &prog);
+    write(p, "Makefile", "prog: prog.c\n\t$(CC) -O0 -g -o prog prog.c\n");
+    let tests: String = ["a", "b", "g", "d"]
+        .iter()
+        .flat_map(|f| ["1", "9"].map(|x| format!("[[test]]\nname = \"{f}{x}\"\ncmd = \"./prog {f} {x}\"\n\n")))
+        .collect();
+    write(p, "retest.toml", &tests);
+    retest(p, &["init"], 0);
+    retest(p, &["build", "--", "make", "-s"], 0);
+    retest(p, &["run", "-j2"], 0);
+    assert_eq!(selection(p), vec![]);
+}
