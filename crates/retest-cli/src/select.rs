@@ -392,6 +392,21 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                 ))
                 .hint("rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe"));
             }
+            // a build that compiled nothing leaves a snapshot holding the
+            // baseline's units as they were: the same code
+            let same = |a: &[retest_store::SnapshotUnit], b: &[retest_store::SnapshotUnit]| {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| {
+                        (&x.key, x.unit, x.build, &x.flags) == (&y.key, y.unit, y.build, &y.flags)
+                    })
+            };
+            let newest = if newest != baseline
+                && same(&store.snapshot_units(newest).or_fail()?, &store.snapshot_units(baseline).or_fail()?)
+            {
+                baseline
+            } else {
+                newest
+            };
             (load_snapshot(store, newest)?, Some(newest))
         }
     };

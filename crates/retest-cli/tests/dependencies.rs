@@ -291,9 +291,9 @@ fn ignored_paths_and_declared_inputs_without_tracking() {
     assert!(sel.iter().all(|(_, why)| why == "file changed: inputs/d3.txt"), "{sel:?}");
 }
 
-/// With nothing built since the baseline the code is the baseline's own: no
-/// code reason selects a test, also in a program whose functions the front
-/// end names alike (`__attribute__((visibility("default")))` before the
+/// With nothing built since the baseline, or a build that compiled nothing,
+/// the code is the baseline's own: no code reason selects a test, also in a
+/// program whose functions the front end names alike (`__attribute__((visibility("default")))` before the
 /// return type, as cJSON's `CJSON_PUBLIC` writes them).
 #[test]
 fn nothing_built_selects_nothing_for_the_code() {
@@ -320,4 +320,8 @@ fn nothing_built_selects_nothing_for_the_code() {
     retest(p, &["build", "--", "make", "-s"], 0);
     retest(p, &["run", "-j2"], 0);
     assert_eq!(selection(p), vec![]);
+    // a build that compiles nothing leaves the code as it was
+    retest(p, &["build", "--", "make", "-s"], 0);
+    let out = stdout(&retest(p, &["select"], 0));
+    assert!(out.starts_with("0 of 8 tests selected") && out.contains("nothing built since"), "{out}");
 }
