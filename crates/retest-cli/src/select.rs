@@ -396,9 +396,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             // baseline's units as they were: the same code
             let same = |a: &[retest_store::SnapshotUnit], b: &[retest_store::SnapshotUnit]| {
                 a.len() == b.len()
-                    && a.iter().zip(b).all(|(x, y)| {
-                        (&x.key, x.unit, x.build, &x.flags) == (&y.key, y.unit, y.build, &y.flags)
-                    })
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| (&x.key, x.unit, x.build, &x.flags) == (&y.key, y.unit, y.build, &y.flags))
             };
             let newest = if newest != baseline
                 && same(&store.snapshot_units(newest).or_fail()?, &store.snapshot_units(baseline).or_fail()?)
