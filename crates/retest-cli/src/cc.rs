@@ -173,8 +173,10 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
             for p in &u.tu.unit.procedures {
                 if let Some(why) = &p.unanalysable {
                     let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
+                    // C++ names carry their parameter types already
+                    let parens = if p.name.ends_with(')') || p.name.ends_with("const") { "" } else { "()" };
                     eprintln!(
-                        "retest cc: warning: {at}: {}() cannot be analysed exactly ({why}); it counts as changed whenever it changes",
+                        "retest cc: warning: {at}: {}{parens} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
                         p.name
                     );
                 }

@@ -20,10 +20,10 @@ use crate::progress;
 
 #[derive(Args)]
 pub struct CfgArgs {
-    /// C source file to analyse (or use -p).
+    /// C or C++ source file to analyse (or use -p).
     #[arg(required_unless_present = "project")]
     file: Option<PathBuf>,
-    /// Analyse every C translation unit of a compilation database.
+    /// Analyse every C and C++ translation unit of a compilation database.
     #[arg(short = 'p', long = "project", value_name = "compile_commands.json", conflicts_with = "file")]
     project: Option<PathBuf>,
     /// Only this function.

@@ -49,7 +49,7 @@ enum Command {
     Init(init::InitArgs),
     /// Run a build command with the compiler wrapper: `retest build -- make -j4`.
     Build(cc::BuildArgs),
-    /// Build and print control-flow graphs of C functions.
+    /// Build and print control-flow graphs of C and C++ functions.
     Cfg(cfg::CfgArgs),
     /// Annotate CFG dumps of GCC or LLVM (DOT) with their decisions.
     Cfdg(cfdg::CfdgArgs),

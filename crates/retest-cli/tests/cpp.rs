@@ -138,3 +138,45 @@ fn a_change_to_alarm_selects_the_alarm_tests() {
     rebuild(d.path(), &virt);
     assert_eq!(selected(d.path(), "dejavu").len(), TESTS.len());
 }
+
+/// The C++ constructs corpus, built through `retest build` at -O0 and -O2,
+/// prints what the plain build prints, and no function of it is unanalysable.
+#[test]
+fn constructs_behave_as_in_a_plain_build() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../retest-lang-c/tests/corpus/constructs.cc");
+    for opt in ["-O0", "-O2"] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::copy(&src, d.path().join("constructs.cc")).unwrap();
+        std::fs::write(
+            d.path().join("Makefile"),
+            format!("constructs: constructs.cc\n\t$(CXX) -std=c++17 {opt} -o constructs constructs.cc\n"),
+        )
+        .unwrap();
+        std::fs::write(d.path().join("retest.toml"), "[[test]]\nname = \"all\"\ncmd = \"./constructs\"\n").unwrap();
+        let plain = std::process::Command::new("c++")
+            .args(["-std=c++17", opt, "-o", "plain", "constructs.cc"])
+            .current_dir(d.path())
+            .status()
+            .unwrap();
+        assert!(plain.success());
+        retest(d.path(), &["init"], 0);
+        let b = retest(d.path(), &["build", "--", "make", "-s"], 0);
+        assert!(!stderr(&b).contains("cannot be analysed"), "{}", stderr(&b));
+        let run = |exe: &str| std::process::Command::new(d.path().join(exe)).current_dir(d.path()).output().unwrap();
+        let (p, i) = (run("plain"), run("constructs"));
+        assert_eq!(String::from_utf8_lossy(&i.stdout), String::from_utf8_lossy(&p.stdout), "{opt}");
+        assert_eq!(i.status.code(), p.status.code());
+        retest(d.path(), &["run"], 0);
+        let cov = json(&retest(d.path(), &["coverage", "--format", "json"], 0));
+        let functions = cov["files"][0]["functions"].as_array().unwrap();
+        let ran = |name: &str| {
+            functions.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name} missing"))["tests"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!(ran("checks(int)"), 1);
+        assert_eq!(ran("hue(Colour, int)"), 1);
+        assert_eq!(ran("Table::Table(int)"), 1);
+    }
+}

@@ -392,8 +392,18 @@ impl<'a, 't> Builder<'a, 't> {
                         .any(|&(hs, he)| s <= hs && he <= e && (hs, he) != (s, e) && hs <= a(n) && z(n) <= he)
             })
         };
+        // a lambda's body is a procedure of its own, which answers for its errors
+        let lambda_body = |n: Ts<'_>| {
+            n.id() != body.id()
+                && n.parent().is_some_and(|p| {
+                    p.kind() == "lambda_expression" && p.child_by_field_name("body").is_some_and(|b| b.id() == n.id())
+                })
+        };
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
+            if lambda_body(n) {
+                continue;
+            }
             if (n.is_error() || n.is_missing()) && !seen(n) {
                 return Some(n);
             }
@@ -423,6 +433,14 @@ impl<'a, 't> Builder<'a, 't> {
 
     /// Marks node `n` as possibly stopping part-way if its text has a syntax error
     /// (a call inside the error would be invisible).
+    /// Whether the parser may have misplaced the bounds of `e`: an error inside
+    /// it or beside it (a sibling ERROR, as tree-sitter-cpp leaves after
+    /// `new T*[n]`). Rewriting such an expression in place could change what
+    /// the compiler reads, so it is not probed there.
+    fn misparsed_around(&self, e: Ts<'_>) -> bool {
+        syntax::has_syntax_error(e, self.src) || e.parent().is_some_and(|p| syntax::has_syntax_error(p, self.src))
+    }
+
     fn mark_errors(&mut self, n: usize, ts: Ts<'_>) {
         if syntax::has_syntax_error(ts, self.src) || syntax::has_missing(ts, self.src) {
             self.nodes[n].stops = true;
@@ -605,6 +623,7 @@ impl<'a, 't> Builder<'a, 't> {
     }
 
     fn stmt_list(&mut self, kids: &[Ts<'_>], mut inc: Vec<Pend>) -> Vec<Pend> {
+        let mut kids = kids.to_vec();
         let mut i = 0;
         while i < kids.len() {
             let k = kids[i];
@@ -617,6 +636,23 @@ impl<'a, 't> Builder<'a, 't> {
             {
                 inc = self.computed_goto(k, *next, inc);
                 i += 2;
+                continue;
+            }
+            if k.kind() == "ERROR"
+                && kids.get(i + 1).is_some_and(|n| n.kind() == "case_statement")
+                && let Some(c) = self.bare_switch_condition(k)
+            {
+                let (out, consumed, rest) = self.bare_switch(k, c, &kids[i + 1..], inc);
+                if consumed > 0 {
+                    // what the parser put in the last label after the body
+                    // follows the switch (it may hold the next bare switch,
+                    // whose labels are the siblings after)
+                    kids.splice(i..i + 1 + consumed, rest);
+                    inc = out;
+                    continue;
+                }
+                inc = out;
+                i += 1;
                 continue;
             }
             inc = self.stmt(k, inc);
@@ -1063,7 +1099,13 @@ impl<'a, 't> Builder<'a, 't> {
         let g = self.group(kind, e, text.clone());
         let inc = self.hoist(e, inc, g);
         let node = self.make_node(kind, e, text);
-        let n = self.add(node, Some(g), Site::Expr { start: e.start_byte(), end: e.end_byte() }, Probe::Node);
+        let (site, probe) = if self.misparsed_around(e) {
+            self.problem(Some(e), "expression the parser cannot delimit is not probed; its coverage is derived");
+            (Site::None, Probe::Derived)
+        } else {
+            (Site::Expr { start: e.start_byte(), end: e.end_byte() }, Probe::Node)
+        };
+        let n = self.add(node, Some(g), site, probe);
         self.mark_errors(n, e);
         self.link(inc, n);
         vec![eps(n)]
@@ -1075,23 +1117,7 @@ impl<'a, 't> Builder<'a, 't> {
             self.give_up(s, "`switch` without a condition");
             return inc;
         };
-        let inc = self.hoist_blocks(c, inc);
-        let text = self.text_of(c);
-        let g = self.group(NodeKind::Switch, c, text.clone());
-        let inc = self.hoist(c, inc, g);
-        let node = self.make_node(NodeKind::Switch, c, text);
-        let sw = self.add(
-            node,
-            Some(g),
-            Site::Switch {
-                stmt_start: s.start_byte(),
-                stmt_end: s.end_byte(),
-                cond_start: c.start_byte(),
-                cond_end: c.end_byte(),
-            },
-            Probe::PerEdge,
-        );
-        self.link(inc, sw);
+        let sw = self.switch_head(s.start_byte(), s.end_byte(), c, inc);
         self.switches.push(SwitchCtx { cases: Vec::new(), default: None });
         self.breaks.push(Vec::new());
         self.break_depths.push(self.scopes.len());
@@ -1099,6 +1125,37 @@ impl<'a, 't> Builder<'a, 't> {
             Some(b) => self.stmt(b, Vec::new()),
             None => Vec::new(),
         };
+        self.switch_end(sw, body_out)
+    }
+
+    /// The node of a `switch` over `[start, end)` on condition `c` (for a C++
+    /// declaration condition `switch (int p = f())`, the value it is
+    /// initialised with is what the probe records).
+    fn switch_head(&mut self, start: usize, end: usize, c: Ts<'_>, inc: Vec<Pend>) -> usize {
+        let inc = self.hoist_blocks(c, inc);
+        let text = self.text_of(c);
+        let g = self.group(NodeKind::Switch, c, text.clone());
+        let inc = self.hoist(c, inc, g);
+        let node = self.make_node(NodeKind::Switch, c, text);
+        let value = if c.kind() == "declaration" { c.child_by_field_name("value") } else { Some(c) };
+        let (site, probe) = match value {
+            Some(v) if v.kind() != "initializer_list" && !self.misparsed_around(v) => (
+                Site::Switch { stmt_start: start, stmt_end: end, cond_start: v.start_byte(), cond_end: v.end_byte() },
+                Probe::PerEdge,
+            ),
+            _ => {
+                self.give_up(c, "a `switch` whose value cannot be recorded");
+                (Site::None, Probe::Derived)
+            }
+        };
+        let sw = self.add(node, Some(g), site, probe);
+        self.link(inc, sw);
+        sw
+    }
+
+    /// Closes the innermost `switch` (its context and breaks are on the
+    /// stacks): its case edges, and its exits.
+    fn switch_end(&mut self, sw: usize, body_out: Vec<Pend>) -> Vec<Pend> {
         let ctx = self.switches.pop().unwrap();
         let mut seen = BTreeSet::new();
         for (label, target) in ctx.cases {
@@ -1126,51 +1183,115 @@ impl<'a, 't> Builder<'a, 't> {
         out
     }
 
+    /// The condition of `head`, an ERROR node that holds only `switch (…)`:
+    /// the grammar wants a block after it, C and C++ take any statement.
+    fn bare_switch_condition<'x>(&self, head: Ts<'x>) -> Option<Ts<'x>> {
+        let mut c = head.walk();
+        let kids: Vec<Ts<'x>> = head.children(&mut c).filter(|k| k.kind() != "comment").collect();
+        match kids[..] {
+            [kw, cond] if kw.kind() == "switch" && cond.kind() == "condition_clause" => {
+                let v = cond.child_by_field_name("value")?;
+                Some(if v.kind() == "parenthesized_expression" { strip_parens(v) } else { v })
+            }
+            _ => None,
+        }
+    }
+
+    /// `switch (c) case 0: default: statement` (GoogleTest's assertions):
+    /// `cases` are the labelled statements that follow the head as the parser
+    /// reads them. The switch's body is the first statement after its labels;
+    /// what the parser put after that in the same label is returned, to be built
+    /// after the switch, with the number of `cases` consumed.
+    fn bare_switch<'x>(
+        &mut self,
+        head: Ts<'x>,
+        c: Ts<'x>,
+        cases: &[Ts<'x>],
+        inc: Vec<Pend>,
+    ) -> (Vec<Pend>, usize, Vec<Ts<'x>>) {
+        let mut labels = Vec::new();
+        let mut body = None;
+        for cs in cases.iter().take_while(|k| k.kind() == "case_statement") {
+            let (is_default, parts, stmts) = self.case_parts(*cs);
+            labels.push((is_default, parts));
+            if let Some((first, rest)) = stmts.split_first() {
+                body = Some((*first, rest.to_vec()));
+                break;
+            }
+        }
+        let consumed = labels.len();
+        let Some((body, rest)) = body else {
+            self.give_up(head, "`switch` without a statement after its labels");
+            return (inc, 0, Vec::new());
+        };
+        self.shows(head);
+        let sw = self.switch_head(head.start_byte(), body.end_byte(), c, inc);
+        self.switches.push(SwitchCtx { cases: Vec::new(), default: None });
+        self.breaks.push(Vec::new());
+        self.break_depths.push(self.scopes.len());
+        let n = self.nop();
+        for (is_default, parts) in labels {
+            self.register_label(head, is_default, &parts, n);
+        }
+        let body_out = self.stmt(body, vec![eps(n)]);
+        (self.switch_end(sw, body_out), consumed, rest)
+    }
+
     fn case_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let n = self.nop();
         self.link(inc, n);
+        let (is_default, label_parts, body) = self.case_parts(s);
+        self.register_label(s, is_default, &label_parts, n);
+        self.stmt_list(&body, vec![eps(n)])
+    }
+
+    /// A labelled statement as the parser reads it: whether it is `default`,
+    /// the label's parts (a GNU case range is the value, then ERROR("..." expr)),
+    /// and the statements after the label.
+    fn case_parts<'x>(&self, s: Ts<'x>) -> (bool, Vec<Ts<'x>>, Vec<Ts<'x>>) {
         let value = s.child_by_field_name("value");
         let is_default = {
             let mut c = s.walk();
             let first = s.children(&mut c).next();
             first.map(|k| k.kind()) == Some("default")
         };
-        // GNU case range: value, then ERROR("..." expr)
-        let mut label_parts: Vec<Ts<'_>> = Vec::new();
-        let mut body: Vec<Ts<'_>> = Vec::new();
-        {
-            let mut c = s.walk();
-            let mut after_value = false;
-            for k in s.named_children(&mut c) {
-                if Some(k.id()) == value.map(|v| v.id()) {
-                    label_parts.push(k);
-                    after_value = true;
-                    continue;
-                }
-                if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
-                    label_parts.push(k);
-                    continue;
-                }
-                after_value = false;
-                body.push(k);
+        let mut label_parts: Vec<Ts<'x>> = Vec::new();
+        let mut body: Vec<Ts<'x>> = Vec::new();
+        let mut c = s.walk();
+        let mut after_value = false;
+        for k in s.named_children(&mut c) {
+            if Some(k.id()) == value.map(|v| v.id()) {
+                label_parts.push(k);
+                after_value = true;
+                continue;
             }
+            if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
+                label_parts.push(k);
+                continue;
+            }
+            after_value = false;
+            body.push(k);
         }
+        (is_default, label_parts, body)
+    }
+
+    /// Makes `n` the target of a label of the innermost `switch`.
+    fn register_label(&mut self, s: Ts<'_>, is_default: bool, label_parts: &[Ts<'_>], n: usize) {
         match self.switches.last_mut() {
             None => self.give_up(s, "`case` outside a switch"),
             Some(ctx) => {
                 if is_default {
                     ctx.default = Some(n);
                 } else {
-                    let text = syntax::normalized_siblings(&label_parts, self.src);
+                    let text = syntax::normalized_siblings(label_parts, self.src);
                     ctx.cases.push((text, n));
                 }
                 // the label's text is the switch edge's label
-                for p in &label_parts {
+                for p in label_parts {
                     self.shows(*p);
                 }
             }
         }
-        self.stmt_list(&body, vec![eps(n)])
     }
 
     // ----- C++ -------------------------------------------------------------------
@@ -1462,13 +1583,26 @@ impl<'a, 't> Builder<'a, 't> {
             {
                 node.calls.insert(0, b);
             }
+            // Only a parenthesised argument that is not a literal is wrapped
+            // (`m((probe, x))`): a comma expression is no null pointer constant
+            // (`p_(NULL)`, `p_(0)`), no constant for a braced initialiser's
+            // narrowing rules, and no string literal for an array. A literal
+            // cannot throw; such an initialiser's coverage is derived.
             let first_arg = {
                 let mut c = k.walk();
                 k.named_children(&mut c)
-                    .find(|x| matches!(x.kind(), "argument_list" | "initializer_list"))
+                    .find(|x| x.kind() == "argument_list")
                     .and_then(|a| a.named_child(0))
+                    .filter(|a| !is_literal(*a, self.src))
             };
             let (site, probe) = match first_arg {
+                Some(a) if a.kind() != "comment" && self.misparsed_around(a) => {
+                    self.problem(
+                        Some(k),
+                        "member initialiser the parser cannot delimit is not probed; its coverage is derived",
+                    );
+                    (Site::None, Probe::Derived)
+                }
                 Some(a) if a.kind() != "comment" => {
                     (Site::Expr { start: a.start_byte(), end: a.end_byte() }, Probe::Node)
                 }
@@ -1674,7 +1808,7 @@ impl<'a, 't> Builder<'a, 't> {
         let inc = self.hoist(e, inc, g);
         let text = self.text_of(e);
         let node = self.make_node(NodeKind::Predicate, e, text);
-        let has_error = syntax::has_syntax_error(e, self.src);
+        let has_error = self.misparsed_around(e);
         let site = if has_error { Site::None } else { Site::Cond { start: e.start_byte(), end: e.end_byte() } };
         let probe = if has_error { Probe::Derived } else { Probe::PerEdge };
         if has_error {
@@ -1688,6 +1822,24 @@ impl<'a, 't> Builder<'a, 't> {
             vec![Pend { node: n, label: EdgeLabel::False, coarse: None }],
         )
     }
+}
+
+/// A literal (or GCC's `__null`, what `NULL` becomes in C++), possibly in parentheses.
+fn is_literal(e: Ts<'_>, src: &[u8]) -> bool {
+    let e = syntax::strip_parens(e);
+    matches!(
+        e.kind(),
+        "number_literal"
+            | "string_literal"
+            | "concatenated_string"
+            | "raw_string_literal"
+            | "char_literal"
+            | "user_defined_literal"
+            | "true"
+            | "false"
+            | "null"
+            | "nullptr"
+    ) || syntax::src_text(e, src) == "__null"
 }
 
 /// The bodies of the lambdas in `n` that are not inside another lambda's body.

@@ -167,6 +167,9 @@ struct Found<'t> {
     local: Vec<bool>,
     /// Class bodies (with their enclosing scope), for declaration items.
     class_nodes: Vec<(Ts<'t>, String)>,
+    /// Definitions without a body (`= default`, `= delete`), with their
+    /// qualified names: declarations, not procedures.
+    bodiless: Vec<(Ts<'t>, String)>,
 }
 
 fn walk<'t>(n: Ts<'t>, scope: &mut Vec<String>, anon: bool, src: &[u8], out: &mut Found<'t>) {
@@ -282,9 +285,13 @@ fn definition<'t>(n: Ts<'t>, scope: &[String], anon: bool, src: &[u8], out: &mut
             .map(|k| src_text(k, src))
             .collect()
     };
-    let is_static =
-        head_words.contains(&"static") && class.as_ref().is_none_or(|c| !out.classes.contains_key(c));
+    let is_static = head_words.contains(&"static") && class.as_ref().is_none_or(|c| !out.classes.contains_key(c));
     let compile_time = head_words.iter().any(|w| matches!(*w, "constexpr" | "consteval"));
+    if n.child_by_field_name("body").is_none() {
+        // `= default` / `= delete`: what it declares is in its text
+        out.bodiless.push((n, qualified));
+        return;
+    }
     let mut def = Definition::of_node(n, format!("{qualified}{key}"));
     def.class = class;
     def.compile_time = compile_time;
@@ -551,6 +558,23 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     for (n, scope) in &found.class_nodes {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         decls_out.extend(class_declaration(*n, scope, src, span_at(n.start_position(), n.end_position()), system));
+    }
+    for (n, qualified) in &found.bodiless {
+        let system = file_at(n.start_position().row).is_none_or(|f| f.system);
+        let text = normalized(*n, src);
+        let u = syntax::uses(*n, src, &BTreeSet::new(), &|_| false);
+        let last = qualified.rsplit("::").next().unwrap_or(qualified).to_string();
+        let mut names = vec![last.clone()];
+        if *qualified != last {
+            names.push(qualified.clone());
+        }
+        decls_out.push(Declaration {
+            kind: DeclKind::Function,
+            mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
+            names,
+            text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text },
+            span: span_at(n.start_position(), n.end_position()),
+        });
     }
     for n in &top {
         if matches!(n.kind(), "declaration" | "type_definition" | "alias_declaration") {

@@ -303,12 +303,16 @@ pub fn instrument_with(
                     switch_no += 1;
                     let var = format!("__retest_s{switch_no}");
                     let orig = &raw[cond_start..cond_end];
-                    edits.push(Edit {
-                        at: stmt_start,
-                        range: (stmt_start, stmt_end),
-                        open: true,
-                        text: format!("{{ __typeof__(({orig}) + 0) {var}; "),
-                    });
+                    // The type of the value the switch dispatches on, without
+                    // `const`: `+ 0` promotes it in C; in C++ a scoped enum has
+                    // no `+`, and the type is deduced by a declared (never
+                    // defined) function template instead.
+                    let decl = if tu.cpp {
+                        format!("{{ __typeof__(__retest_val({orig})) {var}; ")
+                    } else {
+                        format!("{{ __typeof__(({orig}) + 0) {var}; ")
+                    };
+                    edits.push(Edit { at: stmt_start, range: (stmt_start, stmt_end), open: true, text: decl });
                     edits.push(Edit {
                         at: stmt_end,
                         range: (stmt_start, stmt_end),
@@ -319,13 +323,15 @@ pub fn instrument_with(
                         at: cond_start,
                         range: (cond_start, cond_end),
                         open: true,
-                        text: format!("{var} = ("),
+                        text: format!("({var} = ("),
                     });
                     edits.push(Edit {
                         at: cond_end,
                         range: (cond_start, cond_end),
                         open: false,
-                        text: format!("), __extension__ ({{ switch ({var}) {{ {dispatch} }} }}), {var}"),
+                        // in parentheses: the condition may be the initialiser of
+                        // a declaration (`switch (int p = …)`)
+                        text: format!("), __extension__ ({{ switch ({var}) {{ {dispatch} }} }}), {var})"),
                     });
                 }
             }
@@ -437,6 +443,8 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize, c
              static __inline__ void __retest_fenter(unsigned int *c) { if (*__retest_st) ++*c; else __atomic_fetch_add(c, 1u, 2); __atomic_signal_fence(5); }\n\
              static __inline__ void __retest_fexit(struct __retest_fr *f) { unsigned int *c = &__retest_fin[f->fn]; if (f->ids) __retest_path_hit(&__retest_tu, f->fn, f->r); else __retest_pa[f->base + f->r] = 1; __atomic_signal_fence(5); if (*__retest_st) --*c; else __atomic_fetch_sub(c, 1u, 3); }\n";
     }
+    // C++: the type a `switch` dispatches on (see `Site::Switch`)
+    let val = if cpp { "template <class __T> __T __retest_val(const __T &);\n" } else { "" };
     format!(
         "/* retest instrumentation, ABI {ABI}, unit {hex} */\n\
          __extension__ typedef unsigned long long __retest_u64;\n\
@@ -444,7 +452,7 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize, c
          struct __retest_tu1 {{ unsigned int abi; unsigned int nsect; unsigned char hash[16]; struct __retest_sect1 *sect; struct __retest_tu1 *next; unsigned char *shadow; unsigned int state; }};\n\
          {c_open}extern void __retest_register(struct __retest_tu1 *);\n\
          extern void __retest_unregister(struct __retest_tu1 *);\n\
-         extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n{c_close}\
+         extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n{c_close}{val}\
          {arrays}\
          static struct __retest_sect1 __retest_s[{ns}] = {{ {sects} }};\n\
          static struct __retest_tu1 __retest_tu = {{ {ABI}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\

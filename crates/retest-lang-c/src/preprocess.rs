@@ -623,10 +623,12 @@ pub enum PreprocessError {
     Failed { file: PathBuf, message: String },
 }
 
-/// Runs `compiler <flags> -E -C <file>` in `cwd` and returns its output with the
-/// line map. Comments are kept (`-C`): they never affect the analysis, and GCC
-/// still honours `/* fall through */` comments when it compiles the instrumented
-/// output, so instrumentation adds no `-Wimplicit-fallthrough` warning.
+/// Runs `compiler <flags> -E <file>` in `cwd` and returns its output with the
+/// line map. Comments are not kept: with `-C` the compiler puts a comment
+/// inside a macro argument into the argument's stringification (`#x`) without
+/// escaping its quotes, so `assert`'s and GoogleTest's messages would differ
+/// from a plain build's, or not compile (`ASSERT_NO_FATAL_FAILURE(f("a\n"
+/// // say "b"\n ...))`). Warnings are off for instrumented units anyway.
 pub fn run_preprocessor(
     compiler: &str,
     flags: &[String],
@@ -636,7 +638,6 @@ pub fn run_preprocessor(
     let out = Command::new(compiler)
         .args(flags)
         .arg("-E")
-        .arg("-C")
         .arg(file)
         .current_dir(cwd)
         .stdin(Stdio::null())

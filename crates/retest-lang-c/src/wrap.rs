@@ -104,6 +104,14 @@ fn rel_to(root: &Path, p: &Path) -> Option<String> {
     Some(rel.to_string_lossy().into_owned())
 }
 
+/// Whether a source is one a build system writes to check the compiler while
+/// configuring (CMake's `CMakeFiles/…/CMakeCXXCompilerId.cpp`, its
+/// `TryCompile-*` scratch projects): not the project's code, and gone after
+/// the check.
+fn is_build_system_probe(rel_source: &str) -> bool {
+    rel_source.split('/').any(|c| c == "CMakeFiles")
+}
+
 /// Default object name of `-c src` without `-o`.
 fn default_object(src: &str) -> String {
     let base = Path::new(src).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -158,6 +166,9 @@ impl Prepared {
             let Some(rel_source) = rel_to(&root, &opts.cwd.join(src)) else {
                 continue; // outside the project: compiled as given
             };
+            if is_build_system_probe(&rel_source) {
+                continue; // CMake's checks of the compiler: compiled as given
+            }
             let output = match parsed.mode {
                 Mode::Compile if parsed.sources.len() == 1 => {
                     Some(parsed.output.clone().unwrap_or_else(|| default_object(src)))
@@ -503,6 +514,14 @@ fn tempfile_dir(parent: &Path) -> Result<PathBuf, WrapError> {
 mod tests {
     use super::*;
     use crate::instrument::full_plan;
+
+    #[test]
+    fn cmake_compiler_checks_are_not_project_code() {
+        assert!(is_build_system_probe("build/CMakeFiles/3.25.1/CompilerIdCXX/CMakeCXXCompilerId.cpp"));
+        assert!(is_build_system_probe("build/CMakeFiles/CMakeScratch/TryCompile-EgxiFZ/src.cxx"));
+        assert!(!is_build_system_probe("build/lexer.cc"));
+        assert!(!is_build_system_probe("src/CMakeFilesystem.cc"));
+    }
 
     /// Any path reaches the runtime intact through `-D`: quotes, backslashes,
     /// trigraph look-alikes, newlines and non-ASCII bytes (compiled as C89,

@@ -2,6 +2,7 @@
 // constructors with member initialisers, destructors run at scope exits,
 // if with an initialiser and with a declaration, if constexpr, range for,
 // try/catch/throw, lambdas, templates, operators, coroutines left opaque.
+#include <cstddef>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -87,10 +88,48 @@ int total(const std::vector<int> &v) {
     return sum;
 }
 
+// GoogleTest's assertions: a switch whose body is a labelled statement
+#define CHECK(c) switch (0) case 0: default: if (c) ; else return -__LINE__
+#define SHOW(x) #x
+
+int checks(int a) {
+    CHECK(a > 0);
+    CHECK(a < 100 /* "quoted" in a comment */);
+    auto twice = [](int x) { CHECK(x != 7); return x * 2; };
+    return twice(a) / 2;
+}
+
+enum class Colour { Red, Green, Blue };
+
+int hue(Colour c, int n) {
+    switch (c) {
+    case Colour::Red: return 1;
+    case Colour::Green: return 2;
+    default: break;
+    }
+    switch (int twice = n * 2) {
+    case 4: return twice;
+    default: return 0;
+    }
+}
+
+struct Table {
+    // a null pointer constant, a braced initialiser and `new T*[n]` as
+    // member initialisers
+    Table(int n) : rows(NULL), count{n}, cells(new int *[n]) {}
+    ~Table() { delete[] cells; }
+    int *rows;
+    int count;
+    int **cells;
+};
+
 int main() {
     std::vector<int> v{3, 0, 5, -1};
     shapes::Rect a(2, 3), b(1, 1);
+    Table t(3);
     std::printf("%d %d %d %d %d %d\n", find(v, 5), parse("12"), chooser(7),
                 biggest(v), kind<1>() + kind<0>(), total(v) + (b < a));
+    std::printf("%d %d %d %d %d %s\n", checks(5), checks(-1), checks(500), hue(Colour::Green, 0),
+                hue(Colour::Blue, 2) + t.count, SHOW(a /* "x" */ + b));
     return 0;
 }
