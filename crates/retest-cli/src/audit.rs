@@ -42,7 +42,7 @@ pub struct AuditArgs {
     pub timeout: Option<f64>,
 }
 
-/// The baseline outcome of each test: from the run that recorded its coverage.
+/// The baseline outcome of each test, by key: from the run that recorded its coverage.
 pub fn baseline_outcomes(store: &Store, baseline: SnapshotId) -> Result<BTreeMap<String, Outcome>, Fail> {
     let matrix = store.matrix_tests(baseline).or_fail()?;
     let mut runs: BTreeMap<i64, HashMap<TestId, Outcome>> = BTreeMap::new();
@@ -52,7 +52,7 @@ pub fn baseline_outcomes(store: &Store, baseline: SnapshotId) -> Result<BTreeMap
             e.insert(store.run_results(m.run).or_fail()?);
         }
         if let Some(o) = runs[&m.run.0].get(&m.test) {
-            out.insert(m.name.clone(), o.clone());
+            out.insert(m.key.clone(), o.clone());
         }
     }
     Ok(out)
@@ -79,11 +79,12 @@ pub fn changed_in_audit(
         return Ok(None);
     }
     let before = baseline_outcomes(store, baseline)?;
-    let names: HashMap<TestId, String> = store.tests().or_fail()?.into_iter().map(|t| (t.id, t.name)).collect();
+    let names: HashMap<TestId, (String, String)> =
+        store.tests().or_fail()?.into_iter().map(|t| (t.id, (t.key, t.name))).collect();
     let mut changed = BTreeMap::new();
     for (id, after) in store.run_results(run).or_fail()? {
-        if let Some(name) = names.get(&id)
-            && let Some(old) = before.get(name)
+        if let Some((key, name)) = names.get(&id)
+            && let Some(old) = before.get(key)
             && let Some(d) = difference(old, &after)
         {
             changed.insert(name.clone(), d);
@@ -160,14 +161,16 @@ pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
     let tests = discover_tests(&a.opts.source, &root, &store)?;
     let baseline = baseline_outcomes(&store, sel.baseline)?;
     let digest = build_digest(&store, sel.baseline, new_snapshot)?;
-    let (run, results, summary) =
-        execute(&mut store, new_snapshot, Some(new_snapshot), AUDIT_RUN, &tests, a.jobs, a.timeout)?;
+    // with nothing built since the baseline the audit runs on the baseline's
+    // build: its results do not replace the baseline's
+    let into = (new_snapshot != sel.baseline).then_some(new_snapshot);
+    let (run, results, summary) = execute(&mut store, new_snapshot, into, AUDIT_RUN, &tests, a.jobs, a.timeout)?;
     store.set_meta(&audited_key(run), &digest).or_fail()?;
     let mut changed = BTreeMap::new();
     let mut not_compared = Vec::new();
     for r in &results {
         let name = &tests[r.outcome.index].name;
-        match baseline.get(name) {
+        match baseline.get(&tests[r.outcome.index].key) {
             None => not_compared.push(name.clone()),
             Some(old) => {
                 if let Some(d) = difference(old, &outcome_of(&r.outcome)) {

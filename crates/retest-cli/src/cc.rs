@@ -122,11 +122,26 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
         }
         return Ok(exit_code(status));
     }
-    if !prepared.units.is_empty() {
+    if !prepared.units.is_empty() || prepared.links {
+        let newest = store.newest_snapshot().or_fail()?.map(|s| s.id);
         let snapshot = match std::env::var("RETEST_SNAPSHOT").ok().and_then(|s| s.parse().ok()) {
             Some(id) => retest_store::SnapshotId(id),
-            None => store.open_snapshot().or_fail()?,
+            // a link alone adds no unit: it does not open a new snapshot
+            None => match newest {
+                Some(n) if prepared.units.is_empty() => n,
+                _ => store.open_snapshot().or_fail()?,
+            },
         };
+        // what the wrapper wrote is compared through its code's CFGs: no
+        // test's file dependency (it changes with every build)
+        let written: Vec<String> = outputs
+            .iter()
+            .filter_map(|o| {
+                let dir = std::fs::canonicalize(o.parent()?).ok()?;
+                Some(retest_run::files::Paths::new(&root).stored(&dir.join(o.file_name()?)))
+            })
+            .collect();
+        store.record_outputs(snapshot, &written).or_fail()?;
         for u in &prepared.units {
             let unit = store.put_unit(&u.src_hash, &u.tu.unit).or_fail()?;
             let build = store
@@ -152,6 +167,9 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                 );
             }
             store.record_unit(snapshot, &u.key, &u.rel_source, unit, Some(build), &u.flags).or_fail()?;
+            // the project files it was analysed from, to tell a later
+            // selection that they changed since
+            store.record_unit_sources(unit, &crate::deps::source_states(&root, &u.tu.unit.files)).or_fail()?;
             for p in &u.tu.unit.procedures {
                 if let Some(why) = &p.unanalysable {
                     let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();

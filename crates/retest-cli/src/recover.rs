@@ -175,6 +175,9 @@ fn merged_summary(
         if let Err(why) = &r.coverage {
             s.unknown.push((t.name.clone(), why.clone()));
         }
+        if let Some(why) = &r.deps.unknown {
+            s.deps_unknown.push((t.name.clone(), why.clone()));
+        }
     }
     s
 }
@@ -196,6 +199,12 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Fail::new("no new build to run"))?;
     let tests = discover_tests(&a.source, root, store)?;
+    if new_snapshot == sel.baseline {
+        // only definitions and files changed: no entity moved
+        return crate::rerun::in_place(store, a, &sel, &tests);
+    }
+    // matrix rows are found by key (a universe test's command), shown by name
+    let name_of: HashMap<&str, &str> = tests.iter().map(|t| (t.key.as_str(), t.name.as_str())).collect();
     let (old, new) = sel.programs();
     let map = EntityMap::new(&old, &new, &sel.outcome);
 
@@ -207,17 +216,24 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let mut old_recorded: HashMap<String, HashMap<usize, Recorded>> = HashMap::new();
     // tests whose old coverage claims what code stopped part-way may have run
     // (or may: recorded before retest knew), a claim of the old probes
-    let claims: BTreeSet<String> = matrix.iter().filter(|m| m.stopped != Some(false)).map(|m| m.name.clone()).collect();
+    let claims: BTreeSet<String> = matrix
+        .iter()
+        .filter(|m| m.stopped != Some(false))
+        .filter_map(|m| name_of.get(m.key.as_str()).map(|n| n.to_string()))
+        .collect();
     for m in &matrix {
-        if m.state == CoverageState::Known {
+        let Some(&name) = name_of.get(m.key.as_str()) else { continue };
+        // a test whose definition or files changed may run differently
+        // anywhere: nothing of its old coverage is carried over
+        if m.state == CoverageState::Known && !sel.inputs_changed(name) {
             let cov = store.test_coverage(sel.baseline, m.test).or_fail()?;
             old_cov.insert(
-                m.name.clone(),
+                name.to_string(),
                 cov.into_iter().filter_map(|(u, b)| old_id_to_index.get(&u).map(|i| (*i, b))).collect(),
             );
             let rec = store.test_recorded(sel.baseline, m.test).or_fail()?;
             old_recorded.insert(
-                m.name.clone(),
+                name.to_string(),
                 rec.into_iter().filter_map(|(u, r)| old_id_to_index.get(&u).map(|i| (*i, r))).collect(),
             );
         }
@@ -431,9 +447,16 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     for r in &results_again {
         by_name.insert(again[r.outcome.index].name.as_str(), (r, run_again, true));
     }
-    let test_ids: HashMap<String, retest_store::TestId> =
-        store.tests().or_fail()?.into_iter().map(|t| (t.name, t.id)).collect();
-    let old_runs: HashMap<&str, RunId> = matrix.iter().map(|m| (m.name.as_str(), m.run)).collect();
+    let test_ids: HashMap<String, retest_store::TestId> = store
+        .tests()
+        .or_fail()?
+        .into_iter()
+        .filter_map(|t| name_of.get(t.key.as_str()).map(|n| (n.to_string(), t.id)))
+        .collect();
+    let old_runs: HashMap<&str, RunId> =
+        matrix.iter().filter_map(|m| name_of.get(m.key.as_str()).map(|n| (*n, m.run))).collect();
+    // definitions and files: measured for the tests that ran, carried over for the others
+    let mut old_deps = store.matrix_deps(sel.baseline).or_fail()?;
     let mut rows = Vec::new();
     for t in &tests {
         let Some(&id) = test_ids.get(&t.name) else { continue };
@@ -477,7 +500,11 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
             .filter(|(_, b)| !b.is_empty())
             .filter_map(|(i, b)| sel.new_units[i].unit_id.map(|u| (u, b)))
             .collect();
-        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded });
+        let deps = match by_name.get(t.name.as_str()) {
+            Some((r, _, _)) => Some(r.deps.clone()),
+            None => old_deps.remove(&id),
+        };
+        rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
     store.advance_baseline(new_snapshot, &rows).or_fail()?;

@@ -199,6 +199,8 @@ pub struct RunSummary {
     pub passed: usize,
     pub failed: Vec<String>,
     pub unknown: Vec<(String, String)>,
+    /// Tests whose file dependencies are unknown, with why.
+    pub deps_unknown: Vec<(String, String)>,
     pub elapsed: Duration,
     pub stopped: bool,
 }
@@ -211,6 +213,8 @@ pub struct Executed {
     /// The test ran no instrumented code (its coverage is empty, or unknown
     /// for that reason).
     pub no_code: bool,
+    /// Its definition and the files it read (`crate::deps`).
+    pub deps: retest_store::TestDeps,
 }
 
 /// Runs `tests` on `snapshot`'s build, recording each result — into `matrix`'s
@@ -225,8 +229,11 @@ pub fn execute(
     jobs: Option<usize>,
     timeout: Option<f64>,
 ) -> Result<(retest_store::RunId, Vec<Executed>, RunSummary), Fail> {
-    let names: Vec<(String, String)> = tests.iter().map(|t| (t.name.clone(), t.cmd.clone())).collect();
-    let ids = store.upsert_tests(&names).or_fail()?;
+    let names: Vec<retest_store::TestName> = tests
+        .iter()
+        .map(|t| retest_store::TestName { key: t.key.clone(), name: t.name.clone(), cmd: t.cmd.clone() })
+        .collect();
+    let ids = store.upsert_tests_named(&names).or_fail()?;
     let run = store.begin_run(snapshot, kind).or_fail()?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let half: Vec<String> = crate::writing::abandoned(&store_dir)
@@ -245,12 +252,15 @@ pub fn execute(
     let unrecorded = UnrecordedWatch::start(&store_dir);
     let scratch = TraceRoot::choose(&store_dir.join("tmp")).or_fail()?;
     let trace_root = scratch.path().to_path_buf();
+    let root = store_dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut tracking = crate::deps::Tracking::start(store, &root, snapshot, &trace_root)?;
     let stop = crate::interrupt::flag();
     let opts = RunOptions {
         jobs: jobs.unwrap_or(0),
         default_timeout: timeout.map(Duration::from_secs_f64),
         trace_root: trace_root.clone(),
         extra_env: Vec::new(),
+        preload: tracking.preload(),
         stop: stop.clone(),
         groups: Default::default(),
     };
@@ -299,17 +309,20 @@ pub fn execute(
                 },
                 other => other,
             };
+            // what it read, before its trace directory goes
+            let deps = tracking.record(store, &tests[o.index], &o.trace_dir)?;
             let _ = std::fs::remove_dir_all(&o.trace_dir);
             let rec = TestRecord {
                 test: id,
                 outcome: outcome_of(&o),
                 coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
                 recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
+                deps: Some(deps.clone()),
                 stopped: coverage.as_ref().is_ok_and(|c| c.stopped),
             };
             store.record_result(run, matrix, &rec).or_fail()?;
             pb.inc(1);
-            results.push(Executed { outcome: o, coverage, no_code });
+            results.push(Executed { outcome: o, coverage, no_code, deps });
         }
         runner.join().map_err(|_| Fail::new("the test runner panicked"))?.or_fail()
     });
@@ -331,6 +344,9 @@ pub fn execute(
         match r.outcome.status {
             Status::Passed => s.passed += 1,
             _ => s.failed.push(name.clone()),
+        }
+        if let Some(why) = &r.deps.unknown {
+            s.deps_unknown.push((name.clone(), why.clone()));
         }
         if let Err(why) = &r.coverage {
             s.unknown.push((name, why.clone()));
@@ -566,6 +582,11 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
         .hint("build the program with the wrapper (`retest build -- make`), check that the tests run it, then `retest run`"));
     }
     if full && !s.stopped {
+        // the suite is what ran: tests that left it leave the matrix
+        let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
+        let keep: Vec<retest_store::TestId> =
+            store.tests().or_fail()?.into_iter().filter(|t| suite.contains(t.key.as_str())).map(|t| t.id).collect();
+        store.retain_matrix_tests(snapshot.id, &keep).or_fail()?;
         store.seal(snapshot.id).or_fail()?;
         store.set_baseline(snapshot.id).or_fail()?;
     }
@@ -596,6 +617,11 @@ pub fn print_summary(s: &RunSummary, total: usize, snapshot: SnapshotId, baselin
     }
     for (t, why) in &s.unknown {
         eprintln!("coverage unknown for {t}: {why} (it will always be selected)");
+    }
+    for (t, why) in &s.deps_unknown {
+        eprintln!(
+            "dependencies unknown for {t}: {why} (it will always be selected; declare its inputs in retest.toml to change that)"
+        );
     }
     let ran = s.passed + s.failed.len();
     println!(

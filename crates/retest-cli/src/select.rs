@@ -23,6 +23,7 @@ use serde::Serialize;
 use crate::context;
 use crate::fail::{Fail, OrFail};
 use crate::run::{TestSource, discover_tests};
+use retest_run::discover::TestSpec;
 
 /// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
 /// (`retest_select::refine`), `path` with the paths `retest build --paths`
@@ -150,6 +151,15 @@ pub struct Selection {
     pub suite: Vec<String>,
     /// Selected test name → reasons (one line each).
     pub selected: BTreeMap<String, Vec<String>>,
+    /// The kind (JSON `kind`) of each reason that is not about code.
+    pub other_kinds: HashMap<String, &'static str>,
+    /// Tests of the baseline no longer in the suite (names as last shown).
+    pub removed: Vec<String>,
+    /// Per test of the suite with recorded dependencies, how many file
+    /// states it depends on.
+    pub file_deps: BTreeMap<String, u64>,
+    /// The recorded file states that no longer hold.
+    pub files_changed: usize,
     /// Selected test name → structured reasons, for JSON.
     pub reasons: BTreeMap<String, Vec<Why>>,
     /// Tests DejaVu selects that Ball's algorithm eliminates, with why.
@@ -170,6 +180,14 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Whether test `name` is selected for something beyond its code: its
+    /// definition, the files it reads, unknown dependencies, or being new.
+    /// Its behaviour may then differ anywhere, not only where the code
+    /// changed, so none of its old coverage can be carried over.
+    pub fn inputs_changed(&self, name: &str) -> bool {
+        self.selected.get(name).is_some_and(|why| why.iter().any(|r| self.other_kinds.contains_key(r)))
+    }
+
     /// The two programs, rebuilt from the units (same indexes as in `outcome`).
     pub fn programs(&self) -> (Program<'_>, Program<'_>) {
         let old = Program::new(
@@ -363,15 +381,33 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let (new_units, new_snapshot) = match &opts.project {
         Some(db) => (load_compile_commands(db, root)?, None),
         None => {
-            let newest = store.newest_snapshot().or_fail()?.map(|s| s.id);
-            match newest {
-                Some(n) if n != baseline => (load_snapshot(store, n)?, Some(n)),
-                _ => {
-                    return Err(Fail::new(format!("nothing was built since the baseline (snapshot {})", baseline.0)).hint(
-                        "rebuild with the wrapper (`retest build -- make`), or pass -p compile_commands.json to analyse the sources without building",
-                    ));
-                }
+            // with nothing built since the baseline, the code is the baseline's
+            // and only definitions and files can have changed — if the sources
+            // are still what the newest build analysed
+            let newest = store.newest_snapshot().or_fail()?.map_or(baseline, |s| s.id);
+            if let Some(what) = crate::deps::stale_source(store, root, newest)? {
+                return Err(Fail::new(format!(
+                    "{what} since the newest build with the wrapper (snapshot {}) analysed it",
+                    newest.0
+                ))
+                .hint("rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe"));
             }
+            // a build that compiled nothing leaves a snapshot holding the
+            // baseline's units as they were: the same code
+            let same = |a: &[retest_store::SnapshotUnit], b: &[retest_store::SnapshotUnit]| {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| (&x.key, x.unit, x.build, &x.flags) == (&y.key, y.unit, y.build, &y.flags))
+            };
+            let newest = if newest != baseline
+                && same(&store.snapshot_units(newest).or_fail()?, &store.snapshot_units(baseline).or_fail()?)
+            {
+                baseline
+            } else {
+                newest
+            };
+            (load_snapshot(store, newest)?, Some(newest))
         }
     };
     let old_units = load_snapshot(store, baseline)?;
@@ -390,7 +426,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             .collect(),
     );
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
-    let outcome = select(&old, &new, mode);
+    // nothing built since the baseline: the code is the baseline's own, and
+    // only definitions and files can have changed
+    let outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
     let dangerous = match opts.algorithm {
         Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid | Algorithm::Path => {
             outcome.dangerous.clone()
@@ -424,11 +462,44 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
 
     // the suite: discovered tests if a source is available, else the matrix's
     let matrix = store.matrix_tests(baseline).or_fail()?;
-    let suite: Vec<String> = match discover_tests(&opts.source, root, store) {
-        Ok(t) => t.into_iter().map(|t| t.name).collect(),
-        Err(_) => matrix.iter().map(|m| m.name.clone()).collect(),
+    let specs: Option<Vec<TestSpec>> = match discover_tests(&opts.source, root, store) {
+        Ok(t) => Some(t),
+        Err(f) => {
+            warnings.push(format!(
+                "the tests cannot be listed ({}): their definitions are not compared, and new or removed tests not seen",
+                f.what
+            ));
+            None
+        }
     };
-    let by_name: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.name.as_str(), m)).collect();
+    let suite: Vec<String> = match &specs {
+        Some(t) => t.iter().map(|t| t.name.clone()).collect(),
+        None => matrix.iter().map(|m| m.name.clone()).collect(),
+    };
+    let keys: Vec<&str> = match &specs {
+        Some(t) => t.iter().map(|t| t.key.as_str()).collect(),
+        None => matrix.iter().map(|m| m.key.as_str()).collect(),
+    };
+    let by_key: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.key.as_str(), m)).collect();
+    let removed: Vec<String> = match &specs {
+        Some(_) => {
+            let now: std::collections::HashSet<&str> = keys.iter().copied().collect();
+            matrix.iter().filter(|m| !now.contains(m.key.as_str())).map(|m| m.name.clone()).collect()
+        }
+        None => Vec::new(),
+    };
+    // what the tests depend on beyond the code
+    let recorded_deps = store.matrix_deps(baseline).or_fail()?;
+    let settings = crate::deps::settings(&opts.source, root, store)?;
+    if !settings.track {
+        warnings.push(
+            "file tracking is off (`track = false` in retest.toml): only declared inputs are compared, a change to any other file a test reads selects nothing"
+                .to_string(),
+        );
+    }
+    let file_changes = crate::deps::FileChanges::check(store, root, baseline, &recorded_deps, &settings)?;
+    let mut other_kinds: HashMap<String, &'static str> = HashMap::new();
+    let mut file_deps: BTreeMap<String, u64> = BTreeMap::new();
     let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut reasons: BTreeMap<String, Vec<Why>> = BTreeMap::new();
     let mut eliminated: BTreeMap<String, Vec<Elimination>> = BTreeMap::new();
@@ -454,12 +525,24 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         }
     }
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
-    for name in &suite {
+    for (i, name) in suite.iter().enumerate() {
         let mut why: Vec<String> = Vec::new();
         let mut gone: Option<&Vec<Elimination>> = None;
-        match by_name.get(name.as_str()) {
-            None => why.push("no coverage recorded for this test".to_string()),
+        let mut beyond: Vec<(String, &'static str)> = Vec::new();
+        match by_key.get(keys[i]) {
+            None => beyond.push(("new test: nothing is recorded for it in the baseline".to_string(), "new-test")),
             Some(m) => {
+                let deps = recorded_deps.get(&m.test);
+                if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
+                    for r in crate::deps::definition_reasons(spec, root, deps) {
+                        let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
+                        beyond.push((r, kind));
+                    }
+                }
+                if let Some(d) = deps {
+                    file_deps.insert(name.clone(), d.states.len());
+                    beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
+                }
                 if let CoverageState::Unknown(r) = &m.state {
                     why.push(format!("coverage unknown: {r}"));
                 }
@@ -506,6 +589,10 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                 }
             }
         }
+        for (r, kind) in beyond {
+            other_kinds.insert(r.clone(), kind);
+            why.push(r);
+        }
         why.extend(hidden.iter().cloned());
         if !why.is_empty() {
             why.dedup();
@@ -523,6 +610,10 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         new_snapshot,
         suite,
         selected,
+        other_kinds,
+        removed,
+        file_deps,
+        files_changed: file_changes.len(),
         reasons,
         eliminated,
         pairs_analysed: refinement.map(|r| r.pairs_analysed),
@@ -568,9 +659,14 @@ pub fn ctest_regex<'a>(names: impl Iterator<Item = &'a String>) -> String {
 
 fn write_human(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
     let by = if sel.algorithm == Algorithm::Dejavu { String::new() } else { format!("{}, ", sel.algorithm.name()) };
+    let nothing_built = if sel.new_snapshot == Some(sel.baseline) {
+        "nothing built since: definitions and files compared, "
+    } else {
+        ""
+    };
     writeln!(
         w,
-        "{} of {} tests selected ({by}baseline snapshot {}, analysis {:.3} s)",
+        "{} of {} tests selected ({by}baseline snapshot {}, {nothing_built}analysis {:.3} s)",
         sel.selected.len(),
         sel.suite.len(),
         sel.baseline.0,
@@ -580,6 +676,16 @@ fn write_human(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
     for (name, why) in &sel.selected {
         let extra = if why.len() > 1 { format!(" (+{} more)", why.len() - 1) } else { String::new() };
         writeln!(w, "  {name:<width$}  {}{extra}", why[0])?;
+    }
+    if !sel.removed.is_empty() {
+        let n = sel.removed.len();
+        writeln!(
+            w,
+            "{n} {} of the baseline {} no longer in the suite: {}",
+            if n == 1 { "test" } else { "tests" },
+            if n == 1 { "is" } else { "are" },
+            sel.removed.join(", ")
+        )?;
     }
     if !sel.eliminated.is_empty() {
         writeln!(
@@ -613,6 +719,10 @@ struct JsonSelection<'a> {
     multiply_visited_nodes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pairs_analysed: Option<usize>,
+    /// Tests of the baseline that are no longer in the suite.
+    removed: &'a [String],
+    /// Recorded file states (content, absence, listing) that no longer hold.
+    files_changed: usize,
     warnings: &'a [String],
 }
 
@@ -702,12 +812,13 @@ fn write_json(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
                         .collect()
                 })
                 .unwrap_or_default();
-            // reasons that are not dangerous edges (coverage unknown, hidden code)
+            // reasons that are not dangerous edges (coverage unknown, hidden
+            // code, definitions, files)
             for t in why {
                 if !reasons.iter().any(|r| &r.text == t) {
                     reasons.push(JsonReason {
                         text: t.clone(),
-                        kind: "coverage".to_string(),
+                        kind: sel.other_kinds.get(t).copied().unwrap_or("coverage").to_string(),
                         old: None,
                         new: None,
                         via: None,
@@ -745,6 +856,8 @@ fn write_json(sel: &Selection, w: &mut dyn Write) -> io::Result<()> {
         },
         multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
         pairs_analysed: sel.pairs_analysed,
+        removed: &sel.removed,
+        files_changed: sel.files_changed,
         warnings: &sel.warnings,
     };
     serde_json::to_writer_pretty(&mut *w, &doc).map_err(io::Error::other)?;
@@ -782,6 +895,12 @@ pub fn explain(store_opt: Option<&Path>, a: ExplainArgs) -> Result<(), Fail> {
                 sel.baseline.0,
                 sel.dangerous.len()
             );
+            if let Some(n) = sel.file_deps.get(&a.test) {
+                println!(
+                    "its definition is unchanged, and none of the {n} files and paths it read or looked for changed ({} recorded file states of the suite changed)",
+                    sel.files_changed
+                );
+            }
             if !sel.dangerous.is_empty() {
                 println!("the changes it does not reach:");
                 let mut seen = std::collections::BTreeSet::new();

@@ -111,8 +111,12 @@ fn names_and_ctest_formats() {
     assert!(re.trim().starts_with("^(") && re.trim().ends_with(")$") && re.contains("22-brake-hold-boundary"));
 }
 
+/// No store and no baseline are errors; with nothing built since the
+/// baseline, the tests' definitions and files are compared (nothing changed:
+/// nothing selected), but a source edited since the build stops the
+/// selection with the file's name.
 #[test]
-fn missing_baseline_and_nothing_rebuilt_are_clear_errors() {
+fn missing_baseline_and_sources_not_rebuilt_are_clear_errors() {
     let d = example_copy();
     let e = stderr(&retest(d.path(), &["select"], 1));
     assert!(e.starts_with("error: no retest store"), "{e}");
@@ -121,8 +125,15 @@ fn missing_baseline_and_nothing_rebuilt_are_clear_errors() {
     let e = stderr(&retest(d.path(), &["select"], 1));
     assert!(e.contains("no baseline") && e.contains("retest run"), "{e}");
     retest(d.path(), &["run", "-j2"], 0);
+    let out = stdout(&retest(d.path(), &["select"], 0));
+    assert!(out.starts_with("0 of 40 tests selected") && out.contains("nothing built since"), "{out}");
+    let h = d.path().join("config.h");
+    let text = std::fs::read_to_string(&h).unwrap();
+    std::fs::write(&h, format!("{text}\n/* edited */\n")).unwrap();
     let e = stderr(&retest(d.path(), &["select"], 1));
-    assert!(e.contains("nothing was built since the baseline") && e.contains("retest build"), "{e}");
+    assert!(e.starts_with("error: config.h changed since the newest build") && e.contains("retest build"), "{e}");
+    std::fs::write(&h, text).unwrap();
+    retest(d.path(), &["select"], 0);
 }
 
 #[test]

@@ -3,8 +3,11 @@
  *
  * Loaded with LD_PRELOAD into every dynamically linked process of a test
  * (`retest run` sets it for the test's shell; this library puts it back into
- * the environment of every program it starts). It records, one line per
- * event, in a file of its own under $RETEST_TRACE_DIR:
+ * the environment of every program it starts, with $RETEST_DEPS_DIR — a
+ * variable of its own, so that a program run with `env -i` or without
+ * $RETEST_TRACE_DIR still loses the coverage runtime's trace directory, as
+ * it would without this library). It records, one line per event, in a file
+ * of its own under $RETEST_DEPS_DIR:
  *
  *   P <nonce> <exe>   this process image started; <nonce> is the one its
  *                     parent gave the exec that made it (`root` for the
@@ -15,8 +18,9 @@
  *   R <path>          a file opened for reading (or stat'ed: its content may
  *                     matter), or opened for update without truncation
  *   W <path>          a file the test created or truncated: its output
- *   M <path>          a path probed and not found (open, stat or access
- *                     failed with ENOENT or ENOTDIR)
+ *   M <path>          a path probed and not found (open, stat, access or
+ *                     an exec failed with ENOENT or ENOTDIR: a program
+ *                     that appears there later is run instead)
  *   E <path>          a directory whose existence was checked
  *   D <path>          a directory whose entries were listed
  *   L <path>          a shared object loaded into the process
@@ -54,7 +58,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define RETEST_DEPS_ENV_DIR "RETEST_TRACE_DIR"
+#define RETEST_DEPS_ENV_DIR "RETEST_DEPS_DIR"
 #define RETEST_DEPS_ENV_EXEC "RETEST_DEPS_EXEC"
 
 static int log_fd = -1;
@@ -518,10 +522,17 @@ static void about_to_exec(const char *nonce, const char *path) {
     if (n < sizeof line) emit_line(line, n);
 }
 
-static void exec_failed(const char *nonce) {
+static void exec_failed(const char *nonce, const char *path, int err) {
     char line[96];
     size_t n = (size_t)snprintf(line, sizeof line, "F %s\n", nonce);
     emit_line(line, n);
+    /* a candidate of a PATH search that is not there: a program that
+       appears there later runs instead */
+    if (path && (err == ENOENT || err == ENOTDIR)) {
+        char buf[PATH_MAX];
+        const char *abs = absolute(AT_FDCWD, path, buf);
+        if (abs) emit('M', abs);
+    }
 }
 
 int execve(const char *path, char *const argv[], char *const envp[]) {
@@ -536,7 +547,7 @@ int execve(const char *path, char *const argv[], char *const envp[]) {
     about_to_exec(nonce, path);
     r = real_execve(path, argv, env ? env : (char **)envp);
     saved = errno;
-    exec_failed(nonce);
+    exec_failed(nonce, path, saved);
     free(env);
     errno = saved;
     return r;
@@ -647,7 +658,7 @@ static int spawn(int search, pid_t *pid, const char *file, const posix_spawn_fil
     about_to_exec(nonce, file);
     r = search ? real_posix_spawnp(pid, file, fa, attr, argv, env ? env : (char **)envp)
                : real_posix_spawn(pid, file, fa, attr, argv, env ? env : (char **)envp);
-    if (r != 0) exec_failed(nonce);
+    if (r != 0) exec_failed(nonce, search ? NULL : file, r);
     free(env);
     return r;
 }

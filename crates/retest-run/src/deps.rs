@@ -4,10 +4,12 @@
 //! Observation is an interposed shared object (`preload/retest_deps.c`),
 //! loaded with `LD_PRELOAD` into every dynamically linked process of a test:
 //! it wraps the C library's `open`/`fopen`/`stat`/`access`/`opendir`/`dlopen`
-//! and `exec*`/`posix_spawn` and writes one line per event into the test's
-//! trace directory (`deps.<pid>.log`; the format is in the C file). It puts
-//! itself back into the environment of every program it starts, so `env -i`
-//! does not escape it. A process it cannot see — statically linked, setuid —
+//! and `exec*`/`posix_spawn` and writes one line per event into the
+//! directory [`DIR_ENV`] names — the test's trace directory — as
+//! `deps.<pid>.log` (the format is in the C file). It puts itself and that
+//! variable back into the environment of every program it starts, so `env -i`
+//! does not escape it (the coverage runtime's `RETEST_TRACE_DIR` is left
+//! alone: a program that loses it still reports so). A process it cannot see — statically linked, setuid —
 //! is still noticed: its parent's exec has no matching start, and the test's
 //! dependencies are then *unknown*.
 //!
@@ -22,6 +24,9 @@ use std::process::Command;
 
 /// The C source of the interposed library.
 pub const PRELOAD_SOURCE: &str = include_str!("../preload/retest_deps.c");
+
+/// Environment variable naming the directory the tracker writes its logs to.
+pub const DIR_ENV: &str = "RETEST_DEPS_DIR";
 
 /// Environment variable naming the exec that started a process image; the
 /// test's shell gets [`ROOT_NONCE`].

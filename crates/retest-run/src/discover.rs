@@ -26,10 +26,15 @@ use serde::Deserialize;
 use toml::Spanned;
 
 /// One test: a shell command and the context it runs in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TestSpec {
     /// Name of the test, unique within the list a discovery function returns.
     pub name: String,
+    /// What identifies the test across versions of its source, unique within
+    /// the list: its name for `retest.toml` and CTest; for a universe file
+    /// its command (with `#N` appended for the N-th repetition of a line), so
+    /// that a line inserted above it does not make it another test.
+    pub key: String,
     /// Shell command line; the runner executes it with `/bin/sh -c cmd`.
     pub cmd: String,
     /// Absolute working directory of the command.
@@ -43,6 +48,144 @@ pub struct TestSpec {
     /// exits with 0 (CTest's `WILL_FAIL`). Always `false` for `retest.toml`
     /// and universe files.
     pub expect_failure: bool,
+    /// Files and directories the test declares it reads (absolute), beyond
+    /// what the file tracker observes (`inputs` of a `[[test]]`).
+    pub inputs: Vec<PathBuf>,
+    /// The CTest properties not mapped onto a field above, by name (values
+    /// as JSON): part of the test's definition, since CTest acts on them.
+    pub properties: Vec<(String, String)>,
+}
+
+/// What defines a test besides the code it runs: recorded with its coverage,
+/// so that a changed definition selects it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, Deserialize)]
+pub struct Definition {
+    pub cmd: String,
+    /// Relative to the project root when under it, else absolute.
+    pub cwd: String,
+    pub env: Vec<(String, String)>,
+    /// Seconds; `None` for the runner's default.
+    pub timeout: Option<f64>,
+    pub expect_failure: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub properties: Vec<(String, String)>,
+}
+
+impl TestSpec {
+    /// The test's definition; `root` is the project root (absolute).
+    pub fn definition(&self, root: &Path) -> Definition {
+        let cwd = match self.cwd.strip_prefix(root) {
+            Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+            Ok(r) => r.to_string_lossy().into_owned(),
+            Err(_) => self.cwd.to_string_lossy().into_owned(),
+        };
+        Definition {
+            cmd: self.cmd.clone(),
+            cwd,
+            env: self.env.clone(),
+            timeout: self.timeout.map(|t| t.as_secs_f64()),
+            expect_failure: self.expect_failure,
+            properties: self.properties.clone(),
+        }
+    }
+}
+
+impl Definition {
+    /// The definition as stored (JSON).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub fn from_json(s: &str) -> Option<Definition> {
+        serde_json::from_str(s).ok()
+    }
+
+    /// What differs from `old` to `self`, one phrase each: `` cmd `a` → `b` ``.
+    pub fn changes_since(&self, old: &Definition) -> Vec<String> {
+        let mut out = Vec::new();
+        if old.cmd != self.cmd {
+            out.push(format!("cmd `{}` → `{}`", old.cmd, self.cmd));
+        }
+        if old.cwd != self.cwd {
+            out.push(format!("cwd `{}` → `{}`", old.cwd, self.cwd));
+        }
+        pairs_changes("env", &old.env, &self.env, &mut out);
+        if old.timeout != self.timeout {
+            let t = |t: Option<f64>| t.map_or("none".to_string(), |s| format!("{s}s"));
+            out.push(format!("timeout {} → {}", t(old.timeout), t(self.timeout)));
+        }
+        if old.expect_failure != self.expect_failure {
+            out.push(format!("expected to fail: {} → {}", old.expect_failure, self.expect_failure));
+        }
+        pairs_changes("property", &old.properties, &self.properties, &mut out);
+        out
+    }
+}
+
+/// Changes between two lists of (name, value), by name.
+fn pairs_changes(what: &str, old: &[(String, String)], new: &[(String, String)], out: &mut Vec<String>) {
+    let o: BTreeMap<&str, &str> = old.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let n: BTreeMap<&str, &str> = new.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let before = out.len();
+    for (k, v) in &n {
+        match o.get(k) {
+            None => out.push(format!("{what} {k}=`{v}` added")),
+            Some(w) if w != v => out.push(format!("{what} {k} `{w}` → `{v}`")),
+            _ => {}
+        }
+    }
+    for (k, w) in &o {
+        if !n.contains_key(k) {
+            out.push(format!("{what} {k}=`{w}` removed"));
+        }
+    }
+    if out.len() == before && old != new {
+        out.push(format!("{what}s reordered"));
+    }
+}
+
+/// The `[dependencies]` table of a `retest.toml`: what `retest` records of
+/// the files tests read (see [`dependency_settings`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepSettings {
+    /// Whether the files the tests' processes read are observed (`track =
+    /// false` leaves only the declared inputs: a change to any other file is
+    /// not seen).
+    pub track: bool,
+    /// Globs of paths that are never dependencies.
+    pub ignore: Vec<String>,
+    /// Inputs of every test (absolute).
+    pub inputs: Vec<PathBuf>,
+    /// Inputs declared per test: (name pattern with `*` and `?`, inputs).
+    pub tests: Vec<(String, Vec<PathBuf>)>,
+}
+
+impl Default for DepSettings {
+    fn default() -> Self {
+        DepSettings { track: true, ignore: Vec::new(), inputs: Vec::new(), tests: Vec::new() }
+    }
+}
+
+impl DepSettings {
+    /// The inputs declared for the test `name` by `[dependencies.tests]`.
+    pub fn declared_for(&self, name: &str) -> Vec<PathBuf> {
+        self.tests
+            .iter()
+            .filter(|(pat, _)| wildcard(pat.as_bytes(), name.as_bytes()))
+            .flat_map(|(_, i)| i.iter().cloned())
+            .collect()
+    }
+}
+
+/// `*`/`?` wildcard match.
+fn wildcard(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => wildcard(&p[1..], s) || (!s.is_empty() && wildcard(p, &s[1..])),
+        (Some(b'?'), Some(_)) => wildcard(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => wildcard(&p[1..], &s[1..]),
+        _ => false,
+    }
 }
 
 /// Why a list of tests could not be discovered.
@@ -166,7 +309,22 @@ struct TomlFile {
     #[serde(default)]
     defaults: Option<TomlDefaults>,
     #[serde(default)]
+    dependencies: Option<TomlDependencies>,
+    #[serde(default)]
     test: Vec<Spanned<TomlTest>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlDependencies {
+    #[serde(default)]
+    track: Option<bool>,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    inputs: Vec<String>,
+    #[serde(default)]
+    tests: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -189,6 +347,8 @@ struct TomlTest {
     env: BTreeMap<String, String>,
     #[serde(default)]
     timeout: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    inputs: Vec<String>,
 }
 
 /// Reads a `retest.toml` file.
@@ -205,7 +365,11 @@ struct TomlTest {
 /// cwd = "build"         # optional, relative to the toml file's directory
 /// env = { MODE = "strict" }             # optional, added to the defaults
 /// timeout = 2.5         # optional, overrides the default
+/// inputs = ["data/big.bin", "tools/"]   # optional: files and directories it reads
+///                                       # (relative to the toml file's directory)
 /// ```
+///
+/// `[dependencies]` is read by [`dependency_settings`].
 ///
 /// Contract:
 /// - Tests are returned in file order. `cwd` defaults to the directory of the
@@ -273,9 +437,52 @@ pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
         };
         let mut env = default_env.clone();
         env.extend(test.env);
-        specs.push(TestSpec { name, cmd, cwd, env: env.into_iter().collect(), timeout, expect_failure: false });
+        let inputs = test.inputs.iter().map(|i| normalize(&dir.join(i))).collect();
+        specs.push(TestSpec {
+            key: name.clone(),
+            name,
+            cmd,
+            cwd,
+            env: env.into_iter().collect(),
+            timeout,
+            expect_failure: false,
+            inputs,
+            properties: Vec::new(),
+        });
     }
     Ok(specs)
+}
+
+/// Reads the `[dependencies]` table of a `retest.toml` (all of it empty
+/// when the file has none):
+///
+/// ```toml
+/// [dependencies]
+/// ignore = ["/tmp", "*.log", "/usr/lib/**"]   # paths that never count
+/// inputs = ["config/defaults.ini"]             # inputs of every test
+/// [dependencies.tests]
+/// "static-*" = ["tools/static-checker", "data/"]  # inputs of the tests these names match
+/// ```
+///
+/// `track = false` in `[dependencies]` turns the file tracker off: only
+/// declared inputs are compared.
+///
+/// Input paths are relative to the file's directory. A glob without `/`
+/// matches a name at any depth, one starting with `/` absolute paths, others
+/// paths relative to the project root (see `retest_run::files::Filter`).
+pub fn dependency_settings(path: &Path) -> Result<DepSettings, DiscoverError> {
+    let text = read_text(path)?;
+    let path = absolute(path)?;
+    let dir = parent_dir(&path);
+    let file: TomlFile = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
+    let Some(d) = file.dependencies else { return Ok(DepSettings::default()) };
+    let resolve = |v: &[String]| v.iter().map(|i| normalize(&dir.join(i))).collect::<Vec<_>>();
+    Ok(DepSettings {
+        track: d.track.unwrap_or(true),
+        ignore: d.ignore,
+        inputs: resolve(&d.inputs),
+        tests: d.tests.iter().map(|(k, v)| (k.clone(), resolve(v))).collect(),
+    })
 }
 
 /// Converts a `timeout` value to a duration, or explains why it is unusable.
@@ -337,7 +544,9 @@ fn line_of(text: &str, offset: usize) -> usize {
 ///   test does nothing and passes).
 /// - Test N is named `tN`, where N counts the non-empty lines from 1 (so
 ///   names stay stable when blank lines are added or removed, but not when
-///   commands are inserted).
+///   commands are inserted). Its [`TestSpec::key`] is its command, with
+///   `#K` appended for the K-th (K ≥ 2) line with the same command: a test
+///   keeps its identity, and its history, when lines are inserted above it.
 /// - The command is the line as written, without its line terminator (`\n`,
 ///   or `\r\n`); it runs in the file's directory (made absolute, symbolic
 ///   links resolved), with no
@@ -348,6 +557,7 @@ pub fn from_universe(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
     let path = absolute(path)?;
     let dir = parent_dir(&path);
     let mut specs = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let line = std::str::from_utf8(raw).map_err(|_| DiscoverError::Invalid {
@@ -358,13 +568,15 @@ pub fn from_universe(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
         if line.trim().is_empty() {
             continue;
         }
+        let n = seen.entry(line.to_string()).or_insert(0);
+        *n += 1;
+        let key = if *n == 1 { line.to_string() } else { format!("{line}#{n}") };
         specs.push(TestSpec {
             name: format!("t{}", specs.len() + 1),
+            key,
             cmd: line.to_string(),
             cwd: dir.clone(),
-            env: Vec::new(),
-            timeout: None,
-            expect_failure: false,
+            ..Default::default()
         });
     }
     Ok(specs)
@@ -417,7 +629,8 @@ struct CtestProperty {
 /// - `WILL_FAIL` → [`TestSpec::expect_failure`];
 /// - tests with `DISABLED` set to true are left out.
 ///
-/// All other properties are ignored, notably: `PASS_REGULAR_EXPRESSION`,
+/// All other properties are kept in [`TestSpec::properties`] (they are part
+/// of the test's definition) but not acted on, notably: `PASS_REGULAR_EXPRESSION`,
 /// `FAIL_REGULAR_EXPRESSION`, `SKIP_REGULAR_EXPRESSION`, `SKIP_RETURN_CODE`
 /// (only the exit status decides), `ENVIRONMENT_MODIFICATION`, fixtures
 /// (`FIXTURES_SETUP`/`_REQUIRED`/`_CLEANUP`: no setup test is added or
@@ -476,6 +689,7 @@ fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, Disc
         let mut env = Vec::new();
         let mut timeout = None;
         let mut expect_failure = false;
+        let mut properties = Vec::new();
         for prop in &test.properties {
             let v = &prop.value;
             match prop.name.as_str() {
@@ -506,7 +720,8 @@ fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, Disc
                         env.push((k.to_string(), val.to_string()));
                     }
                 }
-                _ => {}
+                "DISABLED" => {}
+                other => properties.push((other.to_string(), v.to_string())),
             }
         }
         let command = match &test.command {
@@ -518,7 +733,18 @@ fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, Disc
             }
         };
         let cmd = command.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
-        specs.push(TestSpec { name: test.name, cmd, cwd, env, timeout, expect_failure });
+        properties.sort();
+        specs.push(TestSpec {
+            key: test.name.clone(),
+            name: test.name,
+            cmd,
+            cwd,
+            env,
+            timeout,
+            expect_failure,
+            inputs: Vec::new(),
+            properties,
+        });
     }
     Ok(specs)
 }

@@ -22,7 +22,10 @@
 //!   test prints.
 //! - **Environment**: the runner's own environment, then [`TestSpec::env`],
 //!   then [`RunOptions::extra_env`], then `RETEST_TRACE_DIR` set to the
-//!   test's trace directory (later entries win). The trace directory is
+//!   test's trace directory (later entries win); with
+//!   [`RunOptions::preload`], the file tracker is put first in `LD_PRELOAD`
+//!   (before what the test's or the runner's environment puts there) and
+//!   told to log into the trace directory (`crate::deps`). The trace directory is
 //!   `<trace_root>/<index>-<sanitised name>`, absolute, created empty before
 //!   the spawn (a leftover directory of the same name is removed first); the
 //!   coverage runtime writes its trace files there (see
@@ -114,6 +117,9 @@ pub struct RunOptions {
     /// Variables added to the environment of every test, after
     /// [`TestSpec::env`].
     pub extra_env: Vec<(String, String)>,
+    /// The file tracker (`crate::deps::build_preload`) to load into every
+    /// process of every test, if any.
+    pub preload: Option<PathBuf>,
     /// Set by the caller (e.g. on Ctrl-C) to end the run early: no new test
     /// starts, running ones are terminated and reported as
     /// [`Status::Stopped`].
@@ -132,6 +138,7 @@ impl RunOptions {
             default_timeout: None,
             trace_root: trace_root.into(),
             extra_env: Vec::new(),
+            preload: None,
             stop: Arc::new(AtomicBool::new(false)),
             groups: Arc::default(),
         }
@@ -348,6 +355,25 @@ impl Worker<'_> {
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
             .env(TRACE_DIR_VAR, &trace_dir);
+        if let Some(lib) = &self.opts.preload {
+            let theirs = spec
+                .env
+                .iter()
+                .chain(&self.opts.extra_env)
+                .rev()
+                .find(|(k, _)| k == "LD_PRELOAD")
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var("LD_PRELOAD").ok())
+                .filter(|v| !v.trim().is_empty());
+            let mut value = lib.as_os_str().to_os_string();
+            if let Some(t) = theirs {
+                value.push(":");
+                value.push(t);
+            }
+            cmd.env("LD_PRELOAD", value)
+                .env(crate::deps::DIR_ENV, &trace_dir)
+                .env(crate::deps::EXEC_ENV, crate::deps::ROOT_NONCE);
+        }
         match cmd.spawn() {
             Ok(child) => {
                 if let Ok(mut g) = self.opts.groups.lock() {

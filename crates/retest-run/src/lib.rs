@@ -3,5 +3,6 @@
 pub mod deps;
 pub mod discover;
 pub mod exec;
+pub mod files;
 pub mod scratch;
 pub mod trace;

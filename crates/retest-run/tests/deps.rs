@@ -20,7 +20,7 @@ fn observe(work: &Path, script: &str) -> Observed {
         .args(["-c", script])
         .current_dir(work.join("w"))
         .env("LD_PRELOAD", &lib)
-        .env("RETEST_TRACE_DIR", &trace)
+        .env(deps::DIR_ENV, &trace)
         .env(deps::EXEC_ENV, deps::ROOT_NONCE)
         .status()
         .unwrap();
@@ -79,4 +79,61 @@ fn a_statically_linked_program_makes_the_dependencies_unknown() {
     let o = observe(d.path(), "./s");
     let why = o.unknown_because().expect("unknown");
     assert!(why.contains("/s ran and could not be observed"), "{why}");
+}
+
+/// A command searched on `PATH` and not found in a directory before the one
+/// it ran from: a program put there later would run instead, so the path is
+/// an absent dependency — also when the search is `execvp`'s (here `env`'s),
+/// which tries each candidate with an exec and looks at nothing first.
+#[test]
+fn a_program_missing_from_an_earlier_path_directory_is_an_absent_dependency() {
+    let (d, w) = setup();
+    std::fs::create_dir_all(w.join("bin")).unwrap();
+    let o = observe(d.path(), "PATH=\"$PWD/bin:$PATH\"; /usr/bin/env cat inputs/d1.txt > /dev/null");
+    let deps = o.dependencies();
+    assert!(deps.absent.contains(&w.join("bin/cat")), "{:?}", deps.absent);
+}
+
+/// The tracker follows `env -i` with a variable of its own: the coverage
+/// runtime's `RETEST_TRACE_DIR` stays removed (its loss is still reported).
+#[test]
+fn env_i_loses_the_trace_directory_but_not_the_tracker() {
+    let (d, w) = setup();
+    let o = observe(d.path(), "env -i /usr/bin/env > env.txt; env -i /bin/cat inputs/d3.txt > /dev/null");
+    let env = std::fs::read_to_string(w.join("env.txt")).unwrap();
+    assert!(!env.contains("RETEST_TRACE_DIR="), "{env}");
+    assert!(env.contains(&format!("{}=", deps::DIR_ENV)), "{env}");
+    assert!(o.dependencies().content.contains(&w.join("inputs/d3.txt")));
+}
+
+/// `retest run`'s runner loads the tracker first and keeps what the test's
+/// own environment preloads after it.
+#[test]
+fn the_runner_preloads_the_tracker_before_what_the_test_preloads() {
+    use retest_run::discover::TestSpec;
+    use retest_run::exec::{RunOptions, run_tests};
+    let (d, w) = setup();
+    let lib = deps::build_preload(&cc(), &d.path().join("lib")).unwrap();
+    let spec = |name: &str, env: Vec<(String, String)>| TestSpec {
+        name: name.into(),
+        key: name.into(),
+        cmd: format!("printf %s \"$LD_PRELOAD\" > {name}.txt; cat inputs/d1.txt > /dev/null"),
+        cwd: w.clone(),
+        env,
+        ..Default::default()
+    };
+    let tests = vec![spec("plain", vec![]), spec("own", vec![("LD_PRELOAD".into(), lib.display().to_string())])];
+    let mut opts = RunOptions::new(d.path().join("traces"));
+    opts.preload = Some(lib.clone());
+    let seen = std::sync::Mutex::new(Vec::new());
+    run_tests(&tests, &opts, &|_| {}, &|o| {
+        seen.lock().unwrap().push((o.index, deps::read_dir(&o.trace_dir).unwrap()));
+    })
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(w.join("plain.txt")).unwrap(), lib.display().to_string());
+    assert_eq!(std::fs::read_to_string(w.join("own.txt")).unwrap(), format!("{0}:{0}", lib.display()));
+    for (i, o) in seen.into_inner().unwrap() {
+        assert!(o.root_seen, "{i}");
+        assert!(o.dependencies().content.contains(&w.join("inputs/d1.txt")), "{i}");
+    }
 }

@@ -14,14 +14,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn spec(name: &str, cmd: &str, cwd: &Path) -> TestSpec {
-    TestSpec {
-        name: name.into(),
-        cmd: cmd.into(),
-        cwd: cwd.to_path_buf(),
-        env: Vec::new(),
-        timeout: None,
-        expect_failure: false,
-    }
+    TestSpec { name: name.into(), key: name.into(), cmd: cmd.into(), cwd: cwd.to_path_buf(), ..Default::default() }
 }
 
 fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -133,7 +126,7 @@ fn toml_unknown_key_in_test_names_key_and_line() {
             assert_eq!(p, path);
             assert_eq!(line, 8);
             assert_eq!(key, "timout");
-            assert_eq!(expected, "one of `name`, `cmd`, `cwd`, `env`, `timeout`");
+            assert_eq!(expected, "one of `name`, `cmd`, `cwd`, `env`, `timeout`, `inputs`");
         }
         e => panic!("unexpected error {e:?}"),
     }
@@ -141,7 +134,7 @@ fn toml_unknown_key_in_test_names_key_and_line() {
     assert_eq!(
         msg,
         format!(
-            "{}:8: unknown key `timout` (expected one of `name`, `cmd`, `cwd`, `env`, `timeout`) — remove it or correct its spelling",
+            "{}:8: unknown key `timout` (expected one of `name`, `cmd`, `cwd`, `env`, `timeout`, `inputs`) — remove it or correct its spelling",
             path.display()
         )
     );
@@ -266,15 +259,102 @@ fn universe_names_count_non_empty_lines() {
     );
     let specs = from_universe(&path).unwrap();
     let root = &dir.path().canonicalize().unwrap();
+    let universe = |name: &str, cmd: &str| TestSpec { key: cmd.into(), ..spec(name, cmd, root) };
     assert_eq!(
         specs,
         vec![
-            spec("t1", "-P -f ../inputs/t1", root),
-            spec("t2", "# a comment is a command", root),
-            spec("t3", "prog < in2 > out2", root),
-            spec("t4", "last without newline", root),
+            universe("t1", "-P -f ../inputs/t1"),
+            universe("t2", "# a comment is a command"),
+            universe("t3", "prog < in2 > out2"),
+            universe("t4", "last without newline"),
         ]
     );
+}
+
+/// A universe test is its command: inserting a line renames the tests below
+/// it (`tN` counts lines) but leaves their keys alone; a repeated line is a
+/// test of its own.
+#[test]
+fn universe_keys_are_commands_and_survive_insertions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "universe", "a 1\nb 2\na 1\n");
+    let before = from_universe(&path).unwrap();
+    let keys: Vec<&str> = before.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(keys, ["a 1", "b 2", "a 1#2"]);
+    write(dir.path(), "universe", "new 0\na 1\nb 2\na 1\n");
+    let after = from_universe(&path).unwrap();
+    let pairs: Vec<(&str, &str)> = after.iter().map(|t| (t.name.as_str(), t.key.as_str())).collect();
+    assert_eq!(pairs, [("t1", "new 0"), ("t2", "a 1"), ("t3", "b 2"), ("t4", "a 1#2")]);
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(before[1].definition(&root), after[2].definition(&root));
+}
+
+/// `inputs` of a test and the `[dependencies]` table: paths relative to the
+/// file, name patterns for declared inputs; unknown keys are errors.
+#[test]
+fn toml_inputs_and_dependency_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = &dir.path().canonicalize().unwrap();
+    let path = write(
+        root,
+        "retest.toml",
+        r#"
+[dependencies]
+ignore = ["/tmp", "*.log"]
+inputs = ["common.cfg"]
+[dependencies.tests]
+"static-*" = ["tools/checker", "data/"]
+
+[[test]]
+name = "static-one"
+cmd = "./tools/checker"
+inputs = ["./more/../extra.bin"]
+"#,
+    );
+    let specs = from_toml(&path).unwrap();
+    assert_eq!(specs[0].inputs, vec![root.join("more/../extra.bin")]);
+    let d = retest_run::discover::dependency_settings(&path).unwrap();
+    assert_eq!(d.ignore, ["/tmp", "*.log"]);
+    assert_eq!(d.inputs, vec![root.join("common.cfg")]);
+    assert_eq!(d.declared_for("static-one"), vec![root.join("tools/checker"), root.join("data")]);
+    assert!(d.declared_for("dynamic").is_empty());
+    let bad = write(root, "bad.toml", "[dependencies]\nignored = []\n");
+    assert!(matches!(from_toml(&bad).unwrap_err(), DiscoverError::UnknownKey { line: 2, .. }));
+    let none = write(root, "none.toml", "[[test]]\nname = \"a\"\ncmd = \"true\"\n");
+    assert_eq!(retest_run::discover::dependency_settings(&none).unwrap(), Default::default());
+}
+
+/// What a definition change says, field by field.
+#[test]
+fn definition_changes_name_old_and_new() {
+    let root = Path::new("/w");
+    let old = TestSpec {
+        env: env(&[("A", "1"), ("B", "2")]),
+        timeout: Some(Duration::from_secs(10)),
+        ..spec("x", "./prog -w", &root.join("tests"))
+    };
+    let new = TestSpec {
+        env: env(&[("A", "3"), ("C", "4")]),
+        timeout: None,
+        expect_failure: true,
+        ..spec("x", "./prog -s", Path::new("/elsewhere"))
+    };
+    let (o, n) = (old.definition(root), new.definition(root));
+    assert_eq!(o.cwd, "tests");
+    assert_eq!(
+        n.changes_since(&o),
+        [
+            "cmd `./prog -w` → `./prog -s`",
+            "cwd `tests` → `/elsewhere`",
+            "env A `1` → `3`",
+            "env C=`4` added",
+            "env B=`2` removed",
+            "timeout 10s → none",
+            "expected to fail: false → true",
+        ]
+    );
+    assert!(o.changes_since(&o).is_empty());
+    assert_eq!(retest_run::discover::Definition::from_json(&o.to_json()), Some(o));
 }
 
 #[test]
@@ -362,6 +442,13 @@ add_subdirectory(sub)
     assert_eq!(props.env, env(&[("A", "1"), ("B", "x y=z")]));
     assert_eq!(props.timeout, Some(Duration::from_millis(7500)));
     assert!(props.expect_failure);
+    // what retest does not act on is still part of the definition
+    let names: Vec<&str> = props.properties.iter().map(|(k, _)| k.as_str()).collect();
+    for p in ["FIXTURES_REQUIRED", "LABELS", "PASS_REGULAR_EXPRESSION"] {
+        assert!(names.contains(&p), "{p}: {names:?}");
+    }
+    assert!(!names.contains(&"TIMEOUT") && !names.contains(&"ENVIRONMENT"));
+    assert_eq!(props.key, "props");
 
     assert_eq!(specs[2].timeout, None);
     assert_eq!(specs[3].cwd, build.join("sub"));

@@ -14,14 +14,7 @@ use retest_run::exec::{ExecError, RunOptions, Status, TAIL_BYTES, TestOutcome, r
 use xxhash_rust::xxh3::xxh3_128;
 
 fn spec(name: &str, cmd: &str, cwd: &Path) -> TestSpec {
-    TestSpec {
-        name: name.into(),
-        cmd: cmd.into(),
-        cwd: cwd.to_path_buf(),
-        env: Vec::new(),
-        timeout: None,
-        expect_failure: false,
-    }
+    TestSpec { name: name.into(), key: name.into(), cmd: cmd.into(), cwd: cwd.to_path_buf(), ..Default::default() }
 }
 
 /// Everything the callbacks saw.

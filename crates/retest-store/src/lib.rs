@@ -10,11 +10,16 @@
 //!   (source path, and output when one source is compiled twice) to unit, build
 //!   and compile flags. A snapshot is *open* while the compiler wrapper adds units
 //!   to it and *sealed* once tests have run on it;
-//! * **tests**, **runs** and per-run **results** (outcome and output hashes);
+//! * **tests** (by key: what identifies a test across versions of its source;
+//!   with the name it is shown by), **runs** and per-run **results** (outcome
+//!   and output hashes);
 //! * the **coverage matrix** of a snapshot: per test, its state (`ok`, or
 //!   `unknown` with a reason) and per unit a roaring bitmap of the covered
 //!   condition-level edges; and the inverted **edge index** (per edge, a roaring
-//!   bitmap of the tests that traversed it) that `TestsOnEdge` reads. The index is
+//!   bitmap of the tests that traversed it) that `TestsOnEdge` reads; with each
+//!   test's row, its *definition* and the *file states* it depended on (ids
+//!   into an interned table of (path, kind, hash) states), or why they are
+//!   unknown. The index is
 //!   derived: recording coverage deletes it for the units it touches; finishing a
 //!   run, or writing a whole matrix, rebuilds it in the same transaction; reading
 //!   a missing one builds it.
@@ -139,8 +144,51 @@ pub struct BuildInfo {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct TestInfo {
     pub id: TestId,
+    /// What identifies the test across versions of its source.
+    pub key: String,
+    /// The name it was last shown by.
     pub name: String,
     pub cmd: String,
+}
+
+/// A test as registered by a run: its key, the name it is shown by, its command.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct TestName {
+    pub key: String,
+    pub name: String,
+    pub cmd: String,
+}
+
+/// One state of a file a test depended on: its path, the kind of
+/// dependency, its hash, and an opaque stamp (`retest_run::files` gives them
+/// meaning). States are stored once and referred to by id.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct DepState {
+    pub path: String,
+    pub kind: u8,
+    pub hash: Hash,
+    pub stamp: Option<Vec<u8>>,
+}
+
+/// A project file a unit was analysed from, as the wrapper saw it.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct SourceState {
+    /// Relative to the project root.
+    pub path: String,
+    pub hash: Hash,
+    /// Opaque (`retest_run::files::Stamp`).
+    pub stamp: Option<Vec<u8>>,
+}
+
+/// What a test depends on beyond the code, as recorded with its matrix row.
+#[derive(Clone, PartialEq, Debug, Default)]
+pub struct TestDeps {
+    /// The test's definition (JSON).
+    pub definition: String,
+    /// The [`DepState`] ids it depended on.
+    pub states: RoaringBitmap,
+    /// Why its dependencies are not known, if they are not.
+    pub unknown: Option<String>,
 }
 
 /// Whether a test's coverage in a matrix can be used for selection.
@@ -171,6 +219,8 @@ pub struct TestRecord {
     pub coverage: Result<Vec<(UnitId, RoaringBitmap)>, String>,
     /// What the test recorded beyond edges, per unit (ignored when the coverage is unknown).
     pub recorded: Vec<(UnitId, Recorded)>,
+    /// Its definition and file dependencies (`None`: not recorded).
+    pub deps: Option<TestDeps>,
     /// A process of the test may have been stopped part-way through a statement
     /// (a crash, a fatal signal, threads, a signal handler of the program's own):
     /// its coverage also claims what the stopped code may have run, which
@@ -182,6 +232,9 @@ pub struct TestRecord {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct MatrixTest {
     pub test: TestId,
+    /// What identifies the test across versions of its source.
+    pub key: String,
+    /// The name it was last shown by.
     pub name: String,
     pub run: RunId,
     pub state: CoverageState,
@@ -201,6 +254,8 @@ pub struct MatrixRow {
     pub coverage: Vec<(UnitId, RoaringBitmap)>,
     /// What the test recorded beyond edges, per unit.
     pub recorded: Vec<(UnitId, Recorded)>,
+    /// Its definition and file dependencies (`None`: not recorded).
+    pub deps: Option<TestDeps>,
 }
 
 /// `TestsOnEdge` for one unit: edge number → tests that traversed it.
@@ -474,6 +529,10 @@ impl Store {
                              SELECT ?1, key, source, unit, build, flags FROM snapshot_units WHERE snapshot = ?2",
                             params![id, p],
                         )?;
+                        tx.execute(
+                            "INSERT INTO snapshot_outputs(snapshot, path) SELECT ?1, path FROM snapshot_outputs WHERE snapshot = ?2",
+                            params![id, p],
+                        )?;
                     }
                     Ok(SnapshotId(id))
                 }
@@ -500,6 +559,66 @@ impl Store {
             )
             .map(|_| ())
         })
+    }
+
+    /// Records the project files (relative to the root) the wrapper analysed
+    /// for `unit`, with their content hashes and opaque stamps, replacing
+    /// what was recorded for it before: what the newest build of the unit saw.
+    pub fn record_unit_sources(&mut self, unit: UnitId, files: &[SourceState]) -> Result<()> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM unit_sources WHERE unit = ?1", [unit.0])?;
+            let mut ins =
+                tx.prepare("INSERT OR REPLACE INTO unit_sources(unit, path, hash, stamp) VALUES (?1, ?2, ?3, ?4)")?;
+            for f in files {
+                ins.execute(params![unit.0, f.path, &f.hash[..], f.stamp])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The project files the units of a snapshot were analysed from, with
+    /// the key of the unit, by key and path.
+    pub fn snapshot_sources(&self, snapshot: SnapshotId) -> Result<Vec<(String, SourceState)>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT su.key, s.path, s.hash, s.stamp FROM snapshot_units su JOIN unit_sources s ON s.unit = su.unit
+                 WHERE su.snapshot = ?1 ORDER BY su.key, s.path",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rows = st
+            .query_map([snapshot.0], |r| {
+                let h: Vec<u8> = r.get(2)?;
+                Ok((
+                    r.get(0)?,
+                    SourceState { path: r.get(1)?, hash: h.try_into().unwrap_or([0; 16]), stamp: r.get(3)? },
+                ))
+            })
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    /// Records files the wrapper wrote for a snapshot (objects, programs,
+    /// shared libraries): their code is compared through its CFGs, so they
+    /// are no test's file dependency.
+    pub fn record_outputs(&mut self, snapshot: SnapshotId, paths: &[String]) -> Result<()> {
+        self.write(|tx| {
+            let mut ins = tx.prepare("INSERT OR IGNORE INTO snapshot_outputs(snapshot, path) VALUES (?1, ?2)")?;
+            for p in paths {
+                ins.execute(params![snapshot.0, p])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The files the wrapper wrote for a snapshot (and the snapshots it was opened from).
+    pub fn snapshot_outputs(&self, snapshot: SnapshotId) -> Result<Vec<String>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT path FROM snapshot_outputs WHERE snapshot = ?1 ORDER BY path")
+            .map_err(|e| self.sql(e))?;
+        let rows = st.query_map([snapshot.0], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
     }
 
     /// Removes a unit key from an open snapshot (its source left the build).
@@ -590,28 +709,125 @@ impl Store {
 
     // ----- tests, runs, results, coverage -------------------------------------
 
-    /// Registers tests (by name; the command is updated) and returns their ids in order.
+    /// Registers tests whose key is their name (the command is updated) and
+    /// returns their ids in order.
     pub fn upsert_tests(&mut self, tests: &[(String, String)]) -> Result<Vec<TestId>> {
+        let named: Vec<TestName> =
+            tests.iter().map(|(n, c)| TestName { key: n.clone(), name: n.clone(), cmd: c.clone() }).collect();
+        self.upsert_tests_named(&named)
+    }
+
+    /// Registers tests by key (name and command are updated) and returns
+    /// their ids in order.
+    pub fn upsert_tests_named(&mut self, tests: &[TestName]) -> Result<Vec<TestId>> {
         self.write(|tx| {
             let mut ids = Vec::with_capacity(tests.len());
             let mut ins = tx.prepare(
-                "INSERT INTO tests(name, cmd) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET cmd = excluded.cmd",
+                "INSERT INTO tests(name, cmd, label) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(name) DO UPDATE SET cmd = excluded.cmd, label = excluded.label",
             )?;
             let mut get = tx.prepare("SELECT id FROM tests WHERE name = ?1")?;
-            for (name, cmd) in tests {
-                ins.execute(params![name, cmd])?;
-                ids.push(TestId(get.query_row([name], |r| r.get(0))?));
+            for t in tests {
+                let label = (t.name != t.key).then_some(t.name.as_str());
+                ins.execute(params![t.key, t.cmd, label])?;
+                ids.push(TestId(get.query_row([&t.key], |r| r.get(0))?));
             }
             Ok(ids)
         })
     }
 
     pub fn tests(&self) -> Result<Vec<TestInfo>> {
-        let mut st = self.conn.prepare("SELECT id, name, cmd FROM tests ORDER BY id").map_err(|e| self.sql(e))?;
+        let mut st = self
+            .conn
+            .prepare("SELECT id, name, COALESCE(label, name), cmd FROM tests ORDER BY id")
+            .map_err(|e| self.sql(e))?;
         let rows = st
-            .query_map([], |r| Ok(TestInfo { id: TestId(r.get(0)?), name: r.get(1)?, cmd: r.get(2)? }))
+            .query_map([], |r| Ok(TestInfo { id: TestId(r.get(0)?), key: r.get(1)?, name: r.get(2)?, cmd: r.get(3)? }))
             .map_err(|e| self.sql(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+    }
+
+    // ----- file dependencies ----------------------------------------------------
+
+    /// The ids of these states, storing the ones not stored yet (a known
+    /// state gets the newer stamp).
+    pub fn dep_state_ids(&mut self, states: &[DepState]) -> Result<Vec<u32>> {
+        if states.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write(|tx| {
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO dep_states(path, kind, hash, stamp) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(path, kind, hash) DO UPDATE SET stamp = excluded.stamp",
+            )?;
+            let mut get = tx.prepare_cached("SELECT id FROM dep_states WHERE path = ?1 AND kind = ?2 AND hash = ?3")?;
+            let mut ids = Vec::with_capacity(states.len());
+            for d in states {
+                ins.execute(params![d.path, d.kind, &d.hash[..], d.stamp])?;
+                let id: i64 = get.query_row(params![d.path, d.kind, &d.hash[..]], |r| r.get(0))?;
+                ids.push(u32::try_from(id).map_err(|_| bad_blob(format!("dependency state id {id} out of range")))?);
+            }
+            Ok(ids)
+        })
+    }
+
+    /// The stored states with these ids.
+    pub fn dep_states(&self, ids: &RoaringBitmap) -> Result<HashMap<u32, DepState>> {
+        let mut out = HashMap::with_capacity(ids.len() as usize);
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT id, path, kind, hash, stamp FROM dep_states WHERE id >= ?1 AND id <= ?2")
+            .map_err(|e| self.sql(e))?;
+        let (lo, hi) = (ids.min().unwrap_or(0), ids.max().unwrap_or(0));
+        let mut rows = st.query(params![lo, hi]).map_err(|e| self.sql(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
+            let id: u32 = r.get(0).map_err(|e| self.sql(e))?;
+            if !ids.contains(id) {
+                continue;
+            }
+            let hash: Vec<u8> = r.get(3).map_err(|e| self.sql(e))?;
+            out.insert(
+                id,
+                DepState {
+                    path: r.get(1).map_err(|e| self.sql(e))?,
+                    kind: r.get(2).map_err(|e| self.sql(e))?,
+                    hash: hash.try_into().map_err(|_| self.corrupt(format!("dependency state {id}: bad hash")))?,
+                    stamp: r.get(4).map_err(|e| self.sql(e))?,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Per test of a matrix, its recorded definition and file dependencies
+    /// (tests whose row has none recorded are absent).
+    pub fn matrix_deps(&self, snapshot: SnapshotId) -> Result<HashMap<TestId, TestDeps>> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT test, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?1 AND definition IS NOT NULL",
+            )
+            .map_err(|e| self.sql(e))?;
+        type Row = (i64, String, Option<Vec<u8>>, Option<String>);
+        let rows: Vec<Row> = st
+            .query_map([snapshot.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(|e| self.sql(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql(e))?;
+        rows.into_iter()
+            .map(|(t, definition, deps, unknown)| {
+                let states = match deps {
+                    Some(b) => {
+                        blob::decode_bitmap(&b).map_err(|e| self.corrupt(format!("dependencies of test {t}: {e}")))?
+                    }
+                    None => RoaringBitmap::new(),
+                };
+                Ok((TestId(t), TestDeps { definition, states, unknown }))
+            })
+            .collect()
     }
 
     /// Starts a run on a snapshot. `kind`: `full`, `selected`, `audit-old`, `audit-new`, ...
@@ -665,6 +881,7 @@ impl Store {
             Ok(units) => units.iter().map(|(u, bm)| (u.0, blob::encode_bitmap(bm))).collect(),
             Err(_) => Vec::new(),
         };
+        let (definition, deps, deps_unknown) = encode_deps(rec.deps.as_ref());
         let recorded: Vec<(i64, Vec<u8>)> = match &rec.coverage {
             Ok(_) => rec
                 .recorded
@@ -718,10 +935,12 @@ impl Store {
                     ins.execute(params![m.0, rec.test.0, u, b])?;
                 }
                 tx.prepare_cached(
-                    "INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT(snapshot, test) DO UPDATE SET run = excluded.run, state = excluded.state, reason = excluded.reason",
+                    "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                     ON CONFLICT(snapshot, test) DO UPDATE SET run = excluded.run, state = excluded.state, reason = excluded.reason,
+                       definition = excluded.definition, deps = excluded.deps, deps_unknown = excluded.deps_unknown",
                 )?
-                .execute(params![m.0, rec.test.0, run.0, state, reason])?;
+                .execute(params![m.0, rec.test.0, run.0, state, reason, definition, deps, deps_unknown])?;
                 let mut del = tx.prepare_cached("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2")?;
                 touched.sort();
                 touched.dedup();
@@ -762,25 +981,27 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT m.test, t.name, m.run, m.state, m.reason, r.stopped FROM matrix_tests m JOIN tests t ON t.id = m.test
+                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
+                 FROM matrix_tests m JOIN tests t ON t.id = m.test
                  LEFT JOIN results r ON r.run = m.run AND r.test = m.test
                  WHERE m.snapshot = ?1 ORDER BY m.test",
             )
             .map_err(|e| self.sql(e))?;
         let rows = st
             .query_map([snapshot.0], |r| {
-                let state: String = r.get(3)?;
-                let reason: Option<String> = r.get(4)?;
+                let state: String = r.get(4)?;
+                let reason: Option<String> = r.get(5)?;
                 Ok(MatrixTest {
                     test: TestId(r.get(0)?),
-                    name: r.get(1)?,
-                    run: RunId(r.get(2)?),
+                    key: r.get(1)?,
+                    name: r.get(2)?,
+                    run: RunId(r.get(3)?),
                     state: if state == "ok" {
                         CoverageState::Known
                     } else {
                         CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
                     },
-                    stopped: r.get::<_, Option<bool>>(5)?,
+                    stopped: r.get::<_, Option<bool>>(6)?,
                 })
             })
             .map_err(|e| self.sql(e))?;
@@ -896,6 +1117,30 @@ impl Store {
         blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)))
     }
 
+    /// Removes from a matrix every test not in `keep` (tests that left the
+    /// suite), with their coverage; the edge index of the units they covered
+    /// is rebuilt in the same transaction.
+    pub fn retain_matrix_tests(&mut self, snapshot: SnapshotId, keep: &[TestId]) -> Result<()> {
+        let keep: std::collections::HashSet<i64> = keep.iter().map(|t| t.0).collect();
+        let gone: Vec<i64> =
+            self.matrix_tests(snapshot)?.into_iter().map(|m| m.test.0).filter(|t| !keep.contains(t)).collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| {
+            for t in &gone {
+                tx.execute(
+                    "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
+                    params![snapshot.0, t],
+                )?;
+                tx.execute("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
+                tx.execute("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
+                tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
+            }
+            index_missing(tx, snapshot)
+        })
+    }
+
     /// Copies a matrix wholesale (used when a build changes nothing observable).
     pub fn copy_matrix(&mut self, from: SnapshotId, to: SnapshotId) -> Result<()> {
         self.write(|tx| {
@@ -912,7 +1157,8 @@ impl Store {
                 params![to.0, from.0],
             )?;
             tx.execute(
-                "INSERT INTO matrix_tests(snapshot, test, run, state, reason) SELECT ?1, test, run, state, reason FROM matrix_tests WHERE snapshot = ?2",
+                "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
+                 SELECT ?1, test, run, state, reason, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?2",
                 params![to.0, from.0],
             )?;
             tx.execute(
@@ -936,7 +1182,7 @@ impl Store {
     }
 
     fn write_matrix_and(&mut self, snapshot: SnapshotId, tests: &[MatrixRow], advance: bool) -> Result<()> {
-        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>, Vec<(i64, Vec<u8>)>);
+        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>, Vec<(i64, Vec<u8>)>, EncodedDeps);
         let rows: Vec<Encoded> = tests
             .iter()
             .map(|row| {
@@ -951,7 +1197,7 @@ impl Store {
                     .filter(|(_, r)| !r.is_empty())
                     .map(|(u, r)| (u.0, blob::encode_recorded(r)))
                     .collect();
-                (row.test.0, row.run.0, state, reason, cov, rec)
+                (row.test.0, row.run.0, state, reason, cov, rec, encode_deps(row.deps.as_ref()))
             })
             .collect();
         self.write(|tx| {
@@ -959,12 +1205,14 @@ impl Store {
             tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
-            let mut mt = tx
-                .prepare("INSERT INTO matrix_tests(snapshot, test, run, state, reason) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut mt = tx.prepare(
+                "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
             let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
             let mut rc = tx.prepare("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
-            for (t, r, state, reason, cov, rec) in &rows {
-                mt.execute(params![snapshot.0, t, r, state, reason])?;
+            for (t, r, state, reason, cov, rec, (definition, deps, unknown)) in &rows {
+                mt.execute(params![snapshot.0, t, r, state, reason, definition, deps, unknown])?;
                 for (u, b) in cov {
                     cv.execute(params![snapshot.0, t, u, b])?;
                 }
@@ -987,6 +1235,16 @@ impl Store {
     /// Size of the database file in bytes (for reports).
     pub fn file_size(&self) -> u64 {
         std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
+    }
+}
+
+/// A test's definition, dependency bitmap and unknown reason as columns.
+type EncodedDeps = (Option<String>, Option<Vec<u8>>, Option<String>);
+
+fn encode_deps(deps: Option<&TestDeps>) -> EncodedDeps {
+    match deps {
+        None => (None, None, None),
+        Some(d) => (Some(d.definition.clone()), Some(blob::encode_bitmap(&d.states)), d.unknown.clone()),
     }
 }
 

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -122,6 +122,58 @@ fn v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// NULL for results recorded before (not known).
 pub(crate) const V4: &str = "ALTER TABLE results ADD COLUMN stopped INTEGER;";
 
+/// Version 5: what a test depends on beyond the code. A test's `name` is its
+/// identity (its key: a universe test's command), `label` the name it is
+/// shown by when that differs; each matrix row keeps the test's definition
+/// (JSON), the file states it depended on (a roaring bitmap of `dep_states`
+/// ids) or why they are unknown; per unit the project files the wrapper
+/// analysed for it, and per snapshot the files the wrapper wrote. Rows
+/// recorded before read as "not recorded".
+pub(crate) const V5: &str = "
+ALTER TABLE tests ADD COLUMN label TEXT;
+ALTER TABLE matrix_tests ADD COLUMN definition TEXT;
+ALTER TABLE matrix_tests ADD COLUMN deps BLOB;
+ALTER TABLE matrix_tests ADD COLUMN deps_unknown TEXT;
+CREATE TABLE dep_states(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    stamp BLOB,
+    UNIQUE (path, kind, hash)
+);
+CREATE TABLE unit_sources(
+    unit INTEGER NOT NULL REFERENCES units(id),
+    path TEXT NOT NULL,
+    hash BLOB NOT NULL,
+    stamp BLOB,
+    PRIMARY KEY (unit, path)
+) WITHOUT ROWID;
+CREATE TABLE snapshot_outputs(
+    snapshot INTEGER NOT NULL REFERENCES snapshots(id),
+    path TEXT NOT NULL,
+    PRIMARY KEY (snapshot, path)
+) WITHOUT ROWID;
+";
+
+fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
+    st.exists([column])
+}
+
+/// To version 5. Two lines of development each called their step version 4:
+/// a store at version 4 has either the results' `stopped` column ([`V4`]) or
+/// the tables of [`V5`] (`tests.label` tells which), and gains what it lacks.
+fn v5(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    if !has_column(tx, "results", "stopped")? {
+        tx.execute_batch(V4)?;
+    }
+    if !has_column(tx, "tests", "label")? {
+        tx.execute_batch(V5)?;
+    }
+    Ok(())
+}
+
 /// One step of the schema's history.
 enum Step {
     Sql(&'static str),
@@ -129,7 +181,7 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4)];
+const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {

@@ -123,6 +123,7 @@ fn results_coverage_and_tests_on_edge() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[0, 1]))]),
             recorded: vec![],
+            deps: None,
             stopped: false,
         },
     )
@@ -135,6 +136,7 @@ fn results_coverage_and_tests_on_edge() {
             outcome: outcome("fail"),
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![],
+            deps: None,
             stopped: true,
         },
     )
@@ -147,6 +149,7 @@ fn results_coverage_and_tests_on_edge() {
             outcome: outcome("timeout"),
             coverage: Err("timed out".into()),
             recorded: vec![],
+            deps: None,
             stopped: false,
         },
     )
@@ -180,6 +183,7 @@ fn results_coverage_and_tests_on_edge() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[1]))]),
             recorded: vec![],
+            deps: None,
             stopped: false,
         },
     )
@@ -202,7 +206,8 @@ fn tests_that_ran_code_look_at_their_newest_known_coverage() {
         .collect();
     let ids = s.upsert_tests(&names).unwrap();
     let rec = |s: &mut Store, run, snap, t: TestId, c: Result<Vec<(UnitId, RoaringBitmap)>, String>| {
-        let r = TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], stopped: false };
+        let r =
+            TestRecord { test: t, outcome: outcome("pass"), coverage: c, recorded: vec![], deps: None, stopped: false };
         s.record_result(run, Some(snap), &r).unwrap();
     };
     let s1 = s.open_snapshot().unwrap();
@@ -239,6 +244,7 @@ fn a_failed_write_leaves_nothing_half_written() {
         outcome: outcome("pass"),
         coverage: Ok(vec![(u, bm(&[0]))]),
         recorded: vec![],
+        deps: None,
         stopped: false,
     };
     assert!(s.record_result(run, Some(snap), &bad).is_err());
@@ -249,6 +255,7 @@ fn a_failed_write_leaves_nothing_half_written() {
         outcome: outcome("pass"),
         coverage: Ok(vec![(u, bm(&[0]))]),
         recorded: vec![],
+        deps: None,
         stopped: false,
     };
     s.record_result(run, Some(snap), &good).unwrap();
@@ -448,7 +455,7 @@ fn a_version_2_store_with_json_units_is_upgraded() {
         .unwrap();
     }
     let s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
     for (i, u) in units.iter().enumerate() {
         let id = s.unit_by_hash(&[i as u8; 16]).unwrap().unwrap();
         assert_eq!(*s.unit(id).unwrap(), *u);
@@ -460,7 +467,7 @@ fn a_version_2_store_with_json_units_is_upgraded() {
     drop(s);
     // opening again changes nothing
     let s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
 }
 
 /// A store at schema version 3 gains the results' `stopped` column; what it
@@ -480,6 +487,7 @@ fn a_version_3_store_is_upgraded_and_its_results_do_not_know_whether_they_stoppe
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![],
+            deps: None,
             stopped: false,
         };
         s.record_result(run, Some(snap), &rec).unwrap();
@@ -495,7 +503,7 @@ fn a_version_3_store_is_upgraded_and_its_results_do_not_know_whether_they_stoppe
         .unwrap();
     }
     let s = Store::open(&dir).unwrap();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("4"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
     let m = s.matrix_tests(snap).unwrap();
     assert_eq!((m[0].test, m[0].stopped), (ids[0], None));
 }
@@ -528,6 +536,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[0]))]),
             recorded: vec![(u, r1.clone())],
+            deps: None,
             stopped: false,
         },
     )
@@ -541,6 +550,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("timeout"),
             coverage: Err("timed out".into()),
             recorded: vec![(u, recorded(&[1], &[0], &[]))],
+            deps: None,
             stopped: false,
         },
     )
@@ -558,6 +568,7 @@ fn recordings_follow_the_matrix() {
             outcome: outcome("pass"),
             coverage: Ok(vec![(u, bm(&[1]))]),
             recorded: vec![(u, r2.clone())],
+            deps: None,
             stopped: false,
         },
     )
@@ -573,6 +584,7 @@ fn recordings_follow_the_matrix() {
         state: CoverageState::Known,
         coverage: vec![(u, bm(&[0]))],
         recorded: vec![(u, r1.clone())],
+        deps: None,
     }];
     s.advance_baseline(next, &rows).unwrap();
     assert_eq!(s.unit_recorded(next, u).unwrap(), vec![(ids[1], r1)]);
@@ -622,6 +634,7 @@ fn finishing_a_run_stores_the_edge_index() {
                 outcome: outcome("pass"),
                 coverage: Ok(vec![(u1, bm(edges))]),
                 recorded: vec![],
+                deps: None,
                 stopped: false,
             },
         )
@@ -658,6 +671,7 @@ fn finishing_a_run_stores_the_edge_index() {
         state: CoverageState::Known,
         coverage: vec![(u1, bm(edges))],
         recorded: vec![],
+        deps: None,
     };
     s.write_matrix(next, &[row(ids[0], &[1]), row(ids[1], &[0, 1])]).unwrap();
     assert_eq!(stored_index_units(&s, next), vec![u1.0, u2.0]);
@@ -687,7 +701,7 @@ proptest! {
         let run = s.begin_run(snap, "full").unwrap();
         for (id, edges) in &tests {
             let cov = edges.iter().copied().collect::<RoaringBitmap>();
-            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![], stopped: false }).unwrap();
+            s.record_result(run, Some(snap), &TestRecord { test: TestId(*id), outcome: outcome("pass"), coverage: Ok(vec![(u, cov)]), recorded: vec![], deps: None, stopped: false }).unwrap();
         }
         let mut expected: HashMap<u32, RoaringBitmap> = HashMap::new();
         for (id, edges) in &tests {
@@ -700,4 +714,179 @@ proptest! {
         s.conn.execute("DELETE FROM edge_index", []).unwrap();
         prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
     }
+}
+
+fn dep(path: &str, kind: u8, h: u8) -> DepState {
+    DepState { path: path.into(), kind, hash: [h; 16], stamp: Some(vec![h; 32]) }
+}
+
+/// File states are stored once: the same (path, kind, hash) gets the same id
+/// whatever its stamp (the newer stamp is kept); each matrix row carries its
+/// test's definition and state ids through `record_result`, `write_matrix`
+/// and `copy_matrix`, and a row without them reads as not recorded.
+#[test]
+fn dependencies_follow_the_matrix() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let ids = s.dep_state_ids(&[dep("a.txt", 0, 1), dep("/usr/bin/cat", 0, 2), dep("b.txt", 1, 0)]).unwrap();
+    let mut touched = dep("a.txt", 0, 1);
+    touched.stamp = Some(vec![7; 32]);
+    let again = s.dep_state_ids(&[touched.clone(), dep("a.txt", 0, 3)]).unwrap();
+    assert_eq!(again[0], ids[0]);
+    assert_ne!(again[1], ids[0], "another content is another state");
+    let stored = s.dep_states(&ids.iter().copied().collect()).unwrap();
+    assert_eq!(stored[&ids[0]], touched);
+    assert_eq!(stored[&ids[2]], dep("b.txt", 1, 0));
+    assert_eq!(stored.len(), 3);
+
+    let tests = s
+        .upsert_tests_named(&[
+            TestName { key: "./prog a".into(), name: "t1".into(), cmd: "./prog a".into() },
+            TestName { key: "named".into(), name: "named".into(), cmd: "true".into() },
+        ])
+        .unwrap();
+    let deps = TestDeps { definition: "{\"cmd\":\"./prog a\"}".into(), states: bm(&ids), unknown: None };
+    let run = s.begin_run(snap, "full").unwrap();
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: tests[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![],
+            deps: Some(deps.clone()),
+            stopped: false,
+        },
+    )
+    .unwrap();
+    let unknown = TestDeps { definition: "{}".into(), states: RoaringBitmap::new(), unknown: Some("static".into()) };
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: tests[1],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![]),
+            recorded: vec![],
+            deps: Some(unknown.clone()),
+            stopped: false,
+        },
+    )
+    .unwrap();
+    s.finish_run(run, Some(snap)).unwrap();
+    let m = s.matrix_deps(snap).unwrap();
+    assert_eq!(m[&tests[0]], deps);
+    assert_eq!(m[&tests[1]], unknown);
+    let rows = s.matrix_tests(snap).unwrap();
+    assert_eq!((rows[0].key.as_str(), rows[0].name.as_str()), ("./prog a", "t1"));
+    assert_eq!((rows[1].key.as_str(), rows[1].name.as_str()), ("named", "named"));
+
+    // a whole matrix, and a copy of it
+    s.seal(snap).unwrap();
+    let next = s.open_snapshot().unwrap();
+    let row = |t: TestId, deps: Option<TestDeps>| MatrixRow {
+        test: t,
+        run,
+        state: CoverageState::Known,
+        coverage: vec![(u, bm(&[1]))],
+        recorded: vec![],
+        deps,
+    };
+    s.write_matrix(next, &[row(tests[0], Some(deps.clone())), row(tests[1], None)]).unwrap();
+    let m = s.matrix_deps(next).unwrap();
+    assert_eq!(m.len(), 1, "a row without a definition has none recorded");
+    assert_eq!(m[&tests[0]], deps);
+    s.copy_matrix(snap, next).unwrap();
+    assert_eq!(s.matrix_deps(next).unwrap(), s.matrix_deps(snap).unwrap());
+    // a universe test renamed by an inserted line keeps its id
+    let renamed = s
+        .upsert_tests_named(&[TestName { key: "./prog a".into(), name: "t2".into(), cmd: "./prog a".into() }])
+        .unwrap();
+    assert_eq!(renamed[0], tests[0]);
+    assert_eq!(s.matrix_tests(snap).unwrap()[0].name, "t2");
+    // a test that left the suite leaves the matrix, and the index with it
+    s.record_result(
+        run,
+        Some(next),
+        &TestRecord {
+            test: tests[1],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0]))]),
+            recorded: vec![],
+            deps: None,
+            stopped: false,
+        },
+    )
+    .unwrap();
+    let both = bm(&[tests[0].0 as u32, tests[1].0 as u32]);
+    assert_eq!(s.edge_index(next, u).unwrap().tests_on_edge(0), Some(&both));
+    s.retain_matrix_tests(next, &[tests[0]]).unwrap();
+    let left: Vec<TestId> = s.matrix_tests(next).unwrap().into_iter().map(|m| m.test).collect();
+    assert_eq!(left, [tests[0]]);
+    assert_eq!(s.edge_index(next, u).unwrap().tests_on_edge(0), Some(&bm(&[tests[0].0 as u32])));
+    assert!(s.test_coverage(next, tests[1]).unwrap().is_empty());
+}
+
+/// The sources of a unit are what its newest build saw; the files the
+/// wrapper wrote follow the snapshot into the next one.
+#[test]
+fn unit_sources_and_wrapper_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "a.c@a.o", "a.c", u, None, "[]").unwrap();
+    let src = |path: &str, h: u8| SourceState { path: path.into(), hash: [h; 16], stamp: Some(vec![h; 32]) };
+    s.record_unit_sources(u, &[src("a.c", 1), src("a.h", 2)]).unwrap();
+    s.record_unit_sources(u, &[src("a.c", 3)]).unwrap();
+    assert_eq!(s.snapshot_sources(snap).unwrap(), vec![("a.c@a.o".to_string(), src("a.c", 3))]);
+    s.record_outputs(snap, &["a.o".into(), "prog".into()]).unwrap();
+    s.record_outputs(snap, &["prog".into()]).unwrap();
+    s.seal(snap).unwrap();
+    let next = s.open_snapshot().unwrap();
+    s.record_outputs(next, &["lib.so".into()]).unwrap();
+    assert_eq!(s.snapshot_outputs(snap).unwrap(), ["a.o", "prog"]);
+    assert_eq!(s.snapshot_outputs(next).unwrap(), ["a.o", "lib.so", "prog"]);
+    assert_eq!(s.snapshot_sources(next).unwrap().len(), 1);
+}
+
+/// A version 3 store gains the columns of version 4 and the tables and
+/// columns of version 5; its matrix rows read as having no dependencies
+/// recorded. So does a version 4 store of either line of development that
+/// called its step version 4: the one with the results' `stopped` column, and
+/// the one with the dependency tables.
+#[test]
+fn a_version_3_store_is_upgraded_to_record_dependencies() {
+    for (version, extra) in [("3", ""), ("4", schema::V4), ("4", schema::V5)] {
+        version_store_is_upgraded_to_record_dependencies(version, extra);
+    }
+}
+
+fn version_store_is_upgraded_to_record_dependencies(version: &str, extra: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch(schema::V1).unwrap();
+        conn.execute_batch(schema::V2).unwrap();
+        conn.execute_batch(extra).unwrap();
+        conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?1)", [version]).unwrap();
+        conn.execute_batch(
+            "INSERT INTO snapshots(id, created, state) VALUES (1, '0', 'sealed');
+             INSERT INTO tests(id, name, cmd) VALUES (1, 't1', 'true');
+             INSERT INTO runs(id, snapshot, kind, started) VALUES (1, 1, 'full', '0');
+             INSERT INTO matrix_tests(snapshot, test, run, state) VALUES (1, 1, 1, 'ok');",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    let m = s.matrix_tests(SnapshotId(1)).unwrap();
+    assert_eq!((m[0].key.as_str(), m[0].name.as_str(), m[0].stopped), ("t1", "t1", None));
+    assert!(s.matrix_deps(SnapshotId(1)).unwrap().is_empty());
+    assert_eq!(s.dep_state_ids(&[dep("x", 0, 1)]).unwrap().len(), 1);
 }

@@ -90,6 +90,7 @@ fn tests_on_edge_for_10k_tests_and_50k_edges() {
             state: CoverageState::Known,
             coverage: vec![(u, coverage(&mut rng))],
             recorded: vec![],
+            deps: None,
         })
         .collect();
     let covered: u64 = rows.iter().map(|r| r.coverage[0].1.len()).sum();
@@ -180,7 +181,7 @@ fn tests_on_edge_for_10k_tests_and_50k_edges_in_100_units() {
                 per[(e / per_unit) as usize].insert(e % per_unit);
             }
             let coverage = units.iter().zip(per).filter(|(_, b)| !b.is_empty()).map(|(&u, b)| (u, b)).collect();
-            MatrixRow { test, run, state: CoverageState::Known, coverage, recorded: vec![] }
+            MatrixRow { test, run, state: CoverageState::Known, coverage, recorded: vec![], deps: None }
         })
         .collect();
     let t = Instant::now();
