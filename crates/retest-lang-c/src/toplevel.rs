@@ -473,13 +473,26 @@ fn head_name(toks: &[Token], b: &[u8], first: usize, open: usize, old_style: boo
     // the first identifier followed by a parameter list: `(` that is not a
     // grouping of a declarator (`int (*f(int))(void)` declares `f`) nor an
     // operator word's
-    let Some(n) = (first..open).find(|&k| {
-        toks[k].kind == TokenKind::Ident
-            && !is_operator_word(text(k))
+    // operator words' parentheses (`__attribute__((visibility("default")))`,
+    // `__declspec(dllexport)`) are skipped whole: `visibility` is no name
+    let mut n = None;
+    let mut k = first;
+    while k < open {
+        if toks[k].kind == TokenKind::Ident && is_operator_word(text(k)) && k + 1 < open && text(k + 1) == b"(" {
+            k = matching_close(toks, b, k + 1).map_or(open, |c| c + 1);
+            continue;
+        }
+        if toks[k].kind == TokenKind::Ident
             && k + 2 < open
             && text(k + 1) == b"("
             && !matches!(text(k + 2), b"*" | b"(" | b"^" | b"&")
-    }) else {
+        {
+            n = Some(k);
+            break;
+        }
+        k += 1;
+    }
+    let Some(n) = n else {
         return (None, Vec::new());
     };
     let name = String::from_utf8_lossy(text(n)).into_owned();
@@ -558,10 +571,15 @@ mod tests {
                    struct P p = (struct P){ 1 };\n\
                    struct S *f(void) { return 0; }\n\
                    void g(void) __attribute__((noinline)) { }\n\
+                   __attribute__((visibility(\"default\"))) int h(int x) { return x; }\n\
+                   __declspec(dllexport) const char *__attribute__((cold)) k(void) { return 0; }\n\
                    ;\n\
                    { stray(); }\n";
         let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
-        assert_eq!(k, ["decl", "decl", "decl", "decl", "decl", "fn f", "fn g", "stray: a block outside any function"]);
+        assert_eq!(
+            k,
+            ["decl", "decl", "decl", "decl", "decl", "fn f", "fn g", "fn h (x)", "fn k", "stray: a block outside any function"]
+        );
     }
 
     #[test]
