@@ -19,6 +19,10 @@ const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
 #   cwd      optional, relative to this file
 #   env      optional table of environment variables
 #   timeout  optional, seconds
+# A GoogleTest binary gives one test per case (`binary/Suite.Name`, run with
+# --gtest_filter), listed with --gtest_list_tests each time tests are discovered:
+#   [[gtest]]
+#   binary = "build/unit_tests"   # relative to this file; also cwd, env, timeout, filter
 # Instead of this file you can pass `--universe FILE` (one command per line) or
 # `--ctest BUILD_DIR` to `retest run`.
 #

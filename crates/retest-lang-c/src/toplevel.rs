@@ -578,7 +578,18 @@ mod tests {
         let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
         assert_eq!(
             k,
-            ["decl", "decl", "decl", "decl", "decl", "fn f", "fn g", "fn h (x)", "fn k", "stray: a block outside any function"]
+            [
+                "decl",
+                "decl",
+                "decl",
+                "decl",
+                "decl",
+                "fn f",
+                "fn g",
+                "fn h (x)",
+                "fn k",
+                "stray: a block outside any function"
+            ]
         );
     }
 

@@ -312,6 +312,25 @@ struct TomlFile {
     dependencies: Option<TomlDependencies>,
     #[serde(default)]
     test: Vec<Spanned<TomlTest>>,
+    #[serde(default)]
+    gtest: Vec<Spanned<TomlGtest>>,
+}
+
+/// A GoogleTest binary whose cases are tests of their own.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlGtest {
+    binary: Spanned<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    timeout: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    filter: Option<String>,
+    #[serde(default)]
+    inputs: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -450,7 +469,111 @@ pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
             properties: Vec::new(),
         });
     }
+    for g in file.gtest {
+        let g = g.into_inner();
+        let line = line_of(&text, g.binary.span().start);
+        let binary = normalize(&dir.join(g.binary.get_ref()));
+        let cwd = match &g.cwd {
+            Some(c) => normalize(&dir.join(c)),
+            None => dir.clone(),
+        };
+        let timeout = match &g.timeout {
+            Some(v) => Some(timeout_value(&path, &text, v)?),
+            None => default_timeout,
+        };
+        let mut env = default_env.clone();
+        env.extend(g.env);
+        let cases = gtest_cases(&binary, &cwd, &env, g.filter.as_deref())
+            .map_err(|message| DiscoverError::Invalid { path: path.clone(), line, message })?;
+        let short = binary.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        // relative to the working directory where it can be, so that the
+        // definition does not change when the project moves
+        let program = match binary.strip_prefix(&cwd) {
+            Ok(rel) => format!("./{}", rel.to_string_lossy()),
+            Err(_) => binary.to_string_lossy().into_owned(),
+        };
+        let inputs: Vec<PathBuf> = g.inputs.iter().map(|i| normalize(&dir.join(i))).collect();
+        for case in cases {
+            let name = format!("{short}/{case}");
+            if let Some(&first) = first_line.get(&name) {
+                return Err(DiscoverError::DuplicateName { path, line, first_line: first, name });
+            }
+            first_line.insert(name.clone(), line);
+            specs.push(TestSpec {
+                key: name.clone(),
+                name,
+                cmd: format!("{} --gtest_filter={}", shell_quote(&program), shell_quote(&case)),
+                cwd: cwd.clone(),
+                env: env.clone().into_iter().collect(),
+                timeout,
+                expect_failure: false,
+                inputs: inputs.clone(),
+                properties: Vec::new(),
+            });
+        }
+    }
     Ok(specs)
+}
+
+/// The cases of a GoogleTest binary (`Suite.Name`, parameterised ones as
+/// `Prefix/Suite.Name/0`), from `--gtest_list_tests`, disabled ones left out.
+/// The listing runs with a trace directory of its own, so an instrumented
+/// binary records nothing anywhere that matters.
+fn gtest_cases(
+    binary: &Path,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    filter: Option<&str>,
+) -> Result<Vec<String>, String> {
+    if !binary.is_file() {
+        return Err(format!(
+            "GoogleTest binary {} does not exist — build it first (`retest build -- …`), or correct `binary`",
+            binary.display()
+        ));
+    }
+    let traces = tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+    let mut cmd = std::process::Command::new(binary);
+    cmd.arg("--gtest_list_tests").current_dir(cwd).envs(env).env("RETEST_TRACE_DIR", traces.path());
+    if let Some(f) = filter {
+        cmd.arg(format!("--gtest_filter={f}"));
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{} --gtest_list_tests` failed ({}): {} — is it a GoogleTest binary?",
+            binary.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(parse_gtest_list(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Parses `--gtest_list_tests` output: a suite line (`Suite.`, maybe with a
+/// `# TypeParam = …` comment), then its cases indented (maybe with
+/// `# GetParam() = …`).
+pub fn parse_gtest_list(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut suite: Option<String> = None;
+    for line in text.lines() {
+        let body = line.split('#').next().unwrap_or("").trim_end();
+        if body.trim().is_empty() {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            let s = body.trim();
+            suite = s.strip_suffix('.').map(str::to_string);
+            continue;
+        }
+        let Some(s) = &suite else { continue };
+        let case = body.trim();
+        let disabled = |n: &str| n.starts_with("DISABLED_") || n.contains("/DISABLED_");
+        if disabled(s) || disabled(case) {
+            continue;
+        }
+        out.push(format!("{s}.{case}"));
+    }
+    out
 }
 
 /// Reads the `[dependencies]` table of a `retest.toml` (all of it empty

@@ -470,3 +470,61 @@ fn ctest_not_a_build_dir() {
         DiscoverError::NotCtestDir { build_dir } if build_dir == missing
     ));
 }
+
+#[test]
+fn gtest_listings_give_one_case_per_test() {
+    let listing = "Running main() from gtest_main.cc\nBuildLogTest.\n  WriteRead\n  DISABLED_Slow\n\
+                   Inst/ParamTest.  # TypeParam = int\n  Works/0  # GetParam() = 1\n  Works/1  # GetParam() = 2\n\
+                   DISABLED_Old.\n  Anything\n";
+    assert_eq!(
+        retest_run::discover::parse_gtest_list(listing),
+        ["BuildLogTest.WriteRead", "Inst/ParamTest.Works/0", "Inst/ParamTest.Works/1"]
+    );
+}
+
+/// A `[[gtest]]` table lists a real GoogleTest binary's cases (Debian
+/// libgtest-dev; `.ci/run` installs it) and each runs alone.
+#[test]
+fn gtest_binaries_give_a_test_per_case() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("t.cc"),
+        "#include <gtest/gtest.h>\n\
+         TEST(Maths, Adds) { EXPECT_EQ(2, 1 + 1); }\n\
+         TEST(Maths, Fails) { EXPECT_EQ(3, 1 + 1); }\n\
+         TEST(Maths, DISABLED_Never) { FAIL(); }\n\
+         class P : public ::testing::TestWithParam<int> {};\n\
+         TEST_P(P, Positive) { EXPECT_GT(GetParam(), 0); }\n\
+         INSTANTIATE_TEST_SUITE_P(Small, P, ::testing::Values(1, 2));\n",
+    )
+    .unwrap();
+    let st = Command::new("g++")
+        .args(["-o", "unit_tests", "t.cc", "-lgtest", "-lgtest_main", "-pthread"])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(st.success(), "g++ with GoogleTest failed: install g++ and libgtest-dev (`.ci/run` installs them)");
+    std::fs::write(d.path().join("retest.toml"), "[[gtest]]\nbinary = \"unit_tests\"\ntimeout = 30\n").unwrap();
+    let specs = retest_run::discover::from_toml(&d.path().join("retest.toml")).unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "unit_tests/Maths.Adds",
+            "unit_tests/Maths.Fails",
+            "unit_tests/Small/P.Positive/0",
+            "unit_tests/Small/P.Positive/1"
+        ]
+    );
+    // each command runs exactly its case
+    for s in &specs {
+        let out = Command::new("sh").args(["-c", &s.cmd]).current_dir(&s.cwd).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("1 test from"), "{}: {text}", s.cmd);
+        assert_eq!(out.status.success(), !s.name.ends_with("Fails"), "{}", s.name);
+    }
+    // a binary not built yet is an error that says so
+    std::fs::write(d.path().join("retest.toml"), "[[gtest]]\nbinary = \"missing\"\n").unwrap();
+    let e = retest_run::discover::from_toml(&d.path().join("retest.toml")).unwrap_err().to_string();
+    assert!(e.contains("retest.toml:2") && e.contains("build it first"), "{e}");
+}
