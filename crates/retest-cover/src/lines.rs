@@ -115,11 +115,25 @@ struct ProcShape {
     stmt_lines: Vec<Option<u32>>,
     /// condition-level edge → (line, block, label) for branch edges
     branch_of: Vec<Option<(u32, u32, String)>>,
+    /// Whether the function has a probe at all: a C++ `constexpr` function
+    /// has none (it may run while compiling), and its lines and branches are
+    /// *not recorded* rather than unexecuted; the function is still listed.
+    recorded: bool,
 }
 
 fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
     let span = p.span?;
     let file = unit.file_path(&span).to_string();
+    let recorded = p.probes.iter().any(|q| !matches!(q, retest_graph::coverage::Probe::Derived));
+    if !recorded {
+        return Some(ProcShape {
+            file,
+            entry_line: span.line,
+            stmt_lines: vec![None; p.stmt.node_count()],
+            branch_of: vec![None; p.cond.edge_count()],
+            recorded,
+        });
+    }
     let stmt_lines = p
         .stmt
         .nodes()
@@ -169,7 +183,7 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
             branch_of[e.index()] = Some((s.line, block, p.cond.edge(e).label.to_string()));
         }
     }
-    Some(ProcShape { file, entry_line: span.line, stmt_lines, branch_of })
+    Some(ProcShape { file, entry_line: span.line, stmt_lines, branch_of, recorded })
 }
 
 /// Accumulates coverage over units and tests.
@@ -233,7 +247,7 @@ impl Accumulator {
     /// Adds one test's coverage of a unit (unit-wide condition-level edges).
     pub fn add_test(&mut self, unit: &Unit, shape: &UnitShape, edges: &RoaringBitmap) {
         for (i, p) in unit.procedures.iter().enumerate() {
-            let Some(s) = &shape.procs[i] else { continue };
+            let Some(s) = shape.procs[i].as_ref().filter(|s| s.recorded) else { continue };
             let (lo, hi) = (shape.bases[i], shape.bases[i + 1]);
             if edges.range_cardinality(lo..hi) == 0 {
                 continue;

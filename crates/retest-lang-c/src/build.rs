@@ -1769,7 +1769,12 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
             "comma_expression" => {
-                if let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right")) {
+                // `(side effects, 0L)`: the value is a constant, but the left
+                // operand is code; the whole expression stays a predicate
+                // instead of folding away with it
+                if let (Some(l), Some(r)) = (e.child_by_field_name("left"), e.child_by_field_name("right"))
+                    && int_literal(r, self.src).is_none()
+                {
                     let inc = self.hoist(l, inc, g);
                     return self.branch(r, inc, g);
                 }
