@@ -398,6 +398,9 @@ fn body_of(toks: &[Token], b: &[u8], first: usize, open: usize, old_style: bool,
             && o > first
             && toks[o - 1].kind == TokenKind::Ident
             && is_attribute_word(text(o - 1))
+            // C++'s `override` and `final` take no parentheses: `final(` is a
+            // C function named `final`
+            && !matches!(text(o - 1), b"override" | b"final")
             && o - 1 > first
         {
             k = o - 2;
@@ -482,7 +485,20 @@ fn head_name(toks: &[Token], b: &[u8], first: usize, open: usize, old_style: boo
             k = matching_close(toks, b, k + 1).map_or(open, |c| c + 1);
             continue;
         }
+        // `double (name)(…)`: a parenthesised name (a macro of the same name exists)
         if toks[k].kind == TokenKind::Ident
+            && k > first
+            && k + 2 < open
+            && text(k - 1) == b"("
+            && text(k + 1) == b")"
+            && text(k + 2) == b"("
+            && !is_c_keyword(text(k))
+        {
+            n = Some(k);
+            break;
+        }
+        if toks[k].kind == TokenKind::Ident
+            && !is_c_keyword(text(k))
             && k + 2 < open
             && text(k + 1) == b"("
             && !matches!(text(k + 2), b"*" | b"(" | b"^" | b"&")
@@ -573,6 +589,8 @@ mod tests {
                    void g(void) __attribute__((noinline)) { }\n\
                    __attribute__((visibility(\"default\"))) int h(int x) { return x; }\n\
                    __declspec(dllexport) const char *__attribute__((cold)) k(void) { return 0; }\n\
+                   double (paren)(double z) { return z; }\n\
+                   static int final(int a) { return a; }\n\
                    ;\n\
                    { stray(); }\n";
         let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
@@ -588,6 +606,8 @@ mod tests {
                 "fn g",
                 "fn h (x)",
                 "fn k",
+                "fn paren",
+                "fn final (a)",
                 "stray: a block outside any function"
             ]
         );
