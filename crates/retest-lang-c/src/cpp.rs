@@ -409,8 +409,6 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         }
         ids
     };
-    let seal =
-        |text: String| if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text };
     let mut ordinary: BTreeMap<usize, String> = BTreeMap::new();
     let mut data_members = Vec::new();
     if let Some(body) = n.child_by_field_name("body") {
@@ -446,7 +444,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         kind: DeclKind::Tag,
         mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
         names,
-        text: seal(text),
+        text: decls::sealed(text, system),
         span,
     }];
     if let Some(body) = n.child_by_field_name("body") {
@@ -459,7 +457,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
                 kind: DeclKind::Function,
                 mentions: u.refs.into_iter().filter(|r| r != f).collect(),
                 names: vec![f.clone(), format!("{qualified}::{f}")],
-                text: seal(format!("{qualified} :: {sig}")),
+                text: decls::sealed(format!("{qualified} :: {sig}"), system),
                 span,
             });
         }
@@ -473,18 +471,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let src = pre.text.as_bytes();
     let root = tree.root_node();
     let locate = |row: u32| pre.map.lookup(row);
-    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| -> Option<Span> {
-        let (file, line) = locate(start.row as u32)?;
-        let end_line = match locate(end.row as u32) {
-            Some((f, l)) if f == file && l >= line => l,
-            _ => line,
-        };
-        Some(Span { file, line, col: start.column as u32 + 1, end_line })
-    };
-    let file_at = |row: usize| -> Option<&SourceFile> {
-        let (f, _) = locate(row as u32)?;
-        pre.files.get(f as usize)
-    };
+    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| pre.span_at(start, end);
+    let file_at = |row: usize| pre.file_at(row);
     let mut found = Found::default();
     walk(root, &mut Vec::new(), false, src, &mut found);
 
@@ -572,7 +560,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             kind: DeclKind::Function,
             mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
             names,
-            text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text },
+            text: decls::sealed(text, system),
             span: span_at(n.start_position(), n.end_position()),
         });
     }
@@ -630,7 +618,7 @@ fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, syst
     Declaration {
         kind: DeclKind::Function,
         names: vec![last],
-        text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text },
+        text: decls::sealed(text, system),
         mentions: mentions.into_iter().collect(),
         span,
     }

@@ -85,6 +85,13 @@ pub fn declares_function(mut d: Ts<'_>) -> bool {
     }
 }
 
+/// A declaration's text as stored: itself, or for a system header's
+/// declaration only its digest (`#` and 16 hex digits), which still changes
+/// when the text does.
+pub fn sealed(text: String, system: bool) -> String {
+    if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())) } else { text }
+}
+
 /// The declaration items of one top-level node (not function bodies). For a
 /// function definition only its signature is an item. `system` items keep a digest
 /// of their text instead of the text itself. `attrs(range)` gives the attributes
@@ -105,7 +112,7 @@ pub fn top_level_items(
             t.push(' ');
             t.push_str(&hidden);
         }
-        if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes())) } else { t }
+        sealed(t, system)
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
         let u = syntax::uses(x, src, &BTreeSet::new(), &|_| false);
@@ -143,13 +150,7 @@ pub fn top_level_items(
                 m.dedup();
                 m
             };
-            out.push(Declaration {
-                kind: DeclKind::Function,
-                names,
-                text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
-                mentions,
-                span,
-            });
+            out.push(Declaration { kind: DeclKind::Function, names, text: sealed(sig, system), mentions, span });
         }
         "declaration" | "type_definition" => {
             // nested tag definitions get their own item

@@ -58,6 +58,24 @@ pub struct Preprocessed {
 }
 
 impl Preprocessed {
+    /// The span, in original files and lines, of the parsed text between two
+    /// points (its end line only when it ends in the same file, at or after
+    /// its start).
+    pub fn span_at(&self, start: tree_sitter::Point, end: tree_sitter::Point) -> Option<retest_graph::Span> {
+        let (file, line) = self.map.lookup(start.row as u32)?;
+        let end_line = match self.map.lookup(end.row as u32) {
+            Some((f, l)) if f == file && l >= line => l,
+            _ => line,
+        };
+        Some(retest_graph::Span { file, line, col: start.column as u32 + 1, end_line })
+    }
+
+    /// The source file a row of the parsed text comes from.
+    pub fn file_at(&self, row: usize) -> Option<&SourceFile> {
+        let (f, _) = self.map.lookup(row as u32)?;
+        self.files.get(f as usize)
+    }
+
     /// Builds the line map from preprocessor output that contains line markers.
     pub fn from_output(raw: String) -> Preprocessed {
         let mut text = String::with_capacity(raw.len());

@@ -243,19 +243,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         .collect();
 
     let locate = |row: u32| pre.map.lookup(row);
-    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| -> Option<Span> {
-        let (file, line) = locate(start.row as u32)?;
-        let end_line = match locate(end.row as u32) {
-            Some((f, l)) if f == file && l >= line => l,
-            _ => line,
-        };
-        Some(Span { file, line, col: start.column as u32 + 1, end_line })
-    };
+    let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| pre.span_at(start, end);
     let span_of = |n: Ts<'_>| span_at(n.start_position(), n.end_position());
-    let file_at = |row: usize| -> Option<&SourceFile> {
-        let (f, _) = locate(row as u32)?;
-        pre.files.get(f as usize)
-    };
+    let file_at = |row: usize| pre.file_at(row);
     let file_of = |n: Ts<'_>| file_at(n.start_position().row);
     let own = |n: Ts<'_>| file_of(n).is_some_and(is_own);
 
@@ -486,7 +476,7 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
     Declaration {
         kind: DeclKind::Function,
         names: vec![d.name.clone()],
-        text: if system { format!("#{:016x}", xxhash_rust::xxh3::xxh3_64(sig.as_bytes())) } else { sig },
+        text: crate::decls::sealed(sig, system),
         mentions: mentions.into_iter().collect(),
         span,
     }
