@@ -2,7 +2,9 @@
 //!
 //! Inputs: the construct corpus (preprocessed with system headers, like real
 //! translation units) and a generated unit of many functions with loops, switches
-//! and short-circuit decisions. Parsing and both CFG levels are included; running
+//! and short-circuit decisions, and units of many small top-level items (a
+//! declaration each, and a function every fourth), whose time per line must not
+//! grow with the unit's size (`many-items-4000` against `many-items-16000`). Parsing and both CFG levels are included; running
 //! the preprocessor is not (that is the compiler's time).
 
 use std::path::Path;
@@ -29,6 +31,17 @@ fn generated(functions: usize) -> String {
     s
 }
 
+fn many_items(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!("extern int v{i};\n"));
+        if i % 4 == 0 {
+            s.push_str(&format!("int f{i}(int a) {{ if (a > {i}) return a - 1; return a + v{i}; }}\n"));
+        }
+    }
+    s
+}
+
 fn preprocess(dir: &Path, file: &str) -> Preprocessed {
     run_preprocessor("cc", &[], Path::new(file), dir).expect("cc -E")
 }
@@ -37,8 +50,14 @@ fn bench(c: &mut Criterion) {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("gen.c"), generated(400)).unwrap();
-    let inputs =
-        [("constructs.c", preprocess(&corpus, "constructs.c")), ("generated-400fn", preprocess(tmp.path(), "gen.c"))];
+    std::fs::write(tmp.path().join("items4k.c"), many_items(4000)).unwrap();
+    std::fs::write(tmp.path().join("items16k.c"), many_items(16000)).unwrap();
+    let inputs = [
+        ("constructs.c", preprocess(&corpus, "constructs.c")),
+        ("generated-400fn", preprocess(tmp.path(), "gen.c")),
+        ("many-items-4000", preprocess(tmp.path(), "items4k.c")),
+        ("many-items-16000", preprocess(tmp.path(), "items16k.c")),
+    ];
     let mut g = c.benchmark_group("cfg_build");
     for (name, pre) in &inputs {
         let lines = pre.text.lines().count() as u64;

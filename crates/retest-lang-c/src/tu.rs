@@ -7,7 +7,7 @@
 //! become [`Problem`]s, and a function that cannot be built exactly is marked
 //! unanalysable.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
@@ -106,16 +106,21 @@ fn overlapping_items(items: &[Item], start: usize, end: usize) -> impl Iterator<
     (from..items.len()).take_while(move |&i| items[i].start < end)
 }
 
-/// Whether `n` lies within `[start, end)`.
-fn within(n: Ts<'_>, start: usize, end: usize) -> bool {
-    start <= n.start_byte() && n.end_byte() <= end
+/// The first item `n` lies within. Items come in source order and do not
+/// overlap ([`toplevel::items`]), so this is a binary search: the analysis asks
+/// it for every top-level node, and a linear scan made the front end's time
+/// grow with the square of the number of items.
+fn item_of(items: &[Item], n: Ts<'_>) -> Option<usize> {
+    let (start, end) = (n.start_byte(), n.end_byte());
+    let from = items.partition_point(|it| it.end < start);
+    (from..items.len()).take_while(|&i| items[i].start <= start).find(|&i| end <= items[i].end)
 }
 
 /// Whether a top-level node of the whole-unit parse can be trusted: it lies
 /// inside one item and is what the item is — the item's function definition
 /// with the same body, or, in a declaration item, a node without errors.
 fn trusted(n: Ts<'_>, items: &[Item], src: &[u8]) -> bool {
-    let Some(it) = items.iter().find(|it| within(n, it.start, it.end)) else {
+    let Some(it) = item_of(items, n).map(|i| &items[i]) else {
         // white space or a comment between items is fine; anything else spans items
         return matches!(n.kind(), "comment") || n.end_byte() == n.start_byte();
     };
@@ -206,7 +211,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     // function definitions: the parser's, or put together from the pieces of a
     // function item; a body the item's parse did not show as a block is parsed
     // on its own
-    let item_of = |n: Ts<'_>| items.iter().position(|it| within(n, it.start, it.end));
+    let item_of = |n: Ts<'_>| item_of(&items, n);
     let whole: BTreeSet<usize> = top
         .iter()
         .filter(|n| n.kind() == "function_definition")
@@ -222,15 +227,20 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             _ => None,
         }
     };
-    fn block_among<'t>(top: &[Ts<'t>], (open, close): (usize, usize)) -> Option<Ts<'t>> {
-        top.iter()
-            .copied()
-            .find(|n| n.kind() == "compound_statement" && n.start_byte() == open && n.end_byte() == close + 1)
+    // top-level blocks by their braces (a block at file scope is a body the
+    // parse separated from its head)
+    fn blocks_of<'t>(nodes: &[Ts<'t>]) -> HashMap<(usize, usize), Ts<'t>> {
+        let mut blocks = HashMap::new();
+        for n in nodes.iter().filter(|n| n.kind() == "compound_statement" && n.end_byte() > n.start_byte()) {
+            blocks.entry((n.start_byte(), n.end_byte() - 1)).or_insert(*n);
+        }
+        blocks
     }
+    let top_blocks = blocks_of(&top);
     let body_trees: Vec<tree_sitter::Tree> = (0..items.len())
         .filter(|&i| items[i].is_function() && !whole.contains(&i))
         .filter_map(body_of)
-        .filter(|&braces| block_among(&top, braces).is_none())
+        .filter(|braces| !top_blocks.contains_key(braces))
         .map(|(open, close)| parse_ranges(&pre.text, Some(lines.range(open, close + 1))))
         .collect();
     let body_top: Vec<Ts<'_>> = body_trees
@@ -241,6 +251,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             root.children(&mut c).collect::<Vec<_>>()
         })
         .collect();
+    let body_blocks = blocks_of(&body_top);
 
     let locate = |row: u32| pre.map.lookup(row);
     let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| pre.span_at(start, end);
@@ -275,7 +286,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         // parser ended early
         let mut pieces: Vec<Ts<'_>> = Vec::new();
         let mut declarator = None;
-        for n in top.iter().copied().filter(|n| n.start_byte() < *body_open && it.start <= n.start_byte()) {
+        let first = top.partition_point(|n| n.start_byte() < it.start);
+        for n in top[first..].iter().copied().take_while(|n| n.start_byte() < *body_open) {
             if n.end_byte() <= *body_open {
                 pieces.push(n);
             } else if n.kind() == "function_definition" {
@@ -285,7 +297,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             }
         }
         let body =
-            block_among(&top, (*body_open, *body_close)).or_else(|| block_among(&body_top, (*body_open, *body_close)));
+            top_blocks.get(&(*body_open, *body_close)).or_else(|| body_blocks.get(&(*body_open, *body_close))).copied();
         let unreadable = match (&name, body) {
             (None, _) => Some("cannot tell the name this definition declares".to_string()),
             (_, None) => Some(format!(
