@@ -161,6 +161,28 @@ fn is_attribute_word(w: &[u8]) -> bool {
     )
 }
 
+/// Whether the tokens from `at` on, right after a declarator's `)`, begin the
+/// parameter declarations of an old-style definition: a word that is not an
+/// attribute or operator word (`int f(a) int a;`, `f(p) Bytef *p;`). Type
+/// qualifiers there begin the first declaration (`f(p) const char *p;`) when
+/// a type word follows them, or, after `_Atomic`, a `(` (`f(n) _Atomic(int)
+/// n;`); followed by a body or an attribute word they are read as a member
+/// function's qualifiers (`int S::a() const {`).
+fn begins_parameter_declarations(toks: &[Token], b: &[u8], at: usize) -> bool {
+    let text = |t: &Token| &b[t.start..t.end];
+    let is_qualifier = |w: &[u8]| matches!(w, b"const" | b"volatile" | b"_Atomic" | b"restrict" | b"__restrict");
+    let mut j = at;
+    while toks.get(j).is_some_and(|n| is_qualifier(text(n))) {
+        j += 1;
+    }
+    let Some(n) = toks.get(j) else { return false };
+    let w = text(n);
+    if j > at && w == b"(" {
+        return text(&toks[j - 1]) == b"_Atomic";
+    }
+    n.kind == TokenKind::Ident && !is_attribute_word(w) && !is_operator_word(w) && w != b"requires"
+}
+
 fn is_c_keyword(w: &[u8]) -> bool {
     matches!(
         w,
@@ -302,9 +324,7 @@ pub fn items(b: &[u8]) -> Vec<Item> {
                         };
                         if text(&t) == b"("
                             && !saw_eq
-                            && toks.get(c + 1).is_some_and(|n| {
-                                n.kind == TokenKind::Ident && !is_attribute_word(text(n)) && !is_operator_word(text(n))
-                            })
+                            && begins_parameter_declarations(&toks, b, c + 1)
                             && i > first
                             && toks[i - 1].kind == TokenKind::Ident
                             && !is_operator_word(text(&toks[i - 1]))
@@ -559,6 +579,10 @@ mod tests {
                    List *append_ele(a_list, a_ele) List *a_list; List *a_ele; { return a_list; }\n\
                    NodePtr get(x) int x; { return 0; }\n\
                    main(argc, argv) int argc; char **argv; { return 0; }\n\
+                   int first_const(p, n) const char *p; int n; { return p[n]; }\n\
+                   int first_volatile(n) volatile int n; { return n; }\n\
+                   int first_atomic(n) _Atomic int n; { return n; }\n\
+                   int atomic_paren(n) _Atomic(int) n; { return n; }\n\
                    int (*getfn(int x))(void) { return 0; }\n\
                    int f(void) __attribute__((cold));\n";
         let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
@@ -572,10 +596,23 @@ mod tests {
                 "fn append_ele k&r (a_list,a_ele)",
                 "fn get k&r (x)",
                 "fn main k&r (argc,argv)",
+                "fn first_const k&r (p,n)",
+                "fn first_volatile k&r (n)",
+                "fn first_atomic k&r (n)",
+                "fn atomic_paren k&r (n)",
                 "fn getfn (x)",
                 "decl"
             ]
         );
+    }
+
+    #[test]
+    fn qualifiers_before_a_body_are_not_old_style_declarations() {
+        let src = "int S::a() const { return 0; }\n\
+                   int S::c() const noexcept { return 0; }\n\
+                   struct T { int f() const override { return 0; } };\n";
+        let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(k, ["fn a", "fn c", "decl"]);
     }
 
     #[test]

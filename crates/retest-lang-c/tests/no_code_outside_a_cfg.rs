@@ -146,6 +146,9 @@ fn old_style_definitions_are_all_analysed() {
             ("half", false, 27),
             ("total", false, 29),
             ("main", false, 37),
+            ("first_const", false, 49),
+            ("first_volatile", false, 58),
+            ("first_atomic", false, 60),
         ]
     );
     for p in &tu.procedures {

@@ -44,3 +44,17 @@ char **argv;
         return 1;
     return r > 3;
 }
+
+/* a qualifier first in the parameter declarations (zlib 1.2.13's gz_open) */
+int first_const(p, n)
+    const char *p;
+    int n;
+{
+    if (n < 0)
+        return 0;
+    return p[n];
+}
+
+int first_volatile(n) volatile int n; { return n + 1; }
+
+int first_atomic(n) _Atomic(int) n; { return n; }
