@@ -431,16 +431,22 @@ impl<'a, 't> Builder<'a, 't> {
         self.nodes.len() - 1
     }
 
-    /// Marks node `n` as possibly stopping part-way if its text has a syntax error
-    /// (a call inside the error would be invisible).
     /// Whether the parser may have misplaced the bounds of `e`: an error inside
     /// it or beside it (a sibling ERROR, as tree-sitter-cpp leaves after
     /// `new T*[n]`). Rewriting such an expression in place could change what
-    /// the compiler reads, so it is not probed there.
+    /// the compiler reads, so it is not probed there. An error elsewhere in the
+    /// parent (the body of the `for` whose condition `e` is) does not move
+    /// `e`'s bounds.
     fn misparsed_around(&self, e: Ts<'_>) -> bool {
-        syntax::has_syntax_error(e, self.src) || e.parent().is_some_and(|p| syntax::has_syntax_error(p, self.src))
+        syntax::has_syntax_error(e, self.src)
+            || e.parent().is_some_and(|p| {
+                let mut c = p.walk();
+                p.children(&mut c).any(|s| s.is_error() && syntax::has_syntax_error(s, self.src))
+            })
     }
 
+    /// Marks node `n` as possibly stopping part-way if its text has a syntax error
+    /// (a call inside the error would be invisible).
     fn mark_errors(&mut self, n: usize, ts: Ts<'_>) {
         if syntax::has_syntax_error(ts, self.src) || syntax::has_missing(ts, self.src) {
             self.nodes[n].stops = true;

@@ -166,3 +166,41 @@ fn an_error_injected_into_one_function_costs_only_that_function() {
     assert_eq!(injected, per_file * subjects().len());
     eprintln!("{injected} injected errors, {unanalysable} made their function unanalysable");
 }
+
+/// An error in a loop's body is the body's: the loop's own condition and
+/// update keep their probes (git's `for (p = b; p <= e; ++p, c0 = c1)` around a
+/// `__builtin_offsetof (__typeof__ (*entry), entry)` lost both, with two
+/// warnings at every such loop).
+#[test]
+fn an_error_in_a_loop_body_leaves_the_loop_header_probed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("loop.c"),
+        "struct e { int entry; };\n\
+         void *g(void *, unsigned long);\n\
+         int f(struct e *entry, int n) {\n\
+             int p, c0 = 0, c1 = 0;\n\
+             for (p = 0; p <= n; ++p, c0 = c1)\n\
+                 c1 = g(entry, __builtin_offsetof(__typeof__(*entry), entry)) != 0;\n\
+             return c0;\n\
+         }\n",
+    )
+    .expect("write");
+    let pre = run_preprocessor("cc", &[], Path::new("loop.c"), dir.path()).expect("preprocess");
+    let tu = analyze(&pre, &|f| !f.system);
+    let at: Vec<(u32, &str)> =
+        tu.unit.problems.iter().map(|p| (p.span.map_or(0, |s| s.line), p.message.as_str())).collect();
+    assert!(at.iter().all(|(line, _)| *line != 5), "the loop header is blamed for its body's error: {at:?}");
+    let f = &tu.unit.procedures[0];
+    assert_eq!(f.unanalysable, None);
+    // the condition and the update are instrumented where they are
+    let probed: Vec<&str> = f
+        .cond
+        .nodes()
+        .filter(|(id, _)| !matches!(tu.sites[0][id.index()], retest_lang_c::Site::None))
+        .map(|(_, n)| n.text.as_str())
+        .collect();
+    for text in ["p <= n", "++ p , c0 = c1"] {
+        assert!(probed.contains(&text), "`{text}` is not probed: {probed:?}");
+    }
+}
