@@ -212,20 +212,8 @@ pub fn load_plans(store: &retest_store::Store) -> Plans {
         .ok()
         .flatten()
         .and_then(|s| serde_json::from_str::<Vec<(String, String, Vec<Vec<retest_graph::coverage::Probe>>)>>(&s).ok())
-        .map(|v| v.into_iter().filter_map(|(k, h, p)| Some((k, (hex_hash(&h)?, p)))).collect())
+        .map(|v| v.into_iter().filter_map(|(k, h, p)| Some((k, (retest_abi::parse_hex(&h)?, p)))).collect())
         .unwrap_or_default()
-}
-
-pub fn hex(h: &[u8; 16]) -> String {
-    h.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn hex_hash(s: &str) -> Option<[u8; 16]> {
-    let mut out = [0u8; 16];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 fn exit_code(status: std::process::ExitStatus) -> ExitCode {

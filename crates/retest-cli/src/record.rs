@@ -11,11 +11,11 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use fixedbitset::FixedBitSet;
+use retest_abi::{SECT_EDGES, SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_graph::Unit;
 use retest_graph::coverage::{edge_coverage, edge_coverage_stopped};
-use retest_graph::recording::{SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_lang_c::instrument::UnitCells;
-use retest_run::trace::{KIND_EDGES, TraceDir, TraceError};
+use retest_run::trace::{TraceDir, TraceError};
 use retest_store::{Hash, Recorded, Store, UnitId, UnitRecording};
 use roaring::RoaringBitmap;
 
@@ -233,7 +233,7 @@ impl Builds {
                     view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
                 ));
             }
-            if kind != KIND_EDGES {
+            if kind != SECT_EDGES {
                 let r = &view.recording;
                 let (want, into): (Option<u32>, fn(&mut Recorded) -> &mut RoaringBitmap) = match kind {
                     SECT_MCDC => (r.mcdc_cells, |x| &mut x.mcdc),

@@ -29,11 +29,12 @@ use retest_run::exec::Status;
 use retest_store::{CoverageState, MatrixRow, Recorded, RunId, Store, UnitId};
 use roaring::RoaringBitmap;
 
-use crate::cc::{BUILD_RUNNING_KEY, PLAN_KEY, hex, run_build, run_build_keeping};
+use crate::cc::{BUILD_RUNNING_KEY, PLAN_KEY, run_build, run_build_keeping};
 use crate::fail::{Fail, OrFail};
 use crate::previous::Previous;
 use crate::run::{RunArgs, RunSummary, discover_tests, execute, print_summary};
 use crate::select::{Algorithm, SelectOptions, compute};
+use retest_abi::hex;
 
 /// The recording options `retest build` was last run with.
 fn recorded_options(store: &Store) -> RecordOptions {

@@ -485,11 +485,14 @@ impl UnrecordedWatch {
             }
         }
         let stems = pending.remove(&group)?;
-        let gone = stems.iter().find(|stem| {
-            let live = format!("{stem}.live");
-            let trace = format!("{stem}-");
-            !names.iter().any(|n| *n == live || (n.starts_with(&trace) && n.ends_with(".rtt")))
-        })?;
+        let present: Vec<String> = names
+            .iter()
+            .filter_map(|n| match retest_abi::trace::FileName::parse(n)? {
+                retest_abi::trace::FileName::Trace { pid, nonce, .. }
+                | retest_abi::trace::FileName::Live { pid, nonce } => Some(format!("{pid}-{nonce}")),
+            })
+            .collect();
+        let gone = stems.iter().find(|stem| !present.contains(stem))?;
         Some(format!(
             "the trace of a process of the test (pid {}) is missing from its trace directory — did the test delete files in $RETEST_TRACE_DIR?",
             gone.split('-').next().unwrap_or(gone)

@@ -31,13 +31,7 @@ use crate::cfg::EdgeId;
 use crate::pathnum::{Increment, PathCountOverflow, PathNumbering};
 use crate::unit::{Procedure, Unit};
 
-/// Section kind of MC/DC evaluation cells (`RETEST_SECT_MCDC`).
-pub const SECT_MCDC: u32 = 2;
-/// Section kind of path cells (`RETEST_SECT_PATHS`).
-pub const SECT_PATHS: u32 = 3;
-/// Section kind of frames-in-flight counters (`RETEST_SECT_FRAMES`): one
-/// counter per procedure; a cell is hit when its counter was not zero.
-pub const SECT_FRAMES: u32 = 4;
+pub use retest_abi::{SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 
 /// Id-set keys at or above this value name MC/DC decisions (key − base = the
 /// decision's number in the unit); below it, procedures' path ids.

@@ -53,12 +53,7 @@ use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 use crate::build::{Site, SpotHow};
 use crate::tu::TuAnalysis;
 
-/// The ABI version the generated header speaks.
-pub const ABI: u32 = 2;
-/// Section kind of edge cells of one 4-byte word each, as instrumented code
-/// keeps them (`RETEST_SECT_EDGE_WORDS`); the runtime writes them to traces
-/// as byte edge cells (`retest_run::trace::KIND_EDGES`).
-pub const SECT_EDGE_WORDS: u32 = 5;
+pub use retest_abi::{ABI, SECT_EDGE_WORDS};
 /// Bytes per edge cell in instrumented code: a probe sets the first byte of
 /// its cell's word (a word cell is hit when it is not zero).
 const EDGE_CELL_BYTES: u32 = 4;
@@ -411,7 +406,7 @@ fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize, c
     // the runtime is C: in a C++ unit its functions and objects have C linkage
     let (c_open, c_close) = if cpp { ("extern \"C\" {\n", "}\n") } else { ("", "") };
     let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
-    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = retest_abi::hex(hash);
     let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
     let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {

@@ -93,7 +93,7 @@ impl Program {
         assert!(dir.errors.is_empty() && dir.live.is_empty(), "clean trace dir: {dir:?}");
         let cov = dir.coverage().unwrap();
         let hits: BTreeSet<u32> = cov
-            .cells(&self.hash, retest_run::trace::KIND_EDGES)
+            .cells(&self.hash, retest_run::trace::SECT_EDGES)
             .map(|c| c.hit.iter().copied().collect())
             .unwrap_or_default();
         let plan = full_plan(&self.tu.unit);

@@ -33,28 +33,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// First eight bytes of every trace file.
-pub const MAGIC: [u8; 8] = *b"RETESTTR";
-/// Last eight bytes of every trace file.
-pub const END_MAGIC: [u8; 8] = *b"RTEND\0\0\0";
-/// The format version this module reads and writes.
-pub const VERSION: u32 = 1;
-/// File extension of finished trace files (`<pid>-<nonce>-<seq>.rtt`).
-pub const TRACE_EXTENSION: &str = "rtt";
-/// File extension of live markers (`<pid>-<nonce>.live`).
-pub const LIVE_EXTENSION: &str = "live";
-
-/// Section kind of edge (branch) cells, `RETEST_SECT_EDGES`.
-pub const KIND_EDGES: u32 = 1;
-/// Section kind of MC/DC condition cells, `RETEST_SECT_MCDC`.
-pub const KIND_MCDC: u32 = 2;
-/// Section kind of path cells and path-id sets, `RETEST_SECT_PATHS`.
-pub const KIND_PATHS: u32 = 3;
+use retest_abi::trace::{self as abi, Encoding, FileName};
+pub use retest_abi::trace::{END_MAGIC, LIVE_EXTENSION, MAGIC, TRACE_EXTENSION, VERSION};
+pub use retest_abi::{SECT_EDGES, SECT_MCDC, SECT_PATHS};
 
 /// Payload encodings of a section.
-const ENC_RAW: u32 = 0;
-const ENC_SPARSE: u32 = 1;
-const ENC_IDSET: u32 = 2;
+const ENC_RAW: u32 = Encoding::Raw.code();
+const ENC_SPARSE: u32 = Encoding::Sparse.code();
+const ENC_IDSET: u32 = Encoding::IdSet.code();
 
 /// magic, version, flags, pid, reserved, unit count.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 4;
@@ -71,23 +57,23 @@ pub struct TraceFlags(pub u32);
 
 impl TraceFlags {
     /// Written by the fatal-signal handler; [`TraceFlags::signal`] says which.
-    pub const SIGNAL: TraceFlags = TraceFlags(1 << 0);
+    pub const SIGNAL: TraceFlags = TraceFlags(abi::SIGNAL.bit);
     /// Written just before an `exec*` call replaced the image.
-    pub const BEFORE_EXEC: TraceFlags = TraceFlags(1 << 1);
+    pub const BEFORE_EXEC: TraceFlags = TraceFlags(abi::BEFORE_EXEC.bit);
     /// Written by `_exit` / `_Exit`.
-    pub const UNDERSCORE_EXIT: TraceFlags = TraceFlags(1 << 2);
+    pub const UNDERSCORE_EXIT: TraceFlags = TraceFlags(abi::UNDERSCORE_EXIT.bit);
     /// Written at normal process exit (or when the object holding the
     /// runtime was unloaded).
-    pub const EXIT: TraceFlags = TraceFlags(1 << 3);
+    pub const EXIT: TraceFlags = TraceFlags(abi::EXIT.bit);
     /// The runtime could not record everything (out of memory for path ids,
     /// a unit with an unknown ABI version, ...): the coverage is a lower bound.
-    pub const INCOMPLETE: TraceFlags = TraceFlags(1 << 4);
+    pub const INCOMPLETE: TraceFlags = TraceFlags(abi::INCOMPLETE.bit);
     /// Other threads of the process may have been running when the trace
     /// was written: they may have been stopped part-way through a statement.
-    pub const THREADS: TraceFlags = TraceFlags(1 << 5);
+    pub const THREADS: TraceFlags = TraceFlags(abi::THREADS.bit);
     /// The program installed a signal handler of its own, which may have left
     /// a statement part-way (`longjmp` out of it, `exit` inside it).
-    pub const HANDLER: TraceFlags = TraceFlags(1 << 6);
+    pub const HANDLER: TraceFlags = TraceFlags(abi::HANDLER.bit);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: TraceFlags) -> bool {
@@ -96,7 +82,7 @@ impl TraceFlags {
 
     /// The signal number, when the trace was written by the signal handler.
     pub fn signal(self) -> Option<u8> {
-        self.contains(Self::SIGNAL).then_some((self.0 >> 8) as u8)
+        self.contains(Self::SIGNAL).then_some((self.0 >> abi::SIGNAL_SHIFT) as u8)
     }
 
     /// Whether the runtime flagged this trace as a lower bound.
@@ -121,20 +107,8 @@ impl std::ops::BitOr for TraceFlags {
 
 impl fmt::Debug for TraceFlags {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut names = Vec::new();
-        for (flag, name) in [
-            (Self::SIGNAL, "SIGNAL"),
-            (Self::BEFORE_EXEC, "BEFORE_EXEC"),
-            (Self::UNDERSCORE_EXIT, "UNDERSCORE_EXIT"),
-            (Self::EXIT, "EXIT"),
-            (Self::INCOMPLETE, "INCOMPLETE"),
-            (Self::THREADS, "THREADS"),
-            (Self::HANDLER, "HANDLER"),
-        ] {
-            if self.contains(flag) {
-                names.push(name.to_string());
-            }
-        }
+        let mut names: Vec<String> =
+            abi::FLAGS.iter().filter(|fl| self.contains(TraceFlags(fl.bit))).map(|fl| fl.name.to_string()).collect();
         if let Some(sig) = self.signal() {
             names.push(format!("signo={sig}"));
         }
@@ -169,7 +143,7 @@ pub struct UnitTrace {
 pub enum Section {
     /// A byte-cell array of `len` cells (raw or sparse on disk).
     Cells {
-        /// `KIND_*`.
+        /// `SECT_*`.
         kind: u32,
         /// Number of cells in the array.
         len: u32,
@@ -178,7 +152,7 @@ pub enum Section {
     },
     /// The path ids `__retest_path_hit` recorded for function `func`.
     IdSet {
-        /// `KIND_*` (the runtime writes [`KIND_PATHS`]).
+        /// `SECT_*` (the runtime writes [`SECT_PATHS`]).
         kind: u32,
         /// Function number within the unit.
         func: u32,
@@ -227,9 +201,7 @@ pub enum TraceError {
     LengthMismatch { hash: TuHash, kind: u32, first: u32, second: u32 },
 }
 
-fn hex(hash: &TuHash) -> String {
-    hash.iter().map(|b| format!("{b:02x}")).collect()
-}
+use retest_abi::hex;
 
 /// Bounded little-endian cursor.
 struct Cursor<'a> {
@@ -555,11 +527,8 @@ pub fn read_dir(dir: &Path) -> Result<TraceDir, TraceError> {
                 }
             },
             Some(LIVE_EXTENSION) => {
-                let pid = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .and_then(|s| s.split('-').next())
-                    .and_then(|p| p.parse().ok());
+                let pid =
+                    path.file_name().and_then(|s| s.to_str()).and_then(FileName::parse).map(|n| u64::from(n.pid()));
                 // a marker the image began to write its final trace over holds no command line
                 let command = fs::read(&path)
                     .ok()
@@ -768,15 +737,15 @@ mod tests {
                     hash: [0xa1; 16],
                     sections: vec![
                         // 2 of 100 hit: sparse (12 bytes) beats raw (100).
-                        Section::Cells { kind: KIND_EDGES, len: 100, hit: vec![3, 99] },
+                        Section::Cells { kind: SECT_EDGES, len: 100, hit: vec![3, 99] },
                         // 3 of 6 hit: raw.
-                        Section::Cells { kind: KIND_MCDC, len: 6, hit: vec![0, 2, 5] },
-                        Section::IdSet { kind: KIND_PATHS, func: 7, ids: vec![1, 1 << 40, u64::MAX] },
+                        Section::Cells { kind: SECT_MCDC, len: 6, hit: vec![0, 2, 5] },
+                        Section::IdSet { kind: SECT_PATHS, func: 7, ids: vec![1, 1 << 40, u64::MAX] },
                     ],
                 },
                 UnitTrace {
                     hash: [0xb2; 16],
-                    sections: vec![Section::Cells { kind: KIND_EDGES, len: 0, hit: vec![] }],
+                    sections: vec![Section::Cells { kind: SECT_EDGES, len: 0, hit: vec![] }],
                 },
             ],
         }
@@ -794,7 +763,7 @@ mod tests {
         put_u32(&mut b, 1);
         b.extend_from_slice(&[7; 16]);
         put_u32(&mut b, 1);
-        put_u32(&mut b, KIND_EDGES);
+        put_u32(&mut b, SECT_EDGES);
         put_u32(&mut b, len);
         put_u32(&mut b, encoding);
         b.extend_from_slice(payload);
@@ -834,7 +803,7 @@ mod tests {
             pid: 1,
             units: vec![UnitTrace {
                 hash: [0; 16],
-                sections: vec![Section::Cells { kind: KIND_EDGES, len: 12, hit: vec![1, 11] }],
+                sections: vec![Section::Cells { kind: SECT_EDGES, len: 12, hit: vec![1, 11] }],
             }],
         };
         let bytes = write(&t);
@@ -846,7 +815,7 @@ mod tests {
     #[test]
     fn write_normalises_unsorted_input() {
         let mut t = sample();
-        t.units[0].sections[0] = Section::Cells { kind: KIND_EDGES, len: 100, hit: vec![99, 3, 3] };
+        t.units[0].sections[0] = Section::Cells { kind: SECT_EDGES, len: 100, hit: vec![99, 3, 3] };
         assert_eq!(parse(&write(&t)).unwrap(), sample());
     }
 
@@ -854,7 +823,7 @@ mod tests {
     #[should_panic(expected = "out of range")]
     fn write_rejects_out_of_range_hits() {
         let mut t = sample();
-        t.units[0].sections[1] = Section::Cells { kind: KIND_MCDC, len: 6, hit: vec![6] };
+        t.units[0].sections[1] = Section::Cells { kind: SECT_MCDC, len: 6, hit: vec![6] };
         write(&t);
     }
 
@@ -974,7 +943,7 @@ mod tests {
         assert!(matches!(parse(&handmade(10, ENC_SPARSE, &payload)), Err(TraceError::TrailingBytes { extra: 3, .. })));
         // And the same file without the junk is fine.
         let t = parse(&handmade(10, ENC_SPARSE, &u32s(&[2, 1, 4]))).unwrap();
-        assert_eq!(t.units[0].sections, vec![Section::Cells { kind: KIND_EDGES, len: 10, hit: vec![1, 4] }]);
+        assert_eq!(t.units[0].sections, vec![Section::Cells { kind: SECT_EDGES, len: 10, hit: vec![1, 4] }]);
     }
 
     #[test]
@@ -1016,8 +985,8 @@ mod tests {
             vec![UnitTrace {
                 hash: a,
                 sections: vec![
-                    cells(KIND_EDGES, 8, &[0, 3]),
-                    Section::IdSet { kind: KIND_PATHS, func: 2, ids: vec![5, 9] },
+                    cells(SECT_EDGES, 8, &[0, 3]),
+                    Section::IdSet { kind: SECT_PATHS, func: 2, ids: vec![5, 9] },
                 ],
             }],
         );
@@ -1027,20 +996,20 @@ mod tests {
                 UnitTrace {
                     hash: a,
                     sections: vec![
-                        cells(KIND_EDGES, 8, &[3, 7]),
-                        cells(KIND_MCDC, 2, &[1]),
-                        Section::IdSet { kind: KIND_PATHS, func: 2, ids: vec![1, 9] },
+                        cells(SECT_EDGES, 8, &[3, 7]),
+                        cells(SECT_MCDC, 2, &[1]),
+                        Section::IdSet { kind: SECT_PATHS, func: 2, ids: vec![1, 9] },
                     ],
                 },
-                UnitTrace { hash: b, sections: vec![cells(KIND_EDGES, 4, &[])] },
+                UnitTrace { hash: b, sections: vec![cells(SECT_EDGES, 4, &[])] },
             ],
         );
         let cov = merge([&t1, &t2]).unwrap();
-        assert_eq!(cov.cells(&a, KIND_EDGES), Some(&CellHits { len: 8, hit: vec![0, 3, 7] }));
-        assert_eq!(cov.cells(&a, KIND_MCDC).unwrap().hit, vec![1]);
-        assert_eq!(cov.cells(&b, KIND_EDGES).unwrap().hit, Vec::<u32>::new());
-        assert_eq!(cov.ids(&a, KIND_PATHS, 2), Some(&[1, 5, 9][..]));
-        assert_eq!(cov.ids(&a, KIND_PATHS, 3), None);
+        assert_eq!(cov.cells(&a, SECT_EDGES), Some(&CellHits { len: 8, hit: vec![0, 3, 7] }));
+        assert_eq!(cov.cells(&a, SECT_MCDC).unwrap().hit, vec![1]);
+        assert_eq!(cov.cells(&b, SECT_EDGES).unwrap().hit, Vec::<u32>::new());
+        assert_eq!(cov.ids(&a, SECT_PATHS, 2), Some(&[1, 5, 9][..]));
+        assert_eq!(cov.ids(&a, SECT_PATHS, 3), None);
         assert_eq!(cov.iter_cells().count(), 3);
         assert!(!cov.is_incomplete());
 
@@ -1060,7 +1029,7 @@ mod tests {
         t3.flags = TraceFlags::BEFORE_EXEC | TraceFlags::UNDERSCORE_EXIT;
         assert!(!merge([&t1, &t3]).unwrap().stopped_part_way());
 
-        let bad = trace(4, vec![UnitTrace { hash: a, sections: vec![cells(KIND_EDGES, 9, &[])] }]);
+        let bad = trace(4, vec![UnitTrace { hash: a, sections: vec![cells(SECT_EDGES, 9, &[])] }]);
         assert!(matches!(merge([&t1, &bad]), Err(TraceError::LengthMismatch { first: 8, second: 9, .. })));
     }
 

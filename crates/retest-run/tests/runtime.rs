@@ -22,7 +22,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use retest_run::trace::{self, KIND_EDGES, KIND_MCDC, KIND_PATHS, Section, Trace, TraceDir, TraceFlags};
+use retest_run::trace::{self, SECT_EDGES, SECT_MCDC, SECT_PATHS, Section, Trace, TraceDir, TraceFlags};
 
 const A: u8 = 0xA1;
 const B: u8 = 0xB2;
@@ -220,7 +220,7 @@ fn ids(t: &Trace) -> BTreeMap<(u8, u32), Vec<u64>> {
     for u in &t.units {
         for s in &u.sections {
             if let Section::IdSet { kind, func, ids } = s {
-                assert_eq!(*kind, KIND_PATHS);
+                assert_eq!(*kind, SECT_PATHS);
                 assert!(out.insert((u.hash[0], *func), ids.clone()).is_none());
             }
         }
@@ -232,10 +232,10 @@ fn ids(t: &Trace) -> BTreeMap<(u8, u32), Vec<u64>> {
 /// cells and the B path cells.
 fn prog_cells(a: &[u32], mcdc: &[u32], b: &[u32], paths: &[u32]) -> BTreeMap<(u8, u32), Vec<u32>> {
     BTreeMap::from([
-        ((A, KIND_EDGES), a.to_vec()),
-        ((A, KIND_MCDC), mcdc.to_vec()),
-        ((B, KIND_EDGES), b.to_vec()),
-        ((B, KIND_PATHS), paths.to_vec()),
+        ((A, SECT_EDGES), a.to_vec()),
+        ((A, SECT_MCDC), mcdc.to_vec()),
+        ((B, SECT_EDGES), b.to_vec()),
+        ((B, SECT_PATHS), paths.to_vec()),
     ])
 }
 
@@ -333,8 +333,8 @@ fn fork_child_writes_its_own_trace() {
     assert_eq!(ids(child_t), early_ids());
 
     let cov = trace::merge(&traces).unwrap();
-    assert_eq!(cov.cells(&[A; 16], KIND_EDGES).unwrap().hit, vec![0, 7, 8, 9]);
-    assert_eq!(cov.cells(&[B; 16], KIND_EDGES).unwrap().hit, vec![0, 8, 9]);
+    assert_eq!(cov.cells(&[A; 16], SECT_EDGES).unwrap().hit, vec![0, 7, 8, 9]);
+    assert_eq!(cov.cells(&[B; 16], SECT_EDGES).unwrap().hit, vec![0, 8, 9]);
 }
 
 fn check_exec(prog: &Path, variant: &str) {
@@ -359,7 +359,7 @@ fn check_exec(prog: &Path, variant: &str) {
     assert_eq!(ids(first), early_ids(), "exec{variant}");
     // The variants that pass an environment set RT_ENV_TEST (cell 2).
     let c: &[u32] = if variant.contains('e') { &[0, 1, 2] } else { &[0, 1] };
-    assert_eq!(cells(second), BTreeMap::from([((C, KIND_EDGES), c.to_vec())]), "exec{variant}");
+    assert_eq!(cells(second), BTreeMap::from([((C, SECT_EDGES), c.to_vec())]), "exec{variant}");
 }
 
 /// execv, execve, ..., and fexecve ("f"); "ve0" is execve with an environment
@@ -489,7 +489,7 @@ fn dlclosed_library_with_one_runtime() {
     assert_eq!(r.status.code(), Some(0));
     let t = single(&r, TraceFlags::EXIT);
     let mut expected = prog_cells(&[0, 17, 18], &[], &[0], &[]);
-    expected.insert((D, KIND_EDGES), vec![0, 5]);
+    expected.insert((D, SECT_EDGES), vec![0, 5]);
     assert_eq!(cells(&t), expected);
     let mut expected_ids = early_ids();
     expected_ids.insert((D, 2), vec![77]);
@@ -508,7 +508,7 @@ fn dlclosed_library_with_its_own_runtime() {
     assert!(traces.iter().all(|t| t.pid == r.pid && t.flags == TraceFlags::EXIT));
     let lib = traces.iter().find(|t| t.units.len() == 1).expect("library trace");
     let exe = traces.iter().find(|t| t.units.len() == 2).expect("executable trace");
-    assert_eq!(cells(lib), BTreeMap::from([((D, KIND_EDGES), vec![0, 5])]));
+    assert_eq!(cells(lib), BTreeMap::from([((D, SECT_EDGES), vec![0, 5])]));
     assert_eq!(ids(lib), BTreeMap::from([((D, 2), vec![77])]));
     assert_eq!(cells(exe), prog_cells(&[0, 17, 18], &[], &[0], &[]));
     assert_eq!(ids(exe), early_ids());
@@ -534,7 +534,7 @@ fn handlers_go_only_where_the_default_was_and_leave_with_the_library() {
         );
         let traces = clean_traces(r.dir.path());
         assert_eq!(traces.len(), 1, "{threads:?}: {traces:#?}");
-        assert_eq!(cells(&traces[0]), BTreeMap::from([((D, KIND_EDGES), vec![0, 5])]));
+        assert_eq!(cells(&traces[0]), BTreeMap::from([((D, SECT_EDGES), vec![0, 5])]));
     }
 }
 
@@ -652,7 +652,7 @@ fn vfork_child_exec_leaves_the_parent_alone() {
     assert_eq!(parent_t.flags, TraceFlags::EXIT);
     assert_eq!(cells(parent_t), prog_cells(&[0, 20, 21], &[], &[0], &[]));
     assert_eq!(child_t.flags, TraceFlags::EXIT);
-    assert_eq!(cells(child_t), BTreeMap::from([((C, KIND_EDGES), vec![0, 1])]));
+    assert_eq!(cells(child_t), BTreeMap::from([((C, SECT_EDGES), vec![0, 1])]));
 }
 
 #[test]
