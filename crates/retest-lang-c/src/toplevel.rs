@@ -260,15 +260,24 @@ pub fn items(b: &[u8]) -> Vec<Item> {
             match text(t) {
                 b"(" | b"[" | b"{" => stack.push(i),
                 b")" | b"]" | b"}" => {
-                    // pop to the matching opener; a mismatch leaves openers unmatched
+                    // pop to the matching opener; a mismatch leaves openers
+                    // unmatched. A `)` or `]` never closes what was opened
+                    // before an open `{` (no C construct does, `({ … })`
+                    // included), so a stray one inside a body cannot end the
+                    // body, or the unit, early
                     let want: &[u8] = match text(t) {
                         b")" => b"(",
                         b"]" => b"[",
                         _ => b"{",
                     };
-                    if let Some(pos) = stack.iter().rposition(|&o| text(&toks[o]) == want) {
-                        close_of[stack[pos]] = Some(i);
-                        stack.truncate(pos);
+                    let floor = if want == b"{" {
+                        0
+                    } else {
+                        stack.iter().rposition(|&o| text(&toks[o]) == b"{").map_or(0, |p| p + 1)
+                    };
+                    if let Some(pos) = stack[floor..].iter().rposition(|&o| text(&toks[o]) == want) {
+                        close_of[stack[floor + pos]] = Some(i);
+                        stack.truncate(floor + pos);
                     }
                 }
                 _ => {}
@@ -604,6 +613,16 @@ mod tests {
                 "decl"
             ]
         );
+    }
+
+    #[test]
+    fn a_stray_parenthesis_in_a_statement_expression_stays_in_its_function() {
+        // glibc's assert is `({ if (e) ; else __assert_fail (…); })`: an
+        // inserted `) (` there once closed the `(` before the `{`
+        let src = "int f(int g) { ((void) sizeof ((g) ? 1 : 0), __extension__ ({ if ) ( do (g) ; else abort (); })); return g; }\n\
+                   int h(void) { return 0; }\n";
+        let k: Vec<String> = kinds(src).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(k, ["fn f (g)", "fn h"]);
     }
 
     #[test]
