@@ -288,21 +288,32 @@ const TYPE_ARGUMENT_BUILTINS: &[&str] =
 /// Whether `err` (an ERROR node, or a token the parser made up) is part of a
 /// type argument of a builtin such as `__builtin_va_arg(ap, char **)`: the code
 /// is valid C, the call and its place in the statement are parsed right.
+///
+/// A `typeof` inside the type argument (`__builtin_offsetof (__typeof__ (*p),
+/// m)`, which the front end reads as `typeof(_*[*p])`, [`typeof_expression`])
+/// is looked through: it is part of the same type.
 pub fn is_type_argument(err: Ts<'_>, src: &[u8]) -> bool {
-    let mut args = err.parent();
-    while let Some(a) = args.filter(|a| a.kind() != "argument_list") {
-        if a.kind().ends_with("statement") || a.kind() == "declaration" {
-            return false;
+    let mut at = err;
+    loop {
+        let mut args = at.parent();
+        while let Some(a) = args.filter(|a| a.kind() != "argument_list") {
+            if a.kind().ends_with("statement") || a.kind() == "declaration" {
+                return false;
+            }
+            args = a.parent();
         }
-        args = a.parent();
+        let Some(call) = args.and_then(|a| a.parent()).filter(|c| c.kind() == "call_expression") else {
+            return false;
+        };
+        let Some(f) = call.child_by_field_name("function").filter(|f| f.kind() == "identifier") else {
+            return false;
+        };
+        match src_text(f, src) {
+            name if TYPE_ARGUMENT_BUILTINS.contains(&name) => return true,
+            "typeof" | "__typeof__" | "__typeof" | "_T" => at = call,
+            _ => return false,
+        }
     }
-    let Some(args) = args else {
-        return false;
-    };
-    args.parent()
-        .filter(|c| c.kind() == "call_expression")
-        .and_then(|c| c.child_by_field_name("function"))
-        .is_some_and(|f| f.kind() == "identifier" && TYPE_ARGUMENT_BUILTINS.contains(&src_text(f, src)))
 }
 
 /// Whether the subtree has a syntax error other than a builtin's type argument

@@ -204,3 +204,38 @@ fn an_error_in_a_loop_body_leaves_the_loop_header_probed() {
         assert!(probed.contains(&text), "`{text}` is not probed: {probed:?}");
     }
 }
+
+/// `offsetof (__typeof__ (*p), m)` is a builtin's type argument wherever it
+/// stands: git's `hashmap_for_each_entry` puts it in a `for` loop's
+/// initialisation and update, which then went unprobed with a warning each.
+#[test]
+fn a_typeof_inside_a_builtin_type_argument_is_no_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("iter.c"),
+        "struct e { int key; struct e *next; };\n\
+         void *first(unsigned long);\n\
+         void *next(void *, unsigned long);\n\
+         int count(void) {\n\
+             int n = 0;\n\
+             struct e *v;\n\
+             for (v = 0, v = first(__builtin_offsetof(__typeof__(*v), next)); v;\n\
+                  v = next(v, __builtin_offsetof(__typeof__(*v), next)))\n\
+                 n++;\n\
+             return n;\n\
+         }\n",
+    )
+    .expect("write");
+    let pre = run_preprocessor("cc", &[], Path::new("iter.c"), dir.path()).expect("preprocess");
+    let tu = analyze(&pre, &|f| !f.system);
+    assert!(tu.unit.problems.is_empty(), "{:?}", tu.unit.problems);
+    let f = &tu.unit.procedures[0];
+    let header: Vec<(&str, bool)> = f
+        .cond
+        .nodes()
+        .filter(|(_, n)| n.text.contains("__builtin_offsetof"))
+        .map(|(id, n)| (n.text.as_str(), !matches!(tu.sites[0][id.index()], retest_lang_c::Site::None)))
+        .collect();
+    assert_eq!(header.len(), 2, "{header:?}");
+    assert!(header.iter().all(|(_, probed)| *probed), "not probed: {header:?}");
+}
