@@ -80,11 +80,6 @@ impl SectionKind {
             }
         }
     }
-
-    /// Whether the kind can occur in a trace file.
-    pub const fn in_traces(self) -> bool {
-        !matches!(self, SectionKind::EdgeWords)
-    }
 }
 
 /// [`SectionKind::Edges`] as a number.
@@ -177,16 +172,6 @@ pub mod trace {
     /// With [`SIGNAL`], the signal number is `(flags >> SIGNAL_SHIFT) & 0xff`
     /// (`RT_FLAG_SIGNO_SHIFT`).
     pub const SIGNAL_SHIFT: u32 = 8;
-
-    /// The name of a finished trace.
-    pub fn trace_name(pid: u32, nonce: &str, seq: u32) -> String {
-        format!("{pid}-{nonce}-{seq}.{TRACE_EXTENSION}")
-    }
-
-    /// The name of a live marker.
-    pub fn live_name(pid: u32, nonce: &str) -> String {
-        format!("{pid}-{nonce}.{LIVE_EXTENSION}")
-    }
 
     /// What the name of a file in a trace directory says.
     #[derive(Clone, PartialEq, Eq, Debug)]
@@ -292,7 +277,6 @@ mod tests {
         }
         assert_eq!(SectionKind::from_code(0), None);
         assert_eq!(SectionKind::from_code(6), None);
-        assert!(!SectionKind::EdgeWords.in_traces() && SectionKind::Edges.in_traces());
         for e in trace::Encoding::ALL {
             assert_eq!(trace::Encoding::from_code(e.code()), Some(e));
         }
@@ -304,13 +288,10 @@ mod tests {
     }
 
     #[test]
-    fn file_names_round_trip() {
-        let t = trace::trace_name(4242, "00ff", 3);
-        assert_eq!(t, "4242-00ff-3.rtt");
-        assert_eq!(FileName::parse(&t), Some(FileName::Trace { pid: 4242, nonce: "00ff", seq: 3 }));
-        let l = trace::live_name(7, "ab");
-        assert_eq!(FileName::parse(&l), Some(FileName::Live { pid: 7, nonce: "ab" }));
-        assert_eq!(FileName::parse(&l).map(|n| n.pid()), Some(7));
+    fn file_names_parse() {
+        assert_eq!(FileName::parse("4242-00ff-3.rtt"), Some(FileName::Trace { pid: 4242, nonce: "00ff", seq: 3 }));
+        assert_eq!(FileName::parse("7-ab.live"), Some(FileName::Live { pid: 7, nonce: "ab" }));
+        assert_eq!(FileName::parse("7-ab.live").map(|n| n.pid()), Some(7));
         for bad in
             [".4242-00ff-2.rtt.tmp", "4242-00ff.rtt", "x-00ff-1.rtt", "1-a-2-3.rtt", "1--2.rtt", "1-a.txt", "sub.rtt"]
         {

@@ -232,6 +232,12 @@ pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
     }
 }
 
+/// The spellings of `typeof` in the parsed text, the short `_T` of
+/// [`crate::preprocess`]'s rewrite included.
+fn is_typeof_keyword(s: &str) -> bool {
+    matches!(s, "typeof" | "__typeof__" | "__typeof" | "_T")
+}
+
 /// The expression of `typeof (EXPRESSION)` as the preprocessor step rewrites it
 /// for the parser (`typeof(_*[EXPRESSION])`, see `preprocess`). Where a
 /// declaration's type is expected it parses as a `macro_type_specifier` whose
@@ -239,7 +245,7 @@ pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
 /// name is (`sizeof`, casts) as a `type_descriptor` of a function type whose one
 /// parameter is that placeholder.
 pub fn typeof_expression<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
-    let keyword = |k: Ts<'_>| matches!(src_text(k, src), "typeof" | "__typeof__" | "__typeof" | "_T");
+    let keyword = |k: Ts<'_>| is_typeof_keyword(src_text(k, src));
     match n.kind() {
         "macro_type_specifier" if keyword(n.child_by_field_name("name")?) => {
             placeholder_size(n.child_by_field_name("type")?, src)
@@ -310,7 +316,7 @@ pub fn is_type_argument(err: Ts<'_>, src: &[u8]) -> bool {
         };
         match src_text(f, src) {
             name if TYPE_ARGUMENT_BUILTINS.contains(&name) => return true,
-            "typeof" | "__typeof__" | "__typeof" | "_T" => at = call,
+            name if is_typeof_keyword(name) => at = call,
             _ => return false,
         }
     }
