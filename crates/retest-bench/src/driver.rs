@@ -21,13 +21,14 @@ pub struct Ran {
 }
 
 impl Ran {
-    /// The `retest-stats:` line of `RETEST_STATS=1 retest run --selected`, as key → value.
+    /// The statistics of `retest run --selected --format json` (its
+    /// `recover` object, `retest.run/1`), as key → value.
     pub fn stats(&self) -> Option<std::collections::BTreeMap<String, String>> {
-        let line = self.stderr.lines().find_map(|l| l.strip_prefix("retest-stats:"))?;
+        let doc: serde_json::Value = serde_json::from_str(&self.stdout).ok()?;
+        let rec = doc.get("recover")?.as_object()?;
         Some(
-            line.split_whitespace()
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+            rec.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().map(String::from).unwrap_or_else(|| v.to_string())))
                 .collect(),
         )
     }
@@ -39,7 +40,7 @@ impl Retest {
     pub fn run(&self, dir: &Path, args: &[&str], env: &[(&str, &str)], ok: &[i32]) -> Result<Ran> {
         let start = Instant::now();
         let mut c = Command::new(&self.bin);
-        c.args(args).current_dir(dir).env("CI", "1").env_remove("RETEST_STATS");
+        c.args(args).current_dir(dir).env("CI", "1");
         for (k, v) in env {
             c.env(k, v);
         }

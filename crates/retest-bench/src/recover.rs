@@ -6,7 +6,7 @@
 //! working copies per subject:
 //!
 //! * `sel`  — the chain: baseline v0, then per k `retest build -- make`,
-//!   `retest select`, `RETEST_STATS=1 retest run --selected` (selective probes);
+//!   `retest select`, `retest run --selected --format json` (selective probes);
 //! * `full` — the same chain with `run --selected --full-probes` (T′ on a fully
 //!   instrumented build: Table 10's other column);
 //! * `ref`  — recreated per k: `retest init`, full build of v_k, run every test.
@@ -394,20 +394,25 @@ fn chain_subject(c: &Common, s: &Subject, a: &RecoverArgs) -> Result<Vec<Step>> 
 
         let rs = r.run(
             &sel,
-            &[&["run", "--selected", "--selective-probes"][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
-            &[("RETEST_STATS", "1")],
+            &[
+                &["run", "--selected", "--selective-probes", "--format", "json"][..],
+                &uni,
+                &["-j", &j, "--timeout", &to],
+            ]
+            .concat(),
+            &[],
             &[0, 1],
         )?;
-        anyhow::ensure!(rs.stats().is_some(), "no retest-stats line from `run --selected`:\n{}", rs.stderr);
+        anyhow::ensure!(rs.stats().is_some(), "no `recover` statistics from `run --selected`:\n{}", rs.stdout);
         st.run_selected_sel_s = rs.seconds;
         st.t_prime_sel = stat::<usize>(&rs, "selected") + stat::<usize>(&rs, "rerun_extra");
         st.rerun_extra = stat(&rs, "rerun_extra");
-        st.full_probes_fallback = stat::<String>(&rs, "full_probes") == "true";
+        st.full_probes_fallback = stat::<String>(&rs, "full_probes_used") == "true";
         st.probes_selective = stat(&rs, "probes_selective");
         st.probes_full = stat(&rs, "probes_full");
-        st.tprime_run_sel_s = stat(&rs, "run_s");
-        st.selective_build_s = stat(&rs, "selective_build_s");
-        st.recompute_s = stat(&rs, "recompute_s");
+        st.tprime_run_sel_s = stat(&rs, "run_seconds");
+        st.selective_build_s = stat(&rs, "build_seconds");
+        st.recompute_s = stat(&rs, "recompute_seconds");
         let m_sel = matrix(&r, &sel, &mats.join(format!("v{k}-sel.json")))?;
 
         // the chain with full probes
@@ -415,13 +420,14 @@ fn chain_subject(c: &Common, s: &Subject, a: &RecoverArgs) -> Result<Vec<Step>> 
         st.build_full_s = r.run(&full, &build, &[], &[0])?.seconds;
         let rf = r.run(
             &full,
-            &[&["run", "--selected", "--full-probes"][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
-            &[("RETEST_STATS", "1")],
+            &[&["run", "--selected", "--full-probes", "--format", "json"][..], &uni, &["-j", &j, "--timeout", &to]]
+                .concat(),
+            &[],
             &[0, 1],
         )?;
         st.run_selected_full_s = rf.seconds;
         st.t_prime_full = stat::<usize>(&rf, "selected") + stat::<usize>(&rf, "rerun_extra");
-        st.tprime_run_full_s = stat(&rf, "run_s");
+        st.tprime_run_full_s = stat(&rf, "run_seconds");
         let m_full = matrix(&r, &full, &mats.join(format!("v{k}-full.json")))?;
 
         // the reference

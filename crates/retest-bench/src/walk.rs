@@ -429,7 +429,7 @@ fn changed(a: &Outcomes, b: &Outcomes) -> usize {
 /// What one probe mode's working copy did at one step.
 #[derive(Clone, Default, Serialize, Deserialize)]
 pub struct ChainStep {
-    /// `selected`, `rerun_extra`, `full_probes`, `probes_selective`, `probes_full` of `run --selected`.
+    /// `selected`, `rerun_extra`, `full_probes_used`, `probes_selective`, `probes_full` (and the timings) of `run --selected --format json`.
     pub stats: BTreeMap<String, String>,
     /// Tests whose stored coverage differs from the fresh full run's.
     pub wrong: Vec<String>,
@@ -579,8 +579,9 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
             r.run(&d, &a.build(), &[], &[0])?;
             let ran = r.run(
                 &d,
-                &[&["run", "--selected", m.flag()][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
-                &[("RETEST_STATS", "1")],
+                &[&["run", "--selected", m.flag(), "--format", "json"][..], &uni, &["-j", &j, "--timeout", &to]]
+                    .concat(),
+                &[],
                 &[0, 1],
             )?;
             let got = matrix(&r, &d, &mats.join(format!("v{k}-{}.json", m.name())))?;
@@ -655,7 +656,7 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
                     "{m}: T′ {}+{}{} {} audit {}/{} missed {}",
                     c.stats.get("selected").map_or("?", String::as_str),
                     c.stats.get("rerun_extra").map_or("?", String::as_str),
-                    if c.stats.get("full_probes").is_some_and(|v| v == "true") { " (full probes)" } else { "" },
+                    if c.stats.get("full_probes_used").is_some_and(|v| v == "true") { " (full probes)" } else { "" },
                     if c.wrong.is_empty() { "exact".to_string() } else { format!("WRONG {} tests", c.wrong.len()) },
                     c.audit_selected,
                     c.audit_changed,
@@ -726,7 +727,8 @@ pub fn run(c: &Common, a: &WalkArgs) -> Result<Summary> {
             let audited: Vec<&ChainStep> =
                 steps.iter().filter(|s| s.follow_up.is_some()).filter_map(|s| s.chains.get(m.name())).collect();
             let misses: usize = audited.iter().map(|c| c.missed.len()).sum();
-            let fallback = cs.iter().filter(|(_, c)| c.stats.get("full_probes").is_some_and(|v| v == "true")).count();
+            let fallback =
+                cs.iter().filter(|(_, c)| c.stats.get("full_probes_used").is_some_and(|v| v == "true")).count();
             for k in &wrong {
                 sum.mismatches.push((name.clone(), m.name().to_string(), *k));
             }

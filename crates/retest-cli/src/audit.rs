@@ -1,39 +1,23 @@
-//! `retest audit`: controlled regression testing as a check on selection.
-//!
-//! The baseline's outcomes were recorded when its coverage was (`retest run`). The
-//! audit selects tests for the change since then, runs the *whole* suite on the
-//! current build — same commands, same environment — and compares every test's
-//! exit status and the hashes of its stdout and stderr with the baseline's. A test
-//! whose behaviour changed but was not selected is a *miss*; any miss makes the
-//! command fail. The run's coverage is recorded in the current snapshot's matrix
-//! (it is exactly what a full rerun gives).
+//! `retest audit`: controlled regression testing as a check on selection
+//! (`retest_engine::audit`). Exit code 3 on a miss.
 
-use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
-use retest_store::{Outcome, SnapshotId, Store, TestId};
-use serde::Serialize;
+use clap::Args;
+use retest_engine::audit::{AuditReport, audit};
 
-use crate::context;
-use crate::fail::{Fail, OrFail};
-use crate::run::{discover_tests, execute, outcome_of};
-use crate::select::{SelectOptions, compute};
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Human,
-    Json,
-}
+use crate::args::{SelectionArgs, TextOrJson};
+use crate::fail::{AUDIT_MISS, Fail, OrFail};
+use crate::progress;
 
 #[derive(Args)]
 pub struct AuditArgs {
     #[command(flatten)]
-    pub opts: SelectOptions,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    pub opts: SelectionArgs,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
     /// Tests run in parallel (default: the number of CPUs).
     #[arg(short = 'j', long)]
     pub jobs: Option<usize>,
@@ -42,167 +26,21 @@ pub struct AuditArgs {
     pub timeout: Option<f64>,
 }
 
-/// The baseline outcome of each test, by key: from the run that recorded its coverage.
-pub fn baseline_outcomes(store: &Store, baseline: SnapshotId) -> Result<BTreeMap<String, Outcome>, Fail> {
-    let matrix = store.matrix_tests(baseline).or_fail()?;
-    let mut runs: BTreeMap<i64, HashMap<TestId, Outcome>> = BTreeMap::new();
-    let mut out = BTreeMap::new();
-    for m in &matrix {
-        if let std::collections::btree_map::Entry::Vacant(e) = runs.entry(m.run.0) {
-            e.insert(store.run_results(m.run).or_fail()?);
-        }
-        if let Some(o) = runs[&m.run.0].get(&m.test) {
-            out.insert(m.key.clone(), o.clone());
-        }
-    }
-    Ok(out)
-}
-
-/// The tests whose behaviour changed between the baseline and the newest audit
-/// of `snapshot` (name → what changed), if an audit ran on it.
-pub fn changed_in_audit(
-    store: &Store,
-    baseline: SnapshotId,
-    snapshot: SnapshotId,
-) -> Result<Option<BTreeMap<String, String>>, Fail> {
-    let Some(run) = store.latest_run(snapshot, AUDIT_RUN).or_fail()? else {
-        return Ok(None);
-    };
-    // builds since the baseline record into one open snapshot: the audit must
-    // have run on what the snapshot holds now
-    let audited = store.meta(&audited_key(run)).or_fail()?;
-    if audited.as_deref() != Some(build_digest(store, baseline, snapshot)?.as_str()) {
-        eprintln!(
-            "warning: the last audit of snapshot {} ran on an earlier build (the snapshot was rebuilt since); its results are not used — run `retest audit` again",
-            snapshot.0
-        );
-        return Ok(None);
-    }
-    let before = baseline_outcomes(store, baseline)?;
-    let names: HashMap<TestId, (String, String)> =
-        store.tests().or_fail()?.into_iter().map(|t| (t.id, (t.key, t.name))).collect();
-    let mut changed = BTreeMap::new();
-    for (id, after) in store.run_results(run).or_fail()? {
-        if let Some((key, name)) = names.get(&id)
-            && let Some(old) = before.get(key)
-            && let Some(d) = difference(old, &after)
-        {
-            changed.insert(name.clone(), d);
-        }
-    }
-    Ok(Some(changed))
-}
-
-/// The kind of the runs `retest audit` records.
-const AUDIT_RUN: &str = "audit";
-
-/// The meta key under which an audit run remembers what it ran on.
-fn audited_key(run: retest_store::RunId) -> String {
-    format!("audited_build_{}", run.0)
-}
-
-/// What an audit of `snapshot` against `baseline` runs on: a digest of the two
-/// snapshot ids and of every unit of `snapshot` with its build and flags. A
-/// rebuild that changes any unit changes it.
-fn build_digest(store: &Store, baseline: SnapshotId, snapshot: SnapshotId) -> Result<String, Fail> {
-    let mut text = format!("{} {}\n", baseline.0, snapshot.0);
-    for u in store.snapshot_units(snapshot).or_fail()? {
-        text.push_str(&format!("{}\t{}\t{:?}\t{}\n", u.key, u.unit.0, u.build.map(|b| b.0), u.flags));
-    }
-    Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())))
-}
-
-/// What changed about a test's behaviour.
-fn difference(old: &Outcome, new: &Outcome) -> Option<String> {
-    let mut d = Vec::new();
-    if old.status != new.status || old.code != new.code {
-        d.push(format!(
-            "{}{} → {}{}",
-            old.status,
-            old.code.map(|c| format!(" ({c})")).unwrap_or_default(),
-            new.status,
-            new.code.map(|c| format!(" ({c})")).unwrap_or_default()
-        ));
-    }
-    if old.stdout_hash != new.stdout_hash {
-        d.push("stdout differs".into());
-    }
-    if old.stderr_hash != new.stderr_hash {
-        d.push("stderr differs".into());
-    }
-    (!d.is_empty()).then(|| d.join(", "))
-}
-
-#[derive(Serialize)]
-struct AuditReport {
-    schema: &'static str,
-    baseline_snapshot: i64,
-    new_snapshot: Option<i64>,
-    tests: usize,
-    selected: Vec<String>,
-    /// Tests whose outcome or output changed: name → what changed.
-    changed: BTreeMap<String, String>,
-    /// Changed but not selected.
-    missed: Vec<String>,
-    /// Tests without a baseline outcome to compare with.
-    not_compared: Vec<String>,
-    analysis_seconds: f64,
-    run_seconds: f64,
-}
-
 pub fn run(store_opt: Option<&Path>, a: AuditArgs) -> Result<ExitCode, Fail> {
-    let (mut store, root) = context::open(store_opt)?;
-    let sel = compute(&mut store, &root, &a.opts)?;
-    let Some(new_snapshot) = sel.new_snapshot else {
-        return Err(Fail::new("the audit runs the tests on the current build").hint(
-            "build the new version with the wrapper (`retest build -- make`); -p cannot be audited without building",
-        ));
-    };
-    let tests = discover_tests(&a.opts.source, &root, &store)?;
-    let baseline = baseline_outcomes(&store, sel.baseline)?;
-    let digest = build_digest(&store, sel.baseline, new_snapshot)?;
-    // with nothing built since the baseline the audit runs on the baseline's
-    // build: its results do not replace the baseline's
-    let into = (new_snapshot != sel.baseline).then_some(new_snapshot);
-    let (run, results, summary) = execute(&mut store, new_snapshot, into, AUDIT_RUN, &tests, a.jobs, a.timeout)?;
-    store.set_meta(&audited_key(run), &digest).or_fail()?;
-    let mut changed = BTreeMap::new();
-    let mut not_compared = Vec::new();
-    for r in &results {
-        let name = &tests[r.outcome.index].name;
-        match baseline.get(&tests[r.outcome.index].key) {
-            None => not_compared.push(name.clone()),
-            Some(old) => {
-                if let Some(d) = difference(old, &outcome_of(&r.outcome)) {
-                    changed.insert(name.clone(), d);
-                }
-            }
-        }
-    }
-    let missed: Vec<String> = changed.keys().filter(|n| !sel.selected.contains_key(*n)).cloned().collect();
-    let report = AuditReport {
-        schema: "retest.audit/1",
-        baseline_snapshot: sel.baseline.0,
-        new_snapshot: Some(new_snapshot.0),
-        tests: tests.len(),
-        selected: sel.selected.keys().cloned().collect(),
-        changed,
-        missed,
-        not_compared,
-        analysis_seconds: sel.elapsed.as_secs_f64(),
-        run_seconds: summary.elapsed.as_secs_f64(),
-    };
+    let (mut store, root) = retest_engine::store::open(store_opt)?;
+    let cx = progress::context(&progress::RETEST)?;
+    let report = audit(&cx, &mut store, &root, &a.opts.options(), a.jobs, a.timeout)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match a.format {
-        Format::Json => {
+        TextOrJson::Json => {
             serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other).and_then(|_| writeln!(out))
         }
-        Format::Human => write_human(&report, &mut out),
+        TextOrJson::Text => write_human(&report, &mut out),
     }
     .and_then(|_| out.flush())
     .or_fail()?;
-    Ok(if report.missed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if report.missed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(AUDIT_MISS) })
 }
 
 fn write_human(r: &AuditReport, w: &mut dyn Write) -> io::Result<()> {

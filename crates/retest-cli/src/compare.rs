@@ -9,29 +9,24 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 
-use crate::audit::changed_in_audit;
-use crate::context;
-use crate::fail::{Fail, OrFail};
+use retest_engine::audit::changed_in_audit;
+use retest_engine::select::{Algorithm, compute};
 use retest_select::Keys;
 use retest_select::equiv::at;
 
-use crate::select::{Algorithm, SelectOptions, compute};
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Human,
-    /// `retest.compare/1`.
-    Json,
-}
+use crate::args::{SelectionArgs, TextOrJson as Format};
+use crate::fail::{Fail, OrFail};
+use crate::progress;
 
 #[derive(Args)]
 pub struct CompareArgs {
     #[command(flatten)]
-    pub opts: SelectOptions,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub opts: SelectionArgs,
+    /// `text`, or `json` (`retest.compare/1`).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
 
@@ -75,21 +70,23 @@ struct Row {
 }
 
 pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
-    let (mut store, root) = context::open(store_opt)?;
+    let (mut store, root) = retest_engine::store::open(store_opt)?;
+    let cx = progress::context(&progress::RETEST)?;
+    let base = a.opts.options();
     let mut rows = Vec::new();
     let mut head: Option<(i64, Option<i64>, usize)> = None;
     let mut multiply_visited: Vec<Located> = Vec::new();
     let mut changed: Option<BTreeMap<String, String>> = None;
     // untimed: the first selection builds and stores the edge index (TestsOnEdge)
     // and warms the page cache, which would count against the first algorithm
-    compute(&mut store, &root, &SelectOptions { algorithm: Algorithm::Dejavu, ..a.opts.clone() })?;
-    for alg in Algorithm::value_variants() {
-        let opts = SelectOptions { algorithm: *alg, ..a.opts.clone() };
+    compute(&mut store, &root, &retest_engine::select::SelectOptions { algorithm: Algorithm::Dejavu, ..base.clone() })?;
+    for alg in Algorithm::ALL {
+        let opts = retest_engine::select::SelectOptions { algorithm: alg, ..base.clone() };
         let sel = compute(&mut store, &root, &opts)?;
         if head.is_none() {
             head = Some((sel.baseline.0, sel.new_snapshot.map(|s| s.0), sel.suite.len()));
             if let Some(n) = sel.new_snapshot {
-                changed = changed_in_audit(&store, sel.baseline, n)?;
+                changed = changed_in_audit(&cx, &store, sel.baseline, n)?;
             }
             let (old, new) = sel.programs();
             let keys = Keys::new(&old, &new);
@@ -129,7 +126,7 @@ pub fn run(store_opt: Option<&Path>, a: CompareArgs) -> Result<(), Fail> {
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &report).map_err(io::Error::other).and_then(|_| writeln!(out))
         }
-        Format::Human => write_human(&report, &mut out),
+        Format::Text => write_human(&report, &mut out),
     }
     .and_then(|_| out.flush())
     .or_fail()

@@ -9,8 +9,12 @@ use clap::Args;
 use retest_store::Store;
 
 use crate::fail::{Fail, OrFail};
-use crate::run::{RunSummary, TestSource, discover_tests, execute};
-use crate::select::{Algorithm, SelectOptions, compute};
+use retest_engine::run::{RunKind, RunSummary, TestSource, discover_tests, execute};
+use retest_engine::select::{Algorithm, SelectOptions, compute};
+
+use crate::progress::{self, Terminal};
+
+static BUILD: Terminal = Terminal { prefix: "retest build" };
 
 include!(concat!(env!("OUT_DIR"), "/example.rs"));
 
@@ -88,17 +92,18 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     }
     println!("retest demo: the bundled cruise-control example (examples/cruise), in {}", dir.display());
     let mut store = Store::init(&Store::dir_for(dir)).or_fail()?;
+    let cx = progress::context(&BUILD)?;
     let make = vec!["make".to_string(), "-s".to_string(), "-j2".to_string()];
 
     println!("\n1. build with the instrumenting compiler wrapper: retest build -- make");
-    crate::cc::run_build(&mut store, &make, dir, Default::default())?;
+    retest_engine::build::run_build(&cx, &mut store, &make, dir, Default::default())?;
     let source = TestSource { tests: Some(dir.join("retest.toml")), ..Default::default() };
     let tests = discover_tests(&source, dir, &store)?;
     let snap1 =
         store.newest_snapshot().or_fail()?.map(|s| s.id).ok_or_else(|| Fail::new("the build recorded nothing"))?;
 
     println!("\n2. run all {} tests, recording each one's coverage: retest run", tests.len());
-    let (_, _, full) = execute(&mut store, snap1, Some(snap1), "full", &tests, a.jobs, None)?;
+    let (_, _, full) = execute(&cx, &mut store, snap1, Some(snap1), RunKind::Full, &tests, a.jobs, None)?;
     report(&full, tests.len());
     store.seal(snap1).or_fail()?;
     store.set_baseline(snap1).or_fail()?;
@@ -116,7 +121,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
         .unwrap_or("");
     println!("\n3. edit: change `{}` ({}): {summary_line}", a.change, changed.join(", "));
     println!("   rebuild: retest build -- make");
-    crate::cc::run_build(&mut store, &make, dir, Default::default())?;
+    retest_engine::build::run_build(&cx, &mut store, &make, dir, Default::default())?;
 
     println!("\n4. select the tests the change can affect: retest select");
     let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: source.clone() };
@@ -140,7 +145,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     println!("\n5. run only the selected tests: retest run --selected");
     let chosen: Vec<_> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
     let new_snap = sel.new_snapshot.ok_or_else(|| Fail::new("no new snapshot was built"))?;
-    let (_, _, part) = execute(&mut store, new_snap, None, "selected", &chosen, a.jobs, None)?;
+    let (_, _, part) = execute(&cx, &mut store, new_snap, None, RunKind::Selected, &chosen, a.jobs, None)?;
     report(&part, chosen.len());
     let saved = if full.elapsed.as_secs_f64() > 0.0 {
         100.0 * (1.0 - part.elapsed.as_secs_f64() / full.elapsed.as_secs_f64())

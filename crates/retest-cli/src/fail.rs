@@ -1,53 +1,46 @@
-//! The one-line errors the CLI prints: what went wrong, where, and what to do.
+//! The one-line errors the CLI prints, and its exit codes.
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | tests failed (`retest run`) |
+//! | 2 | usage error (bad arguments, unknown test) |
+//! | 3 | `retest audit` found a test whose behaviour changed but was not selected |
+//! | 4 | `retest coverage --fail-under`: a measure is under its threshold |
+//! | 5 | retest itself failed (damaged store, failed build, I/O) |
+//! | 130 | interrupted by Ctrl-C |
+//!
+//! The compiler wrapper (`retest cc`) exits with the compiler's code.
 
-use std::fmt::Display;
+use std::process::ExitCode;
 
-/// A failure reported to the user as a single line on stderr.
-#[derive(Debug)]
-pub struct Fail {
-    pub what: String,
-    pub hint: Option<String>,
-    /// Process exit code: 1 for failures, 2 for usage errors.
-    pub code: u8,
-}
+pub use retest_engine::{Error as Fail, ErrorKind, OrFail};
 
-impl Fail {
-    pub fn new(what: impl Display) -> Fail {
-        Fail { what: what.to_string(), hint: None, code: 1 }
-    }
+/// Tests failed.
+pub const TESTS_FAILED: u8 = 1;
+/// The audit found a miss.
+pub const AUDIT_MISS: u8 = 3;
 
-    pub fn usage(what: impl Display) -> Fail {
-        Fail { what: what.to_string(), hint: None, code: 2 }
-    }
-
-    pub fn hint(mut self, hint: impl Display) -> Fail {
-        self.hint = Some(hint.to_string());
-        self
-    }
-
-    pub fn print(&self) {
-        match &self.hint {
-            Some(h) => eprintln!("error: {} — {}", self.what, h),
-            None => eprintln!("error: {}", self.what),
-        }
+/// The exit code of an error.
+pub fn code(e: &Fail) -> u8 {
+    match e.kind {
+        ErrorKind::Usage => 2,
+        ErrorKind::CoverageGate => 4,
+        ErrorKind::Failure => 5,
+        ErrorKind::Interrupted => 130,
     }
 }
 
-/// Turns any error into a [`Fail`] (its display text, one line).
-pub trait OrFail<T> {
-    fn or_fail(self) -> Result<T, Fail>;
-    fn or_fail_hint(self, hint: &str) -> Result<T, Fail>;
-}
-
-impl<T, E: Display> OrFail<T> for Result<T, E> {
-    fn or_fail(self) -> Result<T, Fail> {
-        self.map_err(|e| Fail::new(one_line(&e.to_string())))
-    }
-    fn or_fail_hint(self, hint: &str) -> Result<T, Fail> {
-        self.map_err(|e| Fail::new(one_line(&e.to_string())).hint(hint))
+/// Prints `error: what — hint` on stderr, with `prefix` (`retest cc: `) first.
+pub fn print(e: &Fail, prefix: &str) {
+    match &e.hint {
+        Some(h) => eprintln!("{prefix}error: {} — {}", e.what, h),
+        None => eprintln!("{prefix}error: {}", e.what),
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+/// Prints the error and gives its exit code.
+pub fn exit(e: &Fail) -> ExitCode {
+    print(e, "");
+    ExitCode::from(code(e))
 }

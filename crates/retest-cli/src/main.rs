@@ -1,26 +1,21 @@
 //! The `retest` command line. Only argument parsing, progress display and output
-//! formats live here; the work is done by the library crates.
+//! formats live here; the work is done by `retest-engine` and the crates below
+//! it. A command's module imports no other command's module: what several
+//! share is in `args`, `fail` and `progress`.
 
+mod args;
 mod audit;
-mod cc;
+mod build;
 mod cfdg;
 mod cfg;
 mod compare;
-mod context;
 mod coverage;
 mod demo;
-mod deps;
 mod fail;
 mod init;
-mod interrupt;
-mod previous;
 mod progress;
-mod record;
-mod recover;
-mod rerun;
 mod run;
 mod select;
-mod writing;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,7 +43,7 @@ enum Command {
     /// Create the store (.retest/) and a starter retest.toml.
     Init(init::InitArgs),
     /// Run a build command with the compiler wrapper: `retest build -- make -j4`.
-    Build(cc::BuildArgs),
+    Build(build::BuildArgs),
     /// Build and print control-flow graphs of C and C++ functions.
     Cfg(cfg::CfgArgs),
     /// Annotate CFG dumps of GCC or LLVM (DOT) with their decisions.
@@ -62,7 +57,7 @@ enum Command {
     /// Why one test is or is not selected.
     Explain(select::ExplainArgs),
     /// Run the whole suite on the current build and check that every test whose
-    /// behaviour changed since the baseline was selected (exit 3 on a miss).
+    /// behaviour changed since the baseline was selected (exit code 3 on a miss).
     Audit(audit::AuditArgs),
     /// Every selection algorithm on the change since the baseline: tests selected,
     /// analysis time, and misses if `retest audit` ran on the new build.
@@ -87,14 +82,14 @@ fn main() -> ExitCode {
     if let Some(cmd) = argv.get(1)
         && (cmd == "cc" || cmd == "c++")
     {
-        return cc::wrapper(cmd == "c++", argv[2..].to_vec());
+        return build::wrapper(cmd == "c++", argv[2..].to_vec());
     }
     let cli = Cli::parse();
     let store = cli.store.as_deref();
     let result: Result<ExitCode, Fail> = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
-        Command::Build(a) => cc::build(store, a),
+        Command::Build(a) => build::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
         Command::Cfdg(a) => cfdg::run(a).map(|_| ExitCode::SUCCESS),
         Command::Coverage(a) => coverage::run(store, a),
@@ -103,16 +98,25 @@ fn main() -> ExitCode {
         Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),
         Command::Audit(a) => audit::run(store, a),
         Command::CompareAlgorithms(a) => compare::run(store, a).map(|_| ExitCode::SUCCESS),
-        Command::Cc { args } => Ok(cc::wrapper(false, args)),
-        Command::Cxx { args } => Ok(cc::wrapper(true, args)),
+        Command::Cc { args } => Ok(build::wrapper(false, args)),
+        Command::Cxx { args } => Ok(build::wrapper(true, args)),
     };
     match result {
         Ok(code) => code,
         // the reader of our output went away (`retest select | head`): nothing to report
         Err(f) if f.what.starts_with("Broken pipe") => ExitCode::SUCCESS,
-        Err(f) => {
-            f.print();
-            ExitCode::from(f.code)
-        }
+        Err(f) => fail::exit(&f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of the command line (unique names and groups,
+    /// conflicts that name real arguments), which otherwise fail only when the
+    /// faulty subcommand is first used.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

@@ -1,41 +1,23 @@
-//! `retest run`: runs tests and records each one's outcome and coverage.
+//! `retest run`: runs tests and records each one's outcome and coverage;
+//! `--selected` runs only the selected ones and brings every test's coverage
+//! up to date (RECOVER).
 
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use clap::Args;
-use retest_run::discover::{self, TestSpec};
-use retest_run::exec::{RunOptions, Status, TestOutcome, run_tests};
-use retest_run::scratch::TraceRoot;
-use retest_store::{Outcome, SnapshotId, Store, TestRecord};
+use retest_engine::run::{Probes, RunReport, RunSettings, run_tests_now, tests_to_run};
+use serde::Serialize;
 
-use crate::context;
-use crate::fail::{Fail, OrFail};
+use crate::args::{TestSourceArgs, TextOrJson};
+use crate::fail::{Fail, OrFail, TESTS_FAILED};
 use crate::progress;
-use crate::record::Builds;
-
-/// Where the tests come from.
-#[derive(Args, Clone, Default)]
-pub struct TestSource {
-    /// A universe file: one shell command per line, run from the file's directory;
-    /// test N is named tN.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["ctest", "tests"])]
-    pub universe: Option<PathBuf>,
-    /// A CMake build directory: tests from `ctest --show-only=json-v1`.
-    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "tests")]
-    pub ctest: Option<PathBuf>,
-    /// A retest.toml (default: retest.toml in the current directory, else in the project root).
-    #[arg(long, value_name = "FILE")]
-    pub tests: Option<PathBuf>,
-}
 
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub source: TestSource,
+    pub source: TestSourceArgs,
     /// Only tests whose name matches this pattern (`*` and `?` wildcards).
     #[arg(long)]
     pub filter: Option<String>,
@@ -68,553 +50,119 @@ pub struct RunArgs {
     /// probes it removes.
     #[arg(long, requires = "selected")]
     pub selective_probes: bool,
+    /// `text` for people; `json` (`retest.run/1`, docs/json.md) on stdout for
+    /// machines, the summary then going to stderr.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 }
 
-/// The meta key under which `retest run` remembers where its tests came from,
-/// so `select`, `audit` and `run --selected` find the same suite without the flag.
-const SOURCE_KEY: &str = "test_source";
-
-impl TestSource {
-    fn is_given(&self) -> bool {
-        self.universe.is_some() || self.ctest.is_some() || self.tests.is_some()
-    }
-
-    /// `kind\tabsolute path`, as remembered in the store.
-    fn remembered(&self) -> Option<String> {
-        let (kind, p) = match (&self.universe, &self.ctest, &self.tests) {
-            (Some(u), _, _) => ("universe", u),
-            (_, Some(c), _) => ("ctest", c),
-            (_, _, Some(t)) => ("tests", t),
-            _ => return None,
-        };
-        let abs = std::fs::canonicalize(p).ok()?;
-        Some(format!("{kind}\t{}", abs.to_str()?))
-    }
-
-    fn from_remembered(v: &str) -> Option<TestSource> {
-        let (kind, p) = v.split_once('\t')?;
-        let p = Some(PathBuf::from(p));
-        match kind {
-            "universe" => Some(TestSource { universe: p, ..Default::default() }),
-            "ctest" => Some(TestSource { ctest: p, ..Default::default() }),
-            "tests" => Some(TestSource { tests: p, ..Default::default() }),
-            _ => None,
+impl RunArgs {
+    fn settings(&self) -> RunSettings {
+        RunSettings {
+            source: self.source.source(),
+            filter: self.filter.clone(),
+            jobs: self.jobs,
+            timeout: self.timeout,
+            build: self.build.clone(),
+            keep_selective: self.keep_selective,
+            probes: if self.full_probes {
+                Probes::Full
+            } else if self.selective_probes {
+                Probes::Selective
+            } else {
+                Probes::Auto
+            },
         }
     }
-
-    /// This source if one was given on the command line, else the one the last
-    /// `retest run` used (if it still exists), else the default (retest.toml).
-    pub fn resolve(&self, store: &Store) -> TestSource {
-        if self.is_given() {
-            return self.clone();
-        }
-        let remembered = store.meta(SOURCE_KEY).ok().flatten().and_then(|v| TestSource::from_remembered(&v));
-        match remembered {
-            Some(s) if s.universe.iter().chain(&s.ctest).chain(&s.tests).all(|p| p.exists()) => s,
-            _ => self.clone(),
-        }
-    }
-
-    /// Remembers an explicitly given source for later commands.
-    pub fn remember(&self, store: &mut Store) -> Result<(), Fail> {
-        match self.remembered() {
-            Some(v) => store.set_meta(SOURCE_KEY, &v).or_fail(),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Discovers the tests of `source`, or of the source the last `retest run` used
-/// when none is given (see [`TestSource::resolve`]).
-pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Fail> {
-    let source = &source.resolve(store);
-    // an empty suite would make a baseline that selects nothing, whatever the change
-    if let Some(u) = &source.universe {
-        let tests = discover::from_universe(u).or_fail()?;
-        if tests.is_empty() {
-            return Err(Fail::new(format!("no tests in {}: it has no non-empty line", u.display()))
-                .hint("write one shell command per line, one line per test"));
-        }
-        return Ok(tests);
-    }
-    if let Some(d) = &source.ctest {
-        let tests = discover::from_ctest(d).or_fail()?;
-        if tests.is_empty() {
-            return Err(Fail::new(format!("no tests: CTest lists none in {}", d.display()))
-                .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));
-        }
-        return Ok(tests);
-    }
-    let toml = match &source.tests {
-        Some(t) => t.clone(),
-        None => {
-            let here = PathBuf::from("retest.toml");
-            if here.is_file() { here } else { root.join("retest.toml") }
-        }
-    };
-    if !toml.is_file() {
-        return Err(Fail::new(format!("no tests: {} does not exist", toml.display()))
-            .hint("add [[test]] tables to retest.toml, or pass --universe FILE or --ctest BUILD_DIR"));
-    }
-    let tests = discover::from_toml(&toml).or_fail()?;
-    if tests.is_empty() {
-        return Err(Fail::new(format!("no tests in {}", toml.display()))
-            .hint("add [[test]] tables (see `retest init`), or pass --universe FILE or --ctest BUILD_DIR"));
-    }
-    Ok(tests)
-}
-
-/// A `--filter` pattern: `*` (any characters, `/` included), `?`, `[…]`,
-/// `{a,b}`, matched in time linear in the name (globset).
-pub fn test_filter(pat: &str) -> Result<globset::GlobMatcher, Fail> {
-    globset::GlobBuilder::new(pat)
-        .literal_separator(false)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| Fail::new(format!("--filter `{pat}`: {e}")).hint("use `*` and `?` as wildcards"))
-}
-
-/// The stored form of a test's outcome.
-pub fn outcome_of(o: &TestOutcome) -> Outcome {
-    let (status, code) = match &o.status {
-        Status::Passed => ("pass", Some(0)),
-        Status::Failed { code } => ("fail", Some(*code)),
-        Status::Signaled { signal } => ("signal", Some(*signal)),
-        Status::TimedOut => ("timeout", None),
-        Status::SpawnFailed { .. } => ("error", None),
-        Status::Stopped => ("stopped", None),
-    };
-    Outcome {
-        status: status.to_string(),
-        code,
-        stdout_hash: Some(o.stdout_hash),
-        stderr_hash: Some(o.stderr_hash),
-        duration: o.duration,
-    }
-}
-
-/// Summary of a run.
-#[derive(Default, Debug)]
-pub struct RunSummary {
-    pub passed: usize,
-    pub failed: Vec<String>,
-    pub unknown: Vec<(String, String)>,
-    /// Tests whose file dependencies are unknown, with why.
-    pub deps_unknown: Vec<(String, String)>,
-    pub elapsed: Duration,
-    pub stopped: bool,
-}
-
-/// One test's result as `execute` returns it.
-pub struct Executed {
-    pub outcome: TestOutcome,
-    /// The coverage recorded, or why it is unknown.
-    pub coverage: Result<crate::record::TestCoverage, String>,
-    /// The test ran no instrumented code (its coverage is empty, or unknown
-    /// for that reason).
-    pub no_code: bool,
-    /// Its definition and the files it read (`crate::deps`).
-    pub deps: retest_store::TestDeps,
-}
-
-/// Runs `tests` on `snapshot`'s build, recording each result — into `matrix`'s
-/// coverage when given — in its own transaction as soon as the test finishes, so
-/// an interrupted run keeps every finished test.
-pub fn execute(
-    store: &mut Store,
-    snapshot: SnapshotId,
-    matrix: Option<SnapshotId>,
-    kind: &str,
-    tests: &[TestSpec],
-    jobs: Option<usize>,
-    timeout: Option<f64>,
-) -> Result<(retest_store::RunId, Vec<Executed>, RunSummary), Fail> {
-    let names: Vec<retest_store::TestName> = tests
-        .iter()
-        .map(|t| retest_store::TestName { key: t.key.clone(), name: t.name.clone(), cmd: t.cmd.clone() })
-        .collect();
-    let ids = store.upsert_tests_named(&names).or_fail()?;
-    let run = store.begin_run(snapshot, kind).or_fail()?;
-    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
-    let half: Vec<String> = crate::writing::abandoned(&store_dir)
-        .into_iter()
-        .flat_map(|a| a.files)
-        .filter(|f| f.is_file())
-        .map(|f| f.display().to_string())
-        .collect();
-    if !half.is_empty() {
-        eprintln!(
-            "retest: warning: a build was interrupted while writing {} — the tests may run on half-written files; `retest build` makes them again",
-            half.join(", ")
-        );
-    }
-    let store_dir = std::fs::canonicalize(&store_dir).unwrap_or(store_dir);
-    let unrecorded = UnrecordedWatch::start(&store_dir);
-    let scratch = TraceRoot::choose(&store_dir.join("tmp")).or_fail()?;
-    let trace_root = scratch.path().to_path_buf();
-    let root = store_dir.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut tracking = crate::deps::Tracking::start(store, &root, snapshot, &trace_root)?;
-    let stop = crate::interrupt::flag();
-    let opts = RunOptions {
-        jobs: jobs.unwrap_or(0),
-        default_timeout: timeout.map(Duration::from_secs_f64),
-        trace_root: trace_root.clone(),
-        extra_env: Vec::new(),
-        preload: tracking.preload(),
-        stop: stop.clone(),
-        groups: Default::default(),
-    };
-    let pb = progress::bar(tests.len() as u64, "running");
-    let started = Instant::now();
-    let mut builds = Builds::new(store, snapshot).or_fail()?;
-    // read before any result of this run replaces a row of it
-    let ran_code_before = store.tests_that_ran_code().or_fail()?;
-    if matrix.is_none() && kind == "selected" {
-        builds = builds.allow_selective();
-    }
-    let (tx, rx) = mpsc::channel::<TestOutcome>();
-    let mut results: Vec<Executed> = Vec::new();
-    let runner_result = std::thread::scope(|scope| -> Result<(), Fail> {
-        let opts = &opts;
-        let runner = scope.spawn(move || {
-            let tx = tx;
-            run_tests(tests, opts, &|_| {}, &|o: TestOutcome| {
-                let _ = tx.send(o);
-            })
-        });
-        // the channel closes when the runner returns and drops its sender
-        for o in rx.iter() {
-            let id = ids[o.index];
-            // taken whatever the status, so the test's own reports are consumed
-            let lost = unrecorded.take(o.group, o.started_at, &opts.groups);
-            // read once: for the check below and for the coverage
-            let traces = retest_run::trace::read_dir(&o.trace_dir);
-            let names: Vec<&str> = traces.as_ref().map(|t| t.file_names().collect()).unwrap_or_default();
-            let gone = unrecorded.missing_trace(o.group, &names);
-            let lost = lost.or(gone);
-            let coverage = match &o.status {
-                Status::TimedOut => Err("the test timed out".to_string()),
-                Status::Stopped => Err("the run was interrupted".to_string()),
-                Status::SpawnFailed { message } => Err(format!("the test could not start: {message}")),
-                _ => match lost {
-                    Some(why) => Err(why),
-                    None => builds.coverage(store, &traces, o.lingering),
-                },
-            };
-            let no_code = coverage.as_ref().is_ok_and(|c| c.edges.is_empty());
-            let coverage = match coverage {
-                Ok(c) if no_code => match ran_no_code(&o.status, ran_code_before.contains(&id)) {
-                    Some(why) => Err(why),
-                    None => Ok(c),
-                },
-                other => other,
-            };
-            // what it read, before its trace directory goes
-            let deps = tracking.record(store, &tests[o.index], &o.trace_dir)?;
-            let _ = std::fs::remove_dir_all(&o.trace_dir);
-            let rec = TestRecord {
-                test: id,
-                outcome: outcome_of(&o),
-                coverage: coverage.as_ref().map(|c| c.edges.clone()).map_err(Clone::clone),
-                recorded: coverage.as_ref().map(|c| c.recorded.clone()).unwrap_or_default(),
-                deps: Some(deps.clone()),
-                stopped: coverage.as_ref().is_ok_and(|c| c.stopped),
-            };
-            store.record_result(run, matrix, &rec).or_fail()?;
-            pb.inc(1);
-            results.push(Executed { outcome: o, coverage, no_code, deps });
-        }
-        runner.join().map_err(|_| Fail::new("the test runner panicked"))?.or_fail()
-    });
-    pb.finish_and_clear();
-    drop(scratch);
-    for u in unrecorded.finish() {
-        eprintln!(
-            "retest: warning: pid {} ({}) ran instrumented code without a usable RETEST_TRACE_DIR during the run, outside every test's process group and while no test ran; its coverage is not recorded",
-            u.pid,
-            shown_command(&u.command)
-        );
-    }
-    runner_result?;
-    store.finish_run(run, matrix).or_fail()?;
-    let mut s = RunSummary { elapsed: started.elapsed(), stopped: stop.load(Ordering::SeqCst), ..Default::default() };
-    results.sort_by_key(|r| r.outcome.index);
-    for r in &results {
-        let name = tests[r.outcome.index].name.clone();
-        match r.outcome.status {
-            Status::Passed => s.passed += 1,
-            _ => s.failed.push(name.clone()),
-        }
-        if let Some(why) = &r.deps.unknown {
-            s.deps_unknown.push((name.clone(), why.clone()));
-        }
-        if let Err(why) = &r.coverage {
-            s.unknown.push((name, why.clone()));
-        }
-    }
-    Ok((run, results, s))
-}
-
-/// Why the coverage of a test that ran no instrumented code is unknown rather
-/// than empty, if it is: a test that failed without reaching the project's code
-/// (its command was not found, the program did not link, is missing or is not
-/// executable) or one that passed without running it where the last run that
-/// recorded its coverage did. Recorded as covering nothing, it would never be
-/// selected again, however the program changes once it is there.
-fn ran_no_code(status: &Status, ran_code_before: bool) -> Option<String> {
-    match status {
-        Status::Failed { code: code @ (126 | 127) } => Some(format!(
-            "its command was not found or could not be executed (exit {code}) and it ran no instrumented code — fix the command (its output says which), then `retest run`"
-        )),
-        Status::Failed { code } => Some(format!(
-            "it failed (exit {code}) without running any instrumented code — is the program built? (a failed link, a missing or stale executable)"
-        )),
-        Status::Signaled { signal } => {
-            Some(format!("it was killed by signal {signal} without running any instrumented code"))
-        }
-        Status::Passed if ran_code_before => Some(
-            "it ran no instrumented code, where the last run that recorded its coverage did — is the program built? (a failed link, a missing executable, a program built without the wrapper)"
-                .to_string(),
-        ),
-        _ => None,
-    }
-}
-
-/// Processes that ran instrumented code without `RETEST_TRACE_DIR`.
-///
-/// While a run lasts, `<store>/unrecorded` exists and the runtime of every
-/// image that registers instrumented code without the variable reports itself
-/// there (docs/trace-format.md, `RETEST_RT_UNRECORDED`), named by its process
-/// group. Such a test would otherwise look like one that ran no instrumented
-/// code and never be selected; instead its coverage is unknown. A report from
-/// outside the test's group (a process that called `setsid`) made while the
-/// test ran makes it unknown too: it may be the test's. Each run marks itself
-/// with `.run-<pid>`; the last one to finish removes the directory, so
-/// programs run outside `retest run` pay one failed `open` and leave nothing.
-struct UnrecordedWatch {
-    dir: PathBuf,
-    me: PathBuf,
-    /// Reports from outside a test's group already charged to some test.
-    charged: std::cell::RefCell<std::collections::HashSet<PathBuf>>,
-    /// How far `.images` has been read, and the images read but not yet
-    /// checked, by process group.
-    images: std::cell::RefCell<(u64, std::collections::HashMap<u32, Vec<String>>)>,
-}
-
-impl UnrecordedWatch {
-    fn start(store_dir: &Path) -> UnrecordedWatch {
-        let dir = store_dir.join(retest_run::trace::UNRECORDED_DIR);
-        let me = dir.join(format!(".run-{}", std::process::id()));
-        // what a killed run left is stale: its groups may come again
-        if !other_runs_alive(&dir) {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        // without the directory nothing is reported: the run is as before
-        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
-        UnrecordedWatch { dir, me, charged: Default::default(), images: Default::default() }
-    }
-
-    /// Why the coverage of the test that ran in process group `group` from
-    /// `started` until now is unknown, if a process of it, or one outside the
-    /// group of every test spawned so far (`tests`) while it ran, reported.
-    /// Reports of its own group are consumed.
-    fn take(
-        &self,
-        group: u32,
-        started: std::time::SystemTime,
-        tests: &std::sync::Mutex<std::collections::HashSet<u32>>,
-    ) -> Option<String> {
-        if group == 0 {
-            return None;
-        }
-        let reports = retest_run::trace::read_unrecorded(&self.dir);
-        if reports.is_empty() {
-            return None;
-        }
-        let (mine, others): (Vec<_>, Vec<_>) = reports.into_iter().partition(|u| u.group == group);
-        // reports of other tests (finished but not yet recorded, or running)
-        // are theirs; a group that belongs to no test is outside every test
-        let others: Vec<_> = match tests.lock() {
-            Ok(t) => others.into_iter().filter(|u| !t.contains(&u.group)).collect(),
-            Err(_) => others,
-        };
-        for u in &mine {
-            let _ = std::fs::remove_file(&u.path);
-        }
-        if let Some(u) = mine.first() {
-            return Some(format!(
-                "a process of the test (pid {}: {}) ran instrumented code without a usable RETEST_TRACE_DIR (removed from its environment by `env -i` or the test harness, or changed to a directory it cannot write), so its coverage was not recorded — let the variable through",
-                u.pid,
-                shown_command(&u.command)
-            ));
-        }
-        // file times lag the clock by up to a scheduler tick: allow a little
-        let since = started.checked_sub(Duration::from_millis(50)).unwrap_or(started);
-        let during = others
-            .iter()
-            .find(|u| std::fs::metadata(&u.path).and_then(|m| m.modified()).map(|t| t >= since).unwrap_or(true))?;
-        self.charged.borrow_mut().insert(during.path.clone());
-        Some(format!(
-            "a process outside the test's process group (pid {}: {}) ran instrumented code without a usable RETEST_TRACE_DIR while the test ran; it may be the test's (one that called setsid), and its coverage was not recorded",
-            during.pid,
-            shown_command(&during.command)
-        ))
-    }
-
-    /// Why the coverage of the test that ran in process group `group` is
-    /// unknown, if an image of it that the runtime logged in `.images` left
-    /// neither a trace nor a live marker among `names`, the files of its trace
-    /// directory (the test removed them).
-    fn missing_trace(&self, group: u32, names: &[&str]) -> Option<String> {
-        let mut images = self.images.borrow_mut();
-        let (offset, pending) = &mut *images;
-        if let Ok(mut f) = std::fs::File::open(self.dir.join(retest_run::trace::IMAGES_LOG)) {
-            use std::io::{Read, Seek};
-            let mut buf = Vec::new();
-            if f.seek(std::io::SeekFrom::Start(*offset)).is_ok() && f.read_to_end(&mut buf).is_ok() {
-                // complete lines only: a line being written is read next time
-                let end = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                *offset += end as u64;
-                for line in String::from_utf8_lossy(&buf[..end]).lines() {
-                    if let Some((g, stem)) = line.split_once(' ')
-                        && let Ok(g) = g.parse::<u32>()
-                    {
-                        pending.entry(g).or_default().push(stem.to_string());
-                    }
-                }
-            }
-        }
-        let stems = pending.remove(&group)?;
-        let present: Vec<String> = names
-            .iter()
-            .filter_map(|n| match retest_abi::trace::FileName::parse(n)? {
-                retest_abi::trace::FileName::Trace { pid, nonce, .. }
-                | retest_abi::trace::FileName::Live { pid, nonce } => Some(format!("{pid}-{nonce}")),
-            })
-            .collect();
-        let gone = stems.iter().find(|stem| !present.contains(stem))?;
-        Some(format!(
-            "the trace of a process of the test (pid {}) is missing from its trace directory — did the test delete files in $RETEST_TRACE_DIR?",
-            gone.split('-').next().unwrap_or(gone)
-        ))
-    }
-
-    /// Ends this run's watch: the reports no test was charged with (programs
-    /// run beside the run). The directory goes when no other run on this store
-    /// is alive.
-    fn finish(self) -> Vec<retest_run::trace::Unrecorded> {
-        let charged = self.charged.into_inner();
-        let left: Vec<_> =
-            retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| !charged.contains(&u.path)).collect();
-        let _ = std::fs::remove_file(&self.me);
-        if !other_runs_alive(&self.dir) {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-        left
-    }
-}
-
-/// Whether a `retest run` other than this one marked itself in `dir` and lives.
-fn other_runs_alive(dir: &Path) -> bool {
-    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
-        e.file_name()
-            .to_str()
-            .and_then(|n| n.strip_prefix(".run-"))
-            .and_then(|p| p.parse::<u32>().ok())
-            .is_some_and(|pid| pid != std::process::id() && retest_run::exec::process_alive(pid))
-    })
-}
-
-fn shown_command(command: &[String]) -> String {
-    if command.is_empty() { "command line unknown".to_string() } else { command.join(" ") }
 }
 
 pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
-    let (mut store, root) = context::open(store_opt)?;
-    if a.selected {
-        return crate::recover::run_selected(&mut store, &root, &a);
-    }
-    let mut tests = discover_tests(&a.source, &root, &store)?;
-    a.source.remember(&mut store)?;
-    if let Some(f) = &a.filter {
-        let m = test_filter(f)?;
-        tests.retain(|t| m.is_match(&t.name));
-        if tests.is_empty() {
-            return Err(Fail::new(format!("no test matches `{f}`")).hint("`retest run --list` shows the test names"));
+    let (mut store, root) = retest_engine::store::open(store_opt)?;
+    let cx = progress::context(&progress::RETEST)?;
+    let settings = a.settings();
+    let report = if a.selected {
+        retest_engine::recover::run_selected(&cx, &mut store, &root, &settings)?
+    } else {
+        let tests = tests_to_run(&mut store, &root, &settings)?;
+        if a.list {
+            for t in &tests {
+                println!("{}\t{}", t.name, t.cmd);
+            }
+            return Ok(ExitCode::SUCCESS);
         }
+        run_tests_now(&cx, &mut store, &root, &settings, &tests)?
+    };
+    show(&report, a.format)?;
+    if let Some(e) = report.error {
+        return Err(e);
     }
-    if a.list {
-        for t in &tests {
-            println!("{}\t{}", t.name, t.cmd);
-        }
-        return Ok(ExitCode::SUCCESS);
+    if report.summary.stopped {
+        return Ok(ExitCode::from(retest_engine::interrupt::EXIT_CODE));
     }
-    let snapshot = store.newest_snapshot().or_fail()?.ok_or_else(|| {
-        Fail::new("nothing has been built with the wrapper yet")
-            .hint("run `retest build -- make` (or `CC=\"retest cc\" make`) first")
-    })?;
-    // coverage recorded against a snapshot without units would be empty for every
-    // test, and no later change could select one
-    if store.snapshot_units(snapshot.id).or_fail()?.is_empty() {
-        return Err(Fail::new(format!("snapshot {} holds no translation unit built with the wrapper", snapshot.id.0))
-            .hint("rebuild from clean so every source goes through the wrapper (`make clean`, then `retest build -- make`)"));
-    }
-    let full = a.filter.is_none();
-    let (_, results, s) = execute(
-        &mut store,
-        snapshot.id,
-        Some(snapshot.id),
-        if full { "full" } else { "partial" },
-        &tests,
-        a.jobs,
-        a.timeout,
-    )?;
-    // a baseline in which no test ran the project's code selects nothing
-    // whatever the change: the program was not there (a failed link, a broken
-    // build) or the tests run another one
-    if full && !s.stopped && results.iter().all(|r| r.no_code) {
-        print_summary(&s, tests.len(), snapshot.id, false);
-        let why = match s.unknown.first() {
-            Some((t, why)) => format!("{t}: {why}"),
-            None => "every test passed without running any of it".to_string(),
-        };
-        return Err(Fail::new(format!(
-            "no test ran instrumented code ({why}), so snapshot {} is not made the baseline",
-            snapshot.id.0
-        ))
-        .hint("build the program with the wrapper (`retest build -- make`), check that the tests run it, then `retest run`"));
-    }
-    if full && !s.stopped {
-        // the suite is what ran: tests that left it leave the matrix
-        let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
-        let keep: Vec<retest_store::TestId> =
-            store.tests().or_fail()?.into_iter().filter(|t| suite.contains(t.key.as_str())).map(|t| t.id).collect();
-        store.retain_matrix_tests(snapshot.id, &keep).or_fail()?;
-        store.seal(snapshot.id).or_fail()?;
-        store.set_baseline(snapshot.id).or_fail()?;
-    }
-    print_summary(&s, tests.len(), snapshot.id, full && !s.stopped);
-    if !full && !s.stopped {
-        let all = discover_tests(&a.source, &root, &store).map(|t| t.len()).unwrap_or(tests.len());
-        let baseline = store.baseline().or_fail()?;
-        if baseline == Some(snapshot.id) {
-            println!("coverage of {} of {all} tests updated in the baseline (snapshot {})", tests.len(), snapshot.id.0);
-        } else {
-            let now = match baseline {
-                Some(b) => format!("selection still compares against snapshot {}", b.0),
-                None => "there is no baseline yet".to_string(),
-            };
-            println!(
-                "coverage of {} of {all} tests recorded for snapshot {}, which is not the baseline: --filter ran only some tests ({now}); `retest run` without --filter makes it the baseline",
-                tests.len(),
-                snapshot.id.0
-            );
-        }
-    }
-    Ok(if s.failed.is_empty() && !s.stopped { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(TESTS_FAILED) })
 }
 
-pub fn print_summary(s: &RunSummary, total: usize, snapshot: SnapshotId, baseline: bool) {
+/// `retest.run/1`.
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    schema: &'static str,
+    snapshot: i64,
+    tests_run: usize,
+    passed: usize,
+    failed: usize,
+    interrupted: bool,
+    seconds: f64,
+    /// Whether the run made `snapshot` the baseline.
+    baseline: bool,
+    tests: &'a [retest_engine::run::TestResult],
+    conclusion: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recover: Option<&'a retest_engine::recover::RecoverStats>,
+    /// Why the run's result was not kept as asked, if it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+fn show(r: &RunReport, format: TextOrJson) -> Result<(), Fail> {
+    match format {
+        TextOrJson::Text => {
+            if r.ran_anything {
+                print_summary(r, &mut std::io::stdout().lock()).or_fail()?;
+            }
+            for line in &r.conclusion {
+                println!("{line}");
+            }
+        }
+        TextOrJson::Json => {
+            if r.ran_anything {
+                print_summary(r, &mut std::io::stderr().lock()).or_fail()?;
+            }
+            let s = &r.summary;
+            let doc = JsonRun {
+                schema: "retest.run/1",
+                snapshot: r.snapshot.0,
+                tests_run: s.passed + s.failed.len(),
+                passed: s.passed,
+                failed: s.failed.len(),
+                interrupted: s.stopped,
+                seconds: s.elapsed.as_secs_f64(),
+                baseline: r.made_baseline,
+                tests: &s.results,
+                conclusion: &r.conclusion,
+                recover: r.stats.as_ref(),
+                error: r.error.as_ref().map(|e| e.what.clone()),
+            };
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, &doc).or_fail()?;
+            writeln!(out).or_fail()?;
+        }
+    }
+    Ok(())
+}
+
+/// The failed tests and unknowns on stderr, the counts on `out`.
+fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = &r.summary;
     for f in &s.failed {
         eprintln!("FAIL {f}");
     }
@@ -627,97 +175,18 @@ pub fn print_summary(s: &RunSummary, total: usize, snapshot: SnapshotId, baselin
         );
     }
     let ran = s.passed + s.failed.len();
-    println!(
-        "{ran}/{total} tests run in {:.1}s: {} passed, {} failed{}{}",
+    writeln!(
+        out,
+        "{ran}/{} tests run in {:.1}s: {} passed, {} failed{}{}",
+        r.ran,
         s.elapsed.as_secs_f64(),
         s.passed,
         s.failed.len(),
         if s.unknown.is_empty() { String::new() } else { format!(", {} with unknown coverage", s.unknown.len()) },
         if s.stopped { " (interrupted)" } else { "" }
-    );
-    if baseline {
-        println!("coverage recorded for snapshot {}; it is the baseline for `retest select`", snapshot.0);
+    )?;
+    if r.made_baseline {
+        writeln!(out, "coverage recorded for snapshot {}; it is the baseline for `retest select`", r.snapshot.0)?;
     }
-}
-
-#[cfg(test)]
-mod filter_tests {
-    use super::test_filter;
-
-    #[test]
-    fn filters_match_like_shell_globs() {
-        let m = |p: &str, s: &str| test_filter(p).unwrap().is_match(s);
-        assert!(m("t*", "t12") && m("t?", "t1") && !m("t?", "t12"));
-        assert!(m("ninja_test/*.Restat*", "ninja_test/BuildTest.RestatDepfile"));
-        assert!(m("t[12]", "t2") && !m("t[12]", "t3"));
-        assert!(test_filter("t[").is_err());
-    }
-
-    /// `*a*a*…*b` against a long name of `a`s took seconds with backtracking
-    /// (6.7 s for eight `*a`, 71 s for ten); a compiled glob takes microseconds.
-    #[test]
-    fn many_stars_take_linear_time() {
-        let pat = format!("{}b", "*a".repeat(10));
-        let name = "a".repeat(40);
-        let t = std::time::Instant::now();
-        assert!(!test_filter(&pat).unwrap().is_match(&name));
-        assert!(t.elapsed() < std::time::Duration::from_millis(200), "{:?}", t.elapsed());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::HashSet;
-    use std::sync::Mutex;
-    use std::time::{Duration, SystemTime};
-
-    use super::UnrecordedWatch;
-
-    fn report(w: &UnrecordedWatch, group: u32, pid: u32, command: &str) {
-        std::fs::write(w.dir.join(format!("{group}-{pid}-00000000000000ab")), format!("{command}\0")).unwrap();
-    }
-
-    /// A test is charged with the reports of its own group, and with a report
-    /// from a group that belongs to no test of the run made while it ran; never
-    /// with another test's report, even one the recorder has not reached yet.
-    #[test]
-    fn reports_are_charged_to_their_own_test_or_to_the_tests_that_ran_beside_them() {
-        let store = tempfile::tempdir().unwrap();
-        let w = UnrecordedWatch::start(store.path());
-        let tests = Mutex::new(HashSet::from([100, 200, 300]));
-        let long_ago = SystemTime::now() - Duration::from_secs(3600);
-        report(&w, 200, 201, "./later-test");
-        let why = w.take(200, long_ago, &tests).unwrap();
-        assert!(why.contains("pid 201: ./later-test"), "{why}");
-        assert!(w.take(200, long_ago, &tests).is_none(), "consumed");
-
-        report(&w, 300, 301, "./other-test");
-        assert!(w.take(100, long_ago, &tests).is_none(), "another test's report is its own");
-        report(&w, 900, 900, "./daemon");
-        let why = w.take(100, long_ago, &tests).unwrap();
-        assert!(why.contains("outside the test's process group (pid 900: ./daemon)"), "{why}");
-        // a test that started after the report is not charged
-        assert!(w.take(100, SystemTime::now() + Duration::from_secs(5), &tests).is_none());
-        // the other test still takes its own; the charged report is no warning
-        assert!(w.take(300, long_ago, &tests).unwrap().contains("./other-test"));
-        assert!(w.finish().is_empty());
-        assert!(!store.path().join(retest_run::trace::UNRECORDED_DIR).exists());
-    }
-
-    /// A report nobody was charged with (made while no test ran) is left for
-    /// the warning; what a killed run left behind is gone at the next start.
-    #[test]
-    fn a_report_no_test_was_charged_with_is_left_for_a_warning() {
-        let store = tempfile::tempdir().unwrap();
-        let stale = store.path().join(retest_run::trace::UNRECORDED_DIR);
-        std::fs::create_dir_all(&stale).unwrap();
-        std::fs::write(stale.join("700-700-00000000000000ab"), "./from-a-killed-run\0").unwrap();
-        std::fs::write(stale.join(".run-999999999"), "").unwrap();
-        let w = UnrecordedWatch::start(store.path());
-        assert!(!stale.join("700-700-00000000000000ab").exists());
-        report(&w, 900, 900, "./by-hand");
-        let left = w.finish();
-        assert_eq!(left.len(), 1);
-        assert_eq!((left[0].pid, left[0].command.clone()), (900, vec!["./by-hand".to_string()]));
-    }
+    Ok(())
 }

@@ -93,7 +93,7 @@ fn criteria_gates_subsets_and_formats() {
     insta::assert_snapshot!("text_two_tests", &text[text.find("\ncriteria").unwrap()..]);
 
     // gates: exit 3 and one line naming what is under
-    let out = retest(dir, &["coverage", "--fail-under", "mcdc-masking=100,lines=10"], 3);
+    let out = retest(dir, &["coverage", "--fail-under", "mcdc-masking=100,lines=10"], 4);
     let err = stderr(&out);
     let line = err.lines().find(|l| l.starts_with("error:")).unwrap();
     assert!(line.contains("MC/DC (masking)") && line.contains("< 100%") && !line.contains("lines"), "{err}");
@@ -127,10 +127,10 @@ fn criteria_gates_subsets_and_formats() {
 fn cfdg_errors_are_one_line() {
     let d = tempfile::tempdir().unwrap();
     let dir: &Path = d.path();
-    let e = stderr(&retest(dir, &["cfdg", "missing.dot"], 1));
+    let e = stderr(&retest(dir, &["cfdg", "missing.dot"], 5));
     assert!(e.starts_with("error: missing.dot:") && e.lines().count() == 1, "{e}");
     std::fs::write(dir.join("bad.dot"), "digraph {").unwrap();
-    let e = stderr(&retest(dir, &["cfdg", "bad.dot"], 1));
+    let e = stderr(&retest(dir, &["cfdg", "bad.dot"], 5));
     assert!(e.contains("bad.dot: not a DOT file") && e.contains(" — "), "{e}");
     std::fs::write(dir.join("g.dot"), "digraph g { a -> b [label=T]; a -> c [label=F]; }").unwrap();
     retest(dir, &["cfdg", "g.dot", "bad.dot"], 2);

@@ -151,9 +151,9 @@ fn a_source_changed_since_the_newest_build_stops_the_selection() {
     let d = project();
     let p = d.path();
     write(p, "prog.c", &PROG.replace("n++;\n        prev", "n += 1;\n        prev"));
-    let e = stderr(&retest(p, &["select"], 1));
+    let e = stderr(&retest(p, &["select"], 5));
     assert!(e.starts_with("error: prog.c changed since the newest build") && e.contains("retest build"), "{e}");
-    let e = stderr(&retest(p, &["audit"], 1));
+    let e = stderr(&retest(p, &["audit"], 5));
     assert!(e.contains("prog.c changed"), "{e}");
     retest(p, &["build", "--", "make", "-s"], 0);
     let sel = selection(p);

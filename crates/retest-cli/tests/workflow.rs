@@ -95,7 +95,7 @@ fn explain_says_why_and_why_not() {
     let not = all.iter().find(|t| !sel.contains(*t)).unwrap();
     let no = stdout(&retest(d.path(), &["explain", not], 0));
     assert!(no.contains("is not selected"), "{no}");
-    let e = stderr(&retest(d.path(), &["explain", "no-such-test"], 1));
+    let e = stderr(&retest(d.path(), &["explain", "no-such-test"], 2));
     assert!(e.starts_with("error: no test named `no-such-test`"), "{e}");
 }
 
@@ -118,11 +118,11 @@ fn names_and_ctest_formats() {
 #[test]
 fn missing_baseline_and_sources_not_rebuilt_are_clear_errors() {
     let d = example_copy();
-    let e = stderr(&retest(d.path(), &["select"], 1));
+    let e = stderr(&retest(d.path(), &["select"], 5));
     assert!(e.starts_with("error: no retest store"), "{e}");
     retest(d.path(), &["init"], 0);
     retest(d.path(), &["build", "--", "make", "-s"], 0);
-    let e = stderr(&retest(d.path(), &["select"], 1));
+    let e = stderr(&retest(d.path(), &["select"], 5));
     assert!(e.contains("no baseline") && e.contains("retest run"), "{e}");
     retest(d.path(), &["run", "-j2"], 0);
     let out = stdout(&retest(d.path(), &["select"], 0));
@@ -130,7 +130,7 @@ fn missing_baseline_and_sources_not_rebuilt_are_clear_errors() {
     let h = d.path().join("config.h");
     let text = std::fs::read_to_string(&h).unwrap();
     std::fs::write(&h, format!("{text}\n/* edited */\n")).unwrap();
-    let e = stderr(&retest(d.path(), &["select"], 1));
+    let e = stderr(&retest(d.path(), &["select"], 5));
     assert!(e.starts_with("error: config.h changed since the newest build") && e.contains("retest build"), "{e}");
     std::fs::write(&h, text).unwrap();
     retest(d.path(), &["select"], 0);
@@ -147,7 +147,7 @@ fn a_store_from_a_newer_retest_is_refused() {
         .status()
         .unwrap();
     assert!(st.success());
-    let e = stderr(&retest(d.path(), &["coverage"], 1));
+    let e = stderr(&retest(d.path(), &["coverage"], 5));
     assert!(e.contains("newer retest") && e.contains("upgrade retest"), "{e}");
 }
 
@@ -199,7 +199,7 @@ fn coverage_reports() {
     assert_eq!(v["tests"], 2);
     let lcov = stdout(&retest(d.path(), &["coverage", "--format", "lcov"], 0));
     assert!(lcov.contains("SF:controller.c") && lcov.contains("end_of_record") && lcov.contains("BRDA:"));
-    let e = stderr(&retest(d.path(), &["coverage", "--tests", "nope"], 1));
+    let e = stderr(&retest(d.path(), &["coverage", "--tests", "nope"], 2));
     assert!(e.contains("test `nope` has no recorded coverage"), "{e}");
 }
 
@@ -226,7 +226,7 @@ fn objects_the_store_has_no_record_of_are_refused_or_make_coverage_unknown() {
     std::fs::remove_dir_all(dir.join(".retest")).unwrap();
     retest(dir, &["init"], 0);
     retest(dir, &["build", "--", "make", "-s"], 0);
-    let out = retest(dir, &["run"], 1);
+    let out = retest(dir, &["run"], 5);
     assert!(stderr(&out).contains("holds no translation unit built with the wrapper"), "{}", stderr(&out));
     // one unit rebuilt: the others still run objects of the old store
     std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -248,15 +248,15 @@ fn a_link_failure_is_not_recorded_as_a_baseline() {
     retest(dir, &["init"], 0);
     retest(dir, &["build", "--", "make", "-s", "-j2", "LDLIBS=-lno-such-library"], 2);
     assert!(!dir.join("cruise").exists());
-    let o = retest(dir, &["run", "-j2"], 1);
+    let o = retest(dir, &["run", "-j2"], 5);
     let e = stderr(&o);
     assert!(e.contains("without running any instrumented code") && e.contains("is not made the baseline"), "{e}");
     // the link fixed and a change made: nothing to compare against yet
     retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
     apply_change(dir, "brake-check");
-    let e = stderr(&retest(dir, &["select"], 1));
+    let e = stderr(&retest(dir, &["select"], 5));
     assert!(e.contains("no baseline"), "{e}");
-    retest(dir, &["audit"], 1);
+    retest(dir, &["audit"], 5);
     // on a working build the run is the baseline, and the change selects
     retest(dir, &["run", "-j2"], 1);
     let c = json(&retest(dir, &["coverage", "--format", "json"], 0));
@@ -267,7 +267,7 @@ fn a_link_failure_is_not_recorded_as_a_baseline() {
     std::fs::copy(example_dir().join("controller.c"), dir.join("controller.c")).unwrap();
     std::fs::remove_file(dir.join("cruise")).unwrap();
     retest(dir, &["build", "--", "make", "-s", "LDLIBS=-lno-such-library"], 2);
-    retest(dir, &["run", "-j2"], 1);
+    retest(dir, &["run", "-j2"], 5);
     assert_eq!(json(&retest(dir, &["coverage", "--format", "json"], 0))["snapshot"], baseline);
     let (sel, _) = selected(dir);
     assert!(sel.contains("22-brake-hold-boundary"), "{sel:?}");
@@ -308,7 +308,7 @@ fn tests_that_run_no_instrumented_code_have_unknown_coverage() {
     assert_eq!(m["t3"].0, "ok");
     // the program gone: t3 still passes, without running it
     std::fs::remove_file(dir.join("cruise")).unwrap();
-    let e = stderr(&retest(dir, &["run"], 1));
+    let e = stderr(&retest(dir, &["run"], 5));
     assert!(e.contains("is not made the baseline"), "{e}");
     let m = state(dir);
     assert_eq!(m["t3"].0, "unknown", "{m:?}");
@@ -326,12 +326,12 @@ fn an_empty_suite_is_refused() {
     std::fs::write(dir.join("empty.txt"), "").unwrap();
     std::fs::write(dir.join("blank.txt"), "\n   \n\n").unwrap();
     for f in ["empty.txt", "blank.txt"] {
-        let e = stderr(&retest(dir, &["run", "--universe", f], 1));
+        let e = stderr(&retest(dir, &["run", "--universe", f], 2));
         assert!(e.starts_with(&format!("error: no tests in {f}: it has no non-empty line")), "{e}");
     }
     std::fs::write(dir.join("empty.toml"), "").unwrap();
-    retest(dir, &["run", "--tests", "empty.toml"], 1);
-    let e = stderr(&retest(dir, &["coverage"], 1));
+    retest(dir, &["run", "--tests", "empty.toml"], 2);
+    let e = stderr(&retest(dir, &["coverage"], 5));
     assert!(e.contains("no coverage has been recorded"), "{e}");
 }
 
@@ -340,10 +340,10 @@ fn coverage_of_a_snapshot_without_coverage_is_an_error_not_100_percent() {
     let d = example_copy();
     let dir = d.path();
     baseline(dir);
-    let e = stderr(&retest(dir, &["coverage", "--snapshot", "99", "--fail-under", "lines=90"], 1));
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "99", "--fail-under", "lines=90"], 2));
     assert!(e.contains("there is no snapshot 99 (the snapshots are 1 to 1)"), "{e}");
     apply_change(dir, "brake-check");
-    let e = stderr(&retest(dir, &["coverage", "--snapshot", "2", "--fail-under", "lines=90"], 1));
+    let e = stderr(&retest(dir, &["coverage", "--snapshot", "2", "--fail-under", "lines=90"], 2));
     assert!(e.contains("snapshot 2 has no recorded coverage"), "{e}");
     retest(dir, &["coverage", "--snapshot", "1"], 0);
 }

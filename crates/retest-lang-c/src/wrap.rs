@@ -131,6 +131,121 @@ fn preprocessed_language(u: &PreparedUnit) -> String {
 /// reported, at the original file and line.
 const NO_WARNINGS: &str = "-w";
 
+/// A project source of a compile command, preprocessed and analysed: what
+/// the wrapper instruments and `retest select -p` compares. Both come from
+/// [`analyse_command`], so both see the same unit for the same command.
+pub struct AnalysedSource {
+    /// The source as written on the command line.
+    pub source: String,
+    /// Source path relative to the project root.
+    pub rel_source: String,
+    /// Identity of the unit across snapshots: `rel_source@output`.
+    pub key: String,
+    /// The object (or, for one-step builds, program) the source is compiled into.
+    pub output: Option<String>,
+    /// Identity compile flags as JSON.
+    pub flags: String,
+    /// The analysis, or why the source could not be preprocessed.
+    pub unit: Result<SourceAnalysis, PreprocessError>,
+}
+
+/// The preprocessed text and analysis of a source.
+pub struct SourceAnalysis {
+    pub pre: Preprocessed,
+    pub tu: TuAnalysis,
+    pub src_hash: [u8; 16],
+}
+
+/// The one pipeline from a compile command to units: for each project source
+/// of `args` (the compiler's arguments, without the compiler), run in `cwd`
+/// with `compiler`: the preprocessor (writing the dependency files the command
+/// asks for when `write_dependencies`), the C or C++ front end (by the
+/// source's name or `-x`), probe pairing under `-O`, paths made relative to
+/// `root`, and the unit's key and identity flags. Sources outside `root` and
+/// those a build system writes to check the compiler are left out.
+pub fn analyse_command(
+    args: &[String],
+    compiler: &str,
+    root: &Path,
+    cwd: &Path,
+    write_dependencies: bool,
+) -> Vec<AnalysedSource> {
+    let parsed = parse_args(args);
+    if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) {
+        return Vec::new();
+    }
+    analyse_sources(&parsed, compiler, root, cwd, write_dependencies)
+}
+
+fn analyse_sources(
+    parsed: &CompilerArgs,
+    compiler: &str,
+    root: &Path,
+    cwd: &Path,
+    write_dependencies: bool,
+) -> Vec<AnalysedSource> {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let identity = serde_json::to_string(&parsed.identity_flags()).unwrap_or_default();
+    let pp = parsed.preprocess_flags();
+    let own = {
+        let root = root.clone();
+        let cwd = cwd.to_path_buf();
+        move |f: &SourceFile| {
+            if f.system || f.path.starts_with('<') {
+                return false;
+            }
+            let p = cwd.join(&f.path);
+            std::fs::canonicalize(&p).map(|c| c.starts_with(&root)).unwrap_or(false)
+        }
+    };
+    let mut out = Vec::new();
+    for (index, src) in parsed.sources.iter().enumerate() {
+        let cpp = parsed.source_is_cpp(index);
+        let Some(rel_source) = rel_to(&root, &cwd.join(src)) else {
+            continue; // outside the project: compiled as given
+        };
+        if is_build_system_probe(&rel_source) {
+            continue; // CMake's checks of the compiler: compiled as given
+        }
+        let output = match parsed.mode {
+            Mode::Compile if parsed.sources.len() == 1 => {
+                Some(parsed.output.clone().unwrap_or_else(|| default_object(src)))
+            }
+            Mode::Compile => Some(default_object(src)),
+            Mode::Assemble => None,
+            _ => Some(parsed.output.clone().unwrap_or_else(|| "a.out".to_string())),
+        };
+        let mut flags = pp.clone();
+        if write_dependencies && parsed.writes_dependencies() && parsed.mode == Mode::Compile {
+            flags.extend(parsed.dep_flags.iter().cloned());
+            let has = |f: &str| parsed.dep_flags.iter().any(|d| d.starts_with(f));
+            if let Some(o) = &output {
+                if !has("-MF") {
+                    let d = Path::new(o).with_extension("d");
+                    flags.push("-MF".into());
+                    flags.push(d.to_string_lossy().into_owned());
+                }
+                if !has("-MT") && !has("-MQ") {
+                    flags.push("-MT".into());
+                    flags.push(o.clone());
+                }
+            }
+        }
+        let key = unit_key(&root, cwd, &rel_source, output.as_deref());
+        let unit = run_preprocessor(compiler, &flags, Path::new(src), cwd).map(|pre| {
+            let mut tu = if cpp { crate::cpp::analyze(&pre, &own) } else { analyze(&pre, &own) };
+            if parsed.optimizes() {
+                tu.pair_probes();
+            }
+            normalize_paths(&mut tu.unit, cwd, &root);
+            let src_hash = source_hash(&pre.raw);
+            SourceAnalysis { pre, tu, src_hash }
+        });
+        out.push(AnalysedSource { source: src.clone(), rel_source, key, output, flags: identity.clone(), unit });
+    }
+    out
+}
+
 impl Prepared {
     /// Parses the command line and prepares every project source in it: the
     /// preprocessor runs (honouring dependency-file options), the unit is analysed
@@ -147,82 +262,29 @@ impl Prepared {
             out.passthrough = !links;
             return out;
         }
-        let root = std::fs::canonicalize(&opts.root).unwrap_or_else(|_| opts.root.clone());
-        let identity = serde_json::to_string(&parsed.identity_flags()).unwrap_or_default();
-        let pp = parsed.preprocess_flags();
-        let own = {
-            let root = root.clone();
-            let cwd = opts.cwd.clone();
-            move |f: &SourceFile| {
-                if f.system || f.path.starts_with('<') {
-                    return false;
-                }
-                let p = cwd.join(&f.path);
-                std::fs::canonicalize(&p).map(|c| c.starts_with(&root)).unwrap_or(false)
-            }
-        };
-        for (index, src) in parsed.sources.iter().enumerate() {
-            let cpp = parsed.source_is_cpp(index);
-            let Some(rel_source) = rel_to(&root, &opts.cwd.join(src)) else {
-                continue; // outside the project: compiled as given
+        let sources = analyse_sources(&parsed, &opts.compiler, &opts.root, &opts.cwd, true);
+        for a in sources {
+            let Ok(SourceAnalysis { pre, tu, src_hash }) = a.unit else {
+                // a source that does not preprocess: the real compiler says why
+                out.units.clear();
+                out.passthrough = !links;
+                return out;
             };
-            if is_build_system_probe(&rel_source) {
-                continue; // CMake's checks of the compiler: compiled as given
-            }
-            let output = match parsed.mode {
-                Mode::Compile if parsed.sources.len() == 1 => {
-                    Some(parsed.output.clone().unwrap_or_else(|| default_object(src)))
-                }
-                Mode::Compile => Some(default_object(src)),
-                Mode::Assemble => None,
-                _ => Some(parsed.output.clone().unwrap_or_else(|| "a.out".to_string())),
-            };
-            let mut flags = pp.clone();
-            if parsed.writes_dependencies() && parsed.mode == Mode::Compile {
-                flags.extend(parsed.dep_flags.iter().cloned());
-                let has = |f: &str| parsed.dep_flags.iter().any(|d| d.starts_with(f));
-                if let Some(o) = &output {
-                    if !has("-MF") {
-                        let d = Path::new(o).with_extension("d");
-                        flags.push("-MF".into());
-                        flags.push(d.to_string_lossy().into_owned());
-                    }
-                    if !has("-MT") && !has("-MQ") {
-                        flags.push("-MT".into());
-                        flags.push(o.clone());
-                    }
-                }
-            }
-            let pre = match run_preprocessor(&opts.compiler, &flags, Path::new(src), &opts.cwd) {
-                Ok(p) => p,
-                Err(PreprocessError::Failed { .. }) | Err(PreprocessError::Spawn { .. }) => {
-                    out.units.clear();
-                    out.passthrough = !links;
-                    return out;
-                }
-            };
-            let mut tu = if cpp { crate::cpp::analyze(&pre, &own) } else { analyze(&pre, &own) };
-            if parsed.optimizes() {
-                tu.pair_probes();
-            }
-            normalize_paths(&mut tu.unit, &opts.cwd, &root);
-            let src_hash = source_hash(&pre.raw);
-            let key = unit_key(&root, &opts.cwd, &rel_source, output.as_deref());
-            let Plan { probes: plan, recording } = (opts.plan_for)(&key, &src_hash, &tu.unit);
+            let Plan { probes: plan, recording } = (opts.plan_for)(&a.key, &src_hash, &tu.unit);
             let bh = build_hash_with(&src_hash, &plan, &recording);
             let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
             out.units.push(PreparedUnit {
-                source: src.clone(),
-                key,
-                rel_source,
-                output,
+                source: a.source,
+                key: a.key,
+                rel_source: a.rel_source,
+                output: a.output,
                 pre,
                 tu,
                 src_hash,
                 plan,
                 build_hash: bh,
                 instrumented,
-                flags: identity.clone(),
+                flags: a.flags,
             });
         }
         out.passthrough = out.units.is_empty() && !links;

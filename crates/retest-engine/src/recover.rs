@@ -17,7 +17,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use retest_cover::plan::RecordOptions;
@@ -29,40 +28,32 @@ use retest_run::exec::Status;
 use retest_store::{CoverageState, MatrixRow, Recorded, RunId, Store, UnitId};
 use roaring::RoaringBitmap;
 
-use crate::cc::{BUILD_RUNNING_KEY, PLAN_KEY, run_build, run_build_keeping};
-use crate::fail::{Fail, OrFail};
+use crate::Context;
+use crate::build::{run_build, run_build_keeping};
+use crate::error::{Error, OrFail};
 use crate::previous::Previous;
-use crate::run::{RunArgs, RunSummary, discover_tests, execute, print_summary};
+use crate::run::{Probes, RunKind, RunReport, RunSettings, RunSummary, discover_tests, execute};
 use crate::select::{Algorithm, SelectOptions, compute};
+use crate::store::MetaKey;
 use retest_abi::hex;
 
 /// The recording options `retest build` was last run with.
 fn recorded_options(store: &Store) -> RecordOptions {
-    store
-        .meta("build_command")
-        .ok()
-        .flatten()
-        .and_then(|rec| serde_json::from_str::<serde_json::Value>(&rec).ok())
-        .and_then(|v| serde_json::from_value(v["record"].clone()).ok())
-        .unwrap_or_default()
+    crate::store::build_command(store).ok().flatten().map(|c| c.record).unwrap_or_default()
 }
 
 /// The build command: `--build CMD` (run with `sh -c`), else the one `retest build` recorded.
-fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(Vec<String>, PathBuf), Fail> {
+fn build_command(store: &Store, explicit: Option<&str>, root: &Path) -> Result<(Vec<String>, PathBuf), Error> {
     if let Some(cmd) = explicit {
         return Ok((vec!["sh".into(), "-c".into(), cmd.to_string()], std::env::current_dir().or_fail()?));
     }
-    let rec = store.meta("build_command").or_fail()?.ok_or_else(|| {
-        Fail::new("no build command is recorded").hint("build once with `retest build -- CMD`, or pass --build CMD")
+    let rec = crate::store::build_command(store)?.ok_or_else(|| {
+        Error::new("no build command is recorded").hint("build once with `retest build -- CMD`, or pass --build CMD")
     })?;
-    let v: serde_json::Value = serde_json::from_str(&rec).or_fail()?;
-    let argv: Vec<String> = v["argv"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    let cwd = v["cwd"].as_str().map(PathBuf::from).unwrap_or_else(|| root.to_path_buf());
+    let argv = rec.argv;
+    let cwd = if rec.cwd.as_os_str().is_empty() { root.to_path_buf() } else { rec.cwd };
     if argv.is_empty() {
-        return Err(Fail::new("the recorded build command is empty").hint("pass --build CMD"));
+        return Err(Error::new("the recorded build command is empty").hint("pass --build CMD"));
     }
     Ok((argv, cwd))
 }
@@ -87,6 +78,7 @@ pub fn remove_output(root: &Path, key: &str) {
 /// snapshot, the pending selective plans, the mark of a running build.
 #[allow(clippy::too_many_arguments)]
 fn rebuild_keeping_previous(
+    cx: &Context,
     store: &mut Store,
     root: &Path,
     stale: &[&str],
@@ -96,11 +88,11 @@ fn rebuild_keeping_previous(
     plans_before: Option<String>,
     what: &str,
     baseline: retest_store::SnapshotId,
-) -> Result<(), Fail> {
+) -> Result<(), Error> {
     let stop = crate::interrupt::flag();
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let units_before = store.snapshot_units(snapshot).or_fail()?;
-    let running_before = store.meta(BUILD_RUNNING_KEY).or_fail()?;
+    let running_before = store.meta(MetaKey::BuildRunning.name()).or_fail()?;
     let previous = Previous::begin(&store_dir).or_fail()?;
     let mut kept = Ok(());
     for k in stale {
@@ -109,10 +101,10 @@ fn rebuild_keeping_previous(
         }
     }
     let built = match kept {
-        Ok(()) => run_build_keeping(store, argv, cwd, recorded_options(store), Some(previous.dir())),
-        Err(e) => Err(Fail::new(format!("cannot keep the previous build's objects aside: {e}"))),
+        Ok(()) => run_build_keeping(cx, store, argv, cwd, recorded_options(store), Some(previous.dir())),
+        Err(e) => Err(Error::new(format!("cannot keep the previous build's objects aside: {e}"))),
     };
-    let succeeded = matches!(&built, Ok(code) if *code == ExitCode::SUCCESS);
+    let succeeded = matches!(&built, Ok(status) if status.success());
     let interrupted = crate::interrupt::came(&stop, !succeeded);
     if succeeded && !interrupted {
         previous.discard();
@@ -130,29 +122,26 @@ fn rebuild_keeping_previous(
     for u in &units_before {
         store.record_unit(snapshot, &u.key, &u.source, u.unit, u.build, &u.flags).or_fail()?;
     }
-    store.set_meta(PLAN_KEY, plans_before.as_deref().unwrap_or("[]")).or_fail()?;
-    store.set_meta(BUILD_RUNNING_KEY, running_before.as_deref().unwrap_or("")).or_fail()?;
+    store.set_meta(MetaKey::InstrumentPlan.name(), plans_before.as_deref().unwrap_or("[]")).or_fail()?;
+    store.set_meta(MetaKey::BuildRunning.name(), running_before.as_deref().unwrap_or("")).or_fail()?;
     let kept = format!("the previous build is back in place and the baseline stays snapshot {}", baseline.0);
     if interrupted {
-        return Err(Fail {
-            what: format!("interrupted during {what}: {kept}"),
-            hint: None,
-            code: crate::interrupt::EXIT_CODE,
-        }
-        .hint("rerun `retest run --selected`"));
+        return Err(
+            Error::interrupted(format!("interrupted during {what}: {kept}")).hint("rerun `retest run --selected`")
+        );
     }
     match built {
-        Err(f) => Err(Fail::new(format!("{what} could not run ({}): {kept}", f.what)).hint("pass --build CMD")),
-        Ok(_) => Err(Fail::new(format!("{what} failed: {kept}")).hint("see the build output above")),
+        Err(f) => Err(Error::new(format!("{what} could not run ({}): {kept}", f.what)).hint("pass --build CMD")),
+        Ok(_) => Err(Error::new(format!("{what} failed: {kept}")).hint("see the build output above")),
     }
 }
 
 /// A unit's probe plan: its key, its content hash and the probes of each procedure.
 type UnitPlan = (String, [u8; 16], Vec<Vec<Probe>>);
 
-fn save_plans(store: &mut Store, plans: &[UnitPlan]) -> Result<(), Fail> {
+fn save_plans(store: &mut Store, plans: &[UnitPlan]) -> Result<(), Error> {
     let v: Vec<(&String, String, &Vec<Vec<Probe>>)> = plans.iter().map(|(k, h, p)| (k, hex(h), p)).collect();
-    store.set_meta(PLAN_KEY, &serde_json::to_string(&v).or_fail()?).or_fail()
+    store.set_meta(MetaKey::InstrumentPlan.name(), &serde_json::to_string(&v).or_fail()?).or_fail()
 }
 
 /// The summary of T′'s runs, each test as its last run left it.
@@ -169,6 +158,7 @@ fn merged_summary(
     };
     for t in chosen {
         let Some((r, _, _)) = by_name.get(t.name.as_str()) else { continue };
+        s.results.push(crate::run::TestResult::new(&t.name, r));
         match r.outcome.status {
             Status::Passed => s.passed += 1,
             _ => s.failed.push(t.name.clone()),
@@ -184,6 +174,7 @@ fn merged_summary(
 }
 
 /// Statistics of one `run --selected`.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct RecoverStats {
     pub selected: usize,
     pub rerun_extra: usize,
@@ -195,14 +186,17 @@ pub struct RecoverStats {
     pub recompute_seconds: f64,
 }
 
-pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitCode, Fail> {
+/// `retest run --selected`: selects, runs T′ (rebuilding with selective
+/// instrumentation when it pays off) and makes the new version the baseline
+/// with every test's coverage brought up to date.
+pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSettings) -> Result<RunReport, Error> {
     let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: a.source.clone() };
     let sel = compute(store, root, &opts)?;
-    let new_snapshot = sel.new_snapshot.ok_or_else(|| Fail::new("no new build to run"))?;
+    let new_snapshot = sel.new_snapshot.ok_or_else(|| Error::new("no new build to run"))?;
     let tests = discover_tests(&a.source, root, store)?;
     if new_snapshot == sel.baseline {
         // only definitions and files changed: no entity moved
-        return crate::rerun::in_place(store, a, &sel, &tests);
+        return crate::rerun::in_place(cx, store, a, &sel, &tests);
     }
     // matrix rows are found by key (a universe test's command), shown by name
     let name_of: HashMap<&str, &str> = tests.iter().map(|t| (t.key.as_str(), t.name.as_str())).collect();
@@ -287,7 +281,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     // nothing to rerun the build as it stands serves (no rebuild at all); and when
     // the build records Ball–Larus paths, some runs on a selectively probed build
     // record other path ids than on the full build (bench/subjects/lexer)
-    let needs_full = a.full_probes
+    let needs_full = a.probes == Probes::Full
         || rerun.is_empty()
         || recorded_options(store).paths
         || rerun.iter().any(|t| !old_cov.contains_key(t))
@@ -305,7 +299,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
     // two rebuilds (selective, then full again) pay off only when many probes go
-    let worth_it = |keep: u64| a.selective_probes || keep.saturating_mul(4) <= probes_full.saturating_mul(3);
+    let worth_it = |keep: u64| a.probes == Probes::Selective || keep.saturating_mul(4) <= probes_full.saturating_mul(3);
     let (plans, full_probes, probes_selective) = match (selective_plans, would_keep) {
         (Some(plans), Some(keep)) if worth_it(keep) => (plans, false, keep),
         (_, keep) => {
@@ -315,9 +309,9 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
                 } else {
                     format!("would keep {keep} of {probes_full} probes")
                 };
-                eprintln!(
-                    "retest: selective instrumentation {would}; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
-                );
+                cx.reporter.note(&format!(
+                    "selective instrumentation {would}; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
+                ));
             }
             (std::mem::take(&mut full), true, probes_full)
         }
@@ -352,7 +346,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     // a build that did not finish may have left objects or the program half
     // written, or objects linked into no program yet: the build runs again first
     // (it removes what was half written), however current the objects' plans are
-    let unfinished = !rerun.is_empty() && crate::cc::last_build_interrupted(store)?;
+    let unfinished = !rerun.is_empty() && crate::build::last_build_interrupted(store)?;
     let rebuild = !stale.is_empty() || unfinished;
     let (argv, cwd) = if !rebuild && selective.is_empty() {
         (Vec::new(), root.to_path_buf())
@@ -360,14 +354,14 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         build_command(store, a.build.as_deref(), root)?
     };
     let t_build = Instant::now();
-    let plans_before = store.meta(PLAN_KEY).or_fail()?;
+    let plans_before = store.meta(MetaKey::InstrumentPlan.name()).or_fail()?;
     save_plans(store, &selective)?;
     if rebuild {
         if stale.is_empty() {
-            eprintln!("retest: the last build did not finish; building again before the tests run");
+            cx.reporter.note("the last build did not finish; building again before the tests run");
         }
         let what = if full_probes { "the rebuild" } else { "the selectively instrumented rebuild" };
-        rebuild_keeping_previous(store, root, &stale, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
+        rebuild_keeping_previous(cx, store, root, &stale, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
     }
     let build_seconds = t_build.elapsed().as_secs_f64();
 
@@ -382,17 +376,17 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let on_selective = !selective.is_empty();
     let (first, mut again): (Vec<TestSpec>, Vec<TestSpec>) =
         chosen.iter().cloned().partition(|t| !on_selective || !claims.contains(&t.name));
-    let interrupted = |summary: &RunSummary, n: usize| -> Fail {
-        print_summary(summary, n, new_snapshot, false);
-        Fail::new(format!(
+    let interrupted = |summary: RunSummary, n: usize| -> RunReport {
+        let error = Error::interrupted(format!(
             "interrupted: the coverage was not recomputed; the baseline stays snapshot {}",
             sel.baseline.0
         ))
-        .hint("rerun `retest run --selected`")
+        .hint("rerun `retest run --selected`");
+        RunReport::new(summary, n, new_snapshot).failed(error)
     };
-    let (run, results, summary) = execute(store, new_snapshot, None, "selected", &first, a.jobs, a.timeout)?;
+    let (run, results, summary) = execute(cx, store, new_snapshot, None, RunKind::Selected, &first, a.jobs, a.timeout)?;
     if summary.stopped {
-        return Err(interrupted(&summary, first.len()));
+        return Ok(interrupted(summary, first.len()));
     }
     if on_selective {
         again.extend(
@@ -406,19 +400,19 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     let (run_again, results_again, summary_again) = if again.is_empty() {
         (run, Vec::new(), None)
     } else {
-        eprintln!(
-            "retest: {} test(s) stopped part-way in this run or the last (a crash, a signal, threads, a signal handler) run on the fully instrumented build",
+        cx.reporter.note(&format!(
+            "{} test(s) stopped part-way in this run or the last (a crash, a signal, threads, a signal handler) run on the fully instrumented build",
             again.len()
-        );
-        let plans_before = store.meta(PLAN_KEY).or_fail()?;
+        ));
+        let plans_before = store.meta(MetaKey::InstrumentPlan.name()).or_fail()?;
         save_plans(store, &[])?;
         let keys: Vec<&str> = selective.iter().map(|(k, _, _)| k.as_str()).collect();
         let what = "the rebuild with full instrumentation for them";
-        rebuild_keeping_previous(store, root, &keys, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
+        rebuild_keeping_previous(cx, store, root, &keys, &argv, &cwd, new_snapshot, plans_before, what, sel.baseline)?;
         rebuilt_full = true;
-        let (r, res, s) = execute(store, new_snapshot, None, "selected", &again, a.jobs, a.timeout)?;
+        let (r, res, s) = execute(cx, store, new_snapshot, None, RunKind::Selected, &again, a.jobs, a.timeout)?;
         if s.stopped {
-            return Err(interrupted(&s, again.len()));
+            return Ok(interrupted(s, again.len()));
         }
         (r, res, Some(s))
     };
@@ -513,34 +507,29 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
     // ordinary objects again for the next build
     save_plans(store, &[])?;
     if a.keep_selective && rebuilt_full {
-        eprintln!("retest: the objects are fully instrumented again (tests stopped part-way ran on them)");
+        cx.reporter.note("the objects are fully instrumented again (tests stopped part-way ran on them)");
     }
     if !a.keep_selective && !selective.is_empty() && !rebuilt_full {
         for (k, _, _) in &selective {
             remove_output(root, k);
         }
         let stop = crate::interrupt::flag();
-        let code = run_build(store, &argv, &cwd, recorded_options(store))?;
-        if crate::interrupt::came(&stop, code != ExitCode::SUCCESS) {
-            return Err(Fail {
-                what: format!(
-                    "interrupted while rebuilding with full instrumentation: snapshot {} is the baseline, with the coverage of every test",
-                    new_snapshot.0
-                ),
-                hint: None,
-                code: crate::interrupt::EXIT_CODE,
-            }
+        let status = run_build(cx, store, &argv, &cwd, recorded_options(store))?;
+        if crate::interrupt::came(&stop, !status.success()) {
+            return Err(Error::interrupted(format!(
+                "interrupted while rebuilding with full instrumentation: snapshot {} is the baseline, with the coverage of every test",
+                new_snapshot.0
+            ))
             .hint("`retest build` makes the fully instrumented objects again"));
         }
-        if code != ExitCode::SUCCESS {
+        if !status.success() {
             return Err(
-                Fail::new("rebuilding with full instrumentation failed").hint("rerun the build with `retest build`")
+                Error::new("rebuilding with full instrumentation failed").hint("rerun the build with `retest build`")
             );
         }
         store.seal(new_snapshot).or_fail()?;
     }
     let summary = merged_summary(&chosen, &by_name, &summary, summary_again.as_ref());
-    print_summary(&summary, chosen.len(), new_snapshot, false);
     let stats = RecoverStats {
         selected: sel.selected.len(),
         rerun_extra: extra,
@@ -551,7 +540,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         run_seconds: summary.elapsed.as_secs_f64(),
         recompute_seconds,
     };
-    println!(
+    let conclusion = format!(
         "ran {} of {} tests ({} selected{}); probes {} of {} ({}); coverage of all {} tests brought up to date: snapshot {} is the baseline",
         chosen.len(),
         tests.len(),
@@ -567,18 +556,7 @@ pub fn run_selected(store: &mut Store, root: &Path, a: &RunArgs) -> Result<ExitC
         tests.len(),
         new_snapshot.0
     );
-    if std::env::var_os("RETEST_STATS").is_some() {
-        eprintln!(
-            "retest-stats: selected={} rerun_extra={} full_probes={} probes_selective={} probes_full={} selective_build_s={:.3} run_s={:.3} recompute_s={:.3}",
-            stats.selected,
-            stats.rerun_extra,
-            stats.full_probes_used,
-            stats.probes_selective,
-            stats.probes_full,
-            stats.build_seconds,
-            stats.run_seconds,
-            stats.recompute_seconds
-        );
-    }
-    Ok(if summary.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let mut report = RunReport::new(summary, chosen.len(), new_snapshot).concluding(conclusion);
+    report.stats = Some(stats);
+    Ok(report)
 }

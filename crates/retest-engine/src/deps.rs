@@ -14,12 +14,12 @@ use retest_run::files::{self, Change, FileState, Filter, Kind, Paths, Stamp, Sta
 use retest_store::{DepState, SnapshotId, SourceState, Store, TestDeps};
 use roaring::RoaringBitmap;
 
-use crate::fail::{Fail, OrFail};
+use crate::error::{Error, OrFail};
 use crate::run::TestSource;
 
 /// The `retest.toml` whose `[dependencies]` table applies: the one the tests
 /// come from, else the project root's.
-pub fn settings(source: &TestSource, root: &Path, store: &Store) -> Result<DepSettings, Fail> {
+pub fn settings(source: &TestSource, root: &Path, store: &Store) -> Result<DepSettings, Error> {
     let source = source.resolve(store);
     let file = match &source.tests {
         Some(t) => Some(t.clone()),
@@ -50,13 +50,13 @@ fn filter(
     snapshot: SnapshotId,
     extra: &[PathBuf],
     settings: &DepSettings,
-) -> Result<Filter, Fail> {
+) -> Result<Filter, Error> {
     let paths = Paths::new(root);
     let outputs: Vec<PathBuf> = store.snapshot_outputs(snapshot).or_fail()?.iter().map(|p| paths.on_disk(p)).collect();
     let mut prefixes = own_prefixes(store);
     prefixes.extend(extra.iter().cloned());
     Filter::new(paths, prefixes, outputs, &settings.ignore)
-        .map_err(|e| Fail::new(format!("[dependencies] ignore: {e}")).hint("fix the glob in retest.toml"))
+        .map_err(|e| Error::new(format!("[dependencies] ignore: {e}")).hint("fix the glob in retest.toml"))
 }
 
 /// The file tracker of a run.
@@ -82,7 +82,13 @@ pub struct Tracking {
 impl Tracking {
     /// Builds the tracker (once per compiler, into `<store>/lib`) for a run of
     /// `snapshot`'s build whose trace directories live under `trace_root`.
-    pub fn start(store: &Store, root: &Path, snapshot: SnapshotId, trace_root: &Path) -> Result<Tracking, Fail> {
+    pub fn start(
+        cx: &crate::Context,
+        store: &Store,
+        root: &Path,
+        snapshot: SnapshotId,
+        trace_root: &Path,
+    ) -> Result<Tracking, Error> {
         let settings = settings(&TestSource::default(), root, store)?;
         let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
         let compiler = std::env::var("RETEST_CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into());
@@ -92,9 +98,9 @@ impl Tracking {
             match deps::build_preload(&compiler, &store_dir.join("lib")) {
                 Ok(lib) => Tracker::On(lib),
                 Err(e) => {
-                    eprintln!(
-                        "retest: warning: {e}; the files the tests read are not recorded and every test will be selected"
-                    );
+                    cx.reporter.warn(&format!(
+                        "{e}; the files the tests read are not recorded and every test will be selected"
+                    ));
                     Tracker::Broken(e.to_string())
                 }
             }
@@ -121,7 +127,7 @@ impl Tracking {
     /// What `test` depended on, from its trace directory (read before it is
     /// removed): its definition, the states of the files its processes read,
     /// or why they are unknown — unless it declares its inputs.
-    pub fn record(&mut self, store: &mut Store, test: &TestSpec, trace_dir: &Path) -> Result<TestDeps, Fail> {
+    pub fn record(&mut self, store: &mut Store, test: &TestSpec, trace_dir: &Path) -> Result<TestDeps, Error> {
         let mut declared: Vec<PathBuf> = test.inputs.clone();
         declared.extend(self.settings.declared_for(&test.name));
         let (observed, mut unknown) = match &self.tracker {
@@ -184,7 +190,7 @@ impl FileChanges {
         snapshot: SnapshotId,
         deps: &HashMap<retest_store::TestId, TestDeps>,
         settings: &DepSettings,
-    ) -> Result<FileChanges, Fail> {
+    ) -> Result<FileChanges, Error> {
         let filter = filter(store, root, snapshot, &[], settings)?;
         let mut all = RoaringBitmap::new();
         for d in deps.values() {
@@ -218,6 +224,10 @@ impl FileChanges {
     }
 
     /// How many recorded states no longer hold.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn len(&self) -> usize {
         self.changed.len()
     }
@@ -255,7 +265,7 @@ pub fn definition_reasons(test: &TestSpec, root: &Path, recorded: Option<&TestDe
 /// The first project source (relative to the root) that differs on disk
 /// from what the units of `snapshot` were analysed from (`"prog.c changed"`);
 /// sources no longer there are passed over.
-pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<Option<String>, Fail> {
+pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<Option<String>, Error> {
     let paths = Paths::new(root);
     let mut seen: std::collections::HashSet<(String, [u8; 16])> = Default::default();
     let sources: Vec<FileState> = store

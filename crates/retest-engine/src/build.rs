@@ -1,4 +1,5 @@
-//! `retest cc` / `retest c++` (the compiler wrapper) and `retest build -- CMD`.
+//! A build session: the compiler wrapper (`retest cc` / `retest c++`) and
+//! `retest build -- CMD`.
 //!
 //! The wrapper is meant to stand in for the compiler: `CC="retest cc" make`. It
 //! analyses and instruments each project C and C++ source, records the unit in the open
@@ -8,28 +9,16 @@
 
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitStatus};
 
-use clap::Args;
 use retest_cover::plan::{RecordOptions, not_recorded, recording};
 use retest_lang_c::instrument::full_plan;
 use retest_lang_c::wrap::{Plan, Prepared, WrapOptions, runtime_object};
 use retest_run::trace::UNRECORDED_DIR;
 
-use crate::context;
-use crate::fail::{Fail, OrFail};
-
-/// Runs the wrapper on the raw arguments after `cc` / `c++`.
-pub fn wrapper(cplusplus: bool, args: Vec<String>) -> ExitCode {
-    match wrap(cplusplus, args) {
-        Ok(code) => code,
-        Err(f) => {
-            eprint!("retest {}: ", if cplusplus { "c++" } else { "cc" });
-            f.print();
-            ExitCode::from(1)
-        }
-    }
-}
+use crate::Context;
+use crate::error::{Error, OrFail};
+use crate::store::{self, MetaKey};
 
 fn real_compiler(cplusplus: bool) -> String {
     let (var, default) = if cplusplus { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
@@ -39,10 +28,10 @@ fn real_compiler(cplusplus: bool) -> String {
 /// The wrapper's own options, before the compiler's arguments:
 /// `retest cc [--mcdc] [--paths] COMPILER-ARGS...`. `$RETEST_RECORD`
 /// (`mcdc,paths`, as `retest build --mcdc --paths` sets it) adds to them.
-fn wrapper_options(args: &mut Vec<String>) -> Result<RecordOptions, Fail> {
+fn wrapper_options(args: &mut Vec<String>) -> Result<RecordOptions, Error> {
     let mut o = match std::env::var("RETEST_RECORD") {
         Ok(v) => RecordOptions::from_env(&v)
-            .map_err(|e| Fail::new(format!("$RETEST_RECORD: {e}")).hint("use mcdc, paths or both, comma-separated"))?,
+            .map_err(|e| Error::new(format!("$RETEST_RECORD: {e}")).hint("use mcdc, paths or both, comma-separated"))?,
         Err(_) => RecordOptions::default(),
     };
     let n = args.iter().take_while(|a| matches!(a.as_str(), "--mcdc" | "--paths")).count();
@@ -55,11 +44,26 @@ fn wrapper_options(args: &mut Vec<String>) -> Result<RecordOptions, Fail> {
     Ok(o)
 }
 
-fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
+/// The wrapper on the raw arguments after `cc` / `c++`: analyses and
+/// instruments the project's sources, compiles, and records the units in the
+/// store. Returns the compiler's exit status.
+pub fn wrap(cx: &Context, cplusplus: bool, args: Vec<String>) -> Result<ExitStatus, Error> {
+    wrap_in(cx, None, &std::env::current_dir().or_fail()?, cplusplus, args)
+}
+
+/// [`wrap`] for the store `store_dir` (none: found as `retest` finds it) with
+/// the compile run in `cwd`.
+pub fn wrap_in(
+    cx: &Context,
+    store_dir: Option<&Path>,
+    cwd: &Path,
+    cplusplus: bool,
+    mut args: Vec<String>,
+) -> Result<ExitStatus, Error> {
     let record = wrapper_options(&mut args)?;
     let compiler = real_compiler(cplusplus);
-    let cwd = std::env::current_dir().or_fail()?;
-    let (mut store, root) = context::open(None)?;
+    let cwd = cwd.to_path_buf();
+    let (mut store, root) = store::open(store_dir)?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     // a selective plan recorded by `retest run --selected`, for exactly this content
     let selective = load_plans(&store);
@@ -115,16 +119,16 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
             j.finish();
         }
         if !prepared.units.is_empty() {
-            eprintln!(
-                "retest cc: the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
+            cx.reporter.note(&format!(
+                "the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
                 tmp.display()
-            );
+            ));
         }
-        return Ok(exit_code(status));
+        return Ok(status);
     }
     if !prepared.units.is_empty() || prepared.links {
         let newest = store.newest_snapshot().or_fail()?.map(|s| s.id);
-        let snapshot = match std::env::var("RETEST_SNAPSHOT").ok().and_then(|s| s.parse().ok()) {
+        let snapshot = match std::env::var(SNAPSHOT_ENV).ok().and_then(|s| s.parse().ok()) {
             Some(id) => retest_store::SnapshotId(id),
             // a link alone adds no unit: it does not open a new snapshot
             None => match newest {
@@ -160,11 +164,11 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                         }
                     })
                     .collect();
-                eprintln!(
-                    "retest cc: note: {}: recorded by edges only (reports and selection use edge coverage there): {}",
+                cx.reporter.note(&format!(
+                    "{}: recorded by edges only (reports and selection use edge coverage there): {}",
                     u.rel_source,
                     what.join("; ")
-                );
+                ));
             }
             store.record_unit(snapshot, &u.key, &u.rel_source, unit, Some(build), &u.flags).or_fail()?;
             // the project files it was analysed from, to tell a later
@@ -175,18 +179,18 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
                     let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
                     // C++ names carry their parameter types already
                     let parens = if p.name.ends_with(')') || p.name.ends_with("const") { "" } else { "()" };
-                    eprintln!(
-                        "retest cc: warning: {at}: {}{parens} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
+                    cx.reporter.warn(&format!(
+                        "{at}: {}{parens} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
                         p.name
-                    );
+                    ));
                 }
             }
             if let Some(p) = &u.tu.unit.unattributed_error {
                 let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
-                eprintln!("retest cc: warning: {at}: {}", p.message);
+                cx.reporter.warn(&format!("{at}: {}", p.message));
             }
         }
-        if let Some(log) = std::env::var_os("RETEST_BUILD_LOG")
+        if let Some(log) = std::env::var_os(BUILD_LOG_ENV)
             && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log)
         {
             for u in &prepared.units {
@@ -197,18 +201,22 @@ fn wrap(cplusplus: bool, mut args: Vec<String>) -> Result<ExitCode, Fail> {
     if let Some(j) = journal {
         j.finish();
     }
-    Ok(exit_code(status))
+    Ok(status)
 }
 
-/// Meta key of the selective instrumentation plans (see `retest run --selected`).
-pub const PLAN_KEY: &str = "instrument_plan";
+/// Set by `retest build` for the wrappers it runs: the snapshot they record
+/// into (all compiles of one build make one snapshot).
+pub const SNAPSHOT_ENV: &str = "RETEST_SNAPSHOT";
+/// Set by `retest build` for the wrappers it runs: a file each wrapper appends
+/// the keys of the units it compiled to, one per line (to count them).
+pub const BUILD_LOG_ENV: &str = "RETEST_BUILD_LOG";
 
 type Plans = std::collections::HashMap<String, ([u8; 16], Vec<Vec<retest_graph::coverage::Probe>>)>;
 
 /// The selective plans recorded in the store: unit key → (content hash, plan).
 pub fn load_plans(store: &retest_store::Store) -> Plans {
     store
-        .meta(PLAN_KEY)
+        .meta(MetaKey::InstrumentPlan.name())
         .ok()
         .flatten()
         .and_then(|s| serde_json::from_str::<Vec<(String, String, Vec<Vec<retest_graph::coverage::Probe>>)>>(&s).ok())
@@ -216,49 +224,33 @@ pub fn load_plans(store: &retest_store::Store) -> Plans {
         .unwrap_or_default()
 }
 
-fn exit_code(status: std::process::ExitStatus) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(c), _) => ExitCode::from(c.clamp(0, 255) as u8),
-        (None, Some(s)) => ExitCode::from((128 + s).clamp(0, 255) as u8),
-        _ => ExitCode::from(1),
-    }
-}
-
-#[derive(Args)]
-pub struct BuildArgs {
-    /// Also record every decision evaluation's condition vector (for MC/DC
-    /// per evaluation: unique-cause and masking).
-    #[arg(long)]
-    mcdc: bool,
-    /// Also record Ball–Larus acyclic paths (for `retest select --algorithm path`).
-    #[arg(long)]
-    paths: bool,
-    /// The build command, e.g. `make -j4`.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    command: Vec<String>,
-}
-
 /// `retest build -- CMD`: runs the build with `CC`/`CXX` set to the wrapper, all
 /// compiles recording into one snapshot, and remembers the command (to rebuild
 /// later for `retest run --selected`).
-pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
-    let (mut store, root) = context::open(store_opt)?;
-    restore_full_instrumentation(&mut store, &root)?;
+pub fn build(
+    cx: &Context,
+    store: &mut retest_store::Store,
+    root: &Path,
+    command: &[String],
+    options: RecordOptions,
+) -> Result<ExitStatus, Error> {
+    restore_full_instrumentation(store, root)?;
     let cwd = std::env::current_dir().or_fail()?;
-    let options = RecordOptions { mcdc: a.mcdc, paths: a.paths };
-    let record = serde_json::json!({ "argv": a.command, "cwd": cwd, "record": options }).to_string();
-    store.set_meta("build_command", &record).or_fail()?;
-    run_build(&mut store, &a.command, &cwd, options)
+    store::set_build_command(
+        store,
+        &store::BuildCommand { argv: command.to_vec(), cwd: cwd.clone(), record: options },
+    )?;
+    run_build(cx, store, command, &cwd, options)
 }
 
 /// Makes the next build instrument fully what `retest run --selected` left
 /// selectively instrumented (interrupted, or with `--keep-selective`): drops its
 /// pending plans and removes the objects of the newest snapshot's units whose
 /// build is not fully instrumented, so the build recompiles them.
-pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path) -> Result<(), Fail> {
-    if store.meta(PLAN_KEY).or_fail()?.is_some_and(|v| v != "[]") {
-        store.set_meta(PLAN_KEY, "[]").or_fail()?;
+pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path) -> Result<(), Error> {
+    let plan = MetaKey::InstrumentPlan.name();
+    if store.meta(plan).or_fail()?.is_some_and(|v| v != "[]") {
+        store.set_meta(plan, "[]").or_fail()?;
     }
     let Some(newest) = store.newest_snapshot().or_fail()? else { return Ok(()) };
     for u in store.snapshot_units(newest.id).or_fail()? {
@@ -271,15 +263,11 @@ pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path
     Ok(())
 }
 
-/// Meta key set while a build runs through `run_build` (to the pid of the
-/// `retest` process running it), cleared when it succeeds.
-pub const BUILD_RUNNING_KEY: &str = "build_running";
-
 /// Whether the outputs on disk may not be what the last build would have made:
 /// a build run by `retest` did not finish (interrupted, or it failed), or a
 /// wrapper was killed while its compiler wrote (see [`crate::writing`]).
-pub fn last_build_interrupted(store: &retest_store::Store) -> Result<bool, Fail> {
-    let running = store.meta(BUILD_RUNNING_KEY).or_fail()?.and_then(|v| v.parse::<u32>().ok());
+pub fn last_build_interrupted(store: &retest_store::Store) -> Result<bool, Error> {
+    let running = store.meta(MetaKey::BuildRunning.name()).or_fail()?.and_then(|v| v.parse::<u32>().ok());
     if running.is_some_and(|pid| !retest_run::exec::process_alive(pid) || pid == std::process::id()) {
         return Ok(true);
     }
@@ -291,24 +279,26 @@ pub fn last_build_interrupted(store: &retest_store::Store) -> Result<bool, Fail>
 /// recording what `options` ask beyond edges. (`retest build` also records the
 /// command, for `retest run --selected`.)
 pub fn run_build(
+    cx: &Context,
     store: &mut retest_store::Store,
     command: &[String],
     cwd: &Path,
     options: RecordOptions,
-) -> Result<ExitCode, Fail> {
-    run_build_keeping(store, command, cwd, options, None)
+) -> Result<ExitStatus, Error> {
+    run_build_keeping(cx, store, command, cwd, options, None)
 }
 
 /// [`run_build`], with the files the compiler replaces kept in `keep`
 /// (see [`crate::previous`]).
 pub fn run_build_keeping(
+    cx: &Context,
     store: &mut retest_store::Store,
     command: &[String],
     cwd: &Path,
     options: RecordOptions,
     keep: Option<&Path>,
-) -> Result<ExitCode, Fail> {
-    let exe = std::env::current_exe().or_fail()?;
+) -> Result<ExitStatus, Error> {
+    let exe = &cx.wrapper;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let snapshot = store.open_snapshot().or_fail()?;
     let log = store_dir.join("tmp").join(format!("build-{}.log", std::process::id()));
@@ -326,15 +316,15 @@ pub fn run_build_keeping(
         let root = store_dir.parent().and_then(|r| std::fs::canonicalize(r).ok()).unwrap_or_default();
         let names: Vec<String> =
             removed.iter().map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string()).collect();
-        eprintln!(
-            "retest build: removed {} file(s) an interrupted build may have left half written, so the build makes them again: {}",
+        cx.reporter.note(&format!(
+            "removed {} file(s) an interrupted build may have left half written, so the build makes them again: {}",
             names.len(),
             names.join(", ")
-        );
+        ));
     }
     // cleared once the command succeeds (see `last_build_interrupted`)
-    store.set_meta(BUILD_RUNNING_KEY, &std::process::id().to_string()).or_fail()?;
-    let q = shell_quote(&exe);
+    store.set_meta(MetaKey::BuildRunning.name(), &std::process::id().to_string()).or_fail()?;
+    let q = shell_quote(exe);
     let mut cmd = Command::new(&command[0]);
     match keep {
         Some(dir) => cmd.env(crate::previous::ENV, dir),
@@ -348,24 +338,24 @@ pub fn run_build_keeping(
         .env("RETEST_CC", inherited("CC", "cc"))
         .env("RETEST_CXX", inherited("CXX", "c++"))
         .env("RETEST_STORE", &store_dir)
-        .env("RETEST_SNAPSHOT", snapshot.0.to_string())
-        .env("RETEST_BUILD_LOG", &log)
+        .env(SNAPSHOT_ENV, snapshot.0.to_string())
+        .env(BUILD_LOG_ENV, &log)
         .env("RETEST_RECORD", options.to_env())
         .status()
-        .map_err(|e| Fail::new(format!("cannot run `{}`: {e}", command[0])))?;
+        .map_err(|e| Error::new(format!("cannot run `{}`: {e}", command[0])))?;
     let compiled = std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);
     let _ = std::fs::remove_file(&log);
     if status.success() {
-        store.set_meta(BUILD_RUNNING_KEY, "").or_fail()?;
+        store.set_meta(MetaKey::BuildRunning.name(), "").or_fail()?;
         if compiled == 0 {
-            eprintln!(
-                "retest build: no C source was compiled through the wrapper — either everything was up to date, or the build does not use $CC (try `make CC=\"$CC\"` or a clean build)"
+            cx.reporter.note(
+                "no C source was compiled through the wrapper — either everything was up to date, or the build does not use $CC (try `make CC=\"$CC\"` or a clean build)",
             );
         } else {
-            eprintln!("retest build: {compiled} translation unit(s) instrumented into snapshot {}", snapshot.0);
+            cx.reporter.note(&format!("{compiled} translation unit(s) instrumented into snapshot {}", snapshot.0));
         }
     }
-    Ok(exit_code(status))
+    Ok(status)
 }
 
 fn shell_quote(p: &Path) -> String {

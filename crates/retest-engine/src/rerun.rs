@@ -6,43 +6,48 @@
 //! is replaced in its own transaction, as `retest run --filter` does; the
 //! other tests keep theirs.
 
-use std::process::ExitCode;
-
 use retest_run::discover::TestSpec;
 use retest_store::Store;
 
-use crate::fail::{Fail, OrFail};
-use crate::run::{RunArgs, execute, print_summary};
+use crate::Context;
+use crate::error::{Error, OrFail};
+use crate::run::{RunKind, RunReport, RunSettings, RunSummary, execute};
 use crate::select::Selection;
 
-pub fn in_place(store: &mut Store, a: &RunArgs, sel: &Selection, tests: &[TestSpec]) -> Result<ExitCode, Fail> {
+pub fn in_place(
+    cx: &Context,
+    store: &mut Store,
+    a: &RunSettings,
+    sel: &Selection,
+    tests: &[TestSpec],
+) -> Result<RunReport, Error> {
     let chosen: Vec<TestSpec> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
     if chosen.is_empty() {
-        println!(
+        return Ok(RunReport::new(RunSummary::default(), 0, sel.baseline).quiet().concluding(format!(
             "no test is selected: nothing was built since the baseline (snapshot {}) and no test's definition or files changed",
             sel.baseline.0
-        );
-        return Ok(ExitCode::SUCCESS);
+        )));
     }
-    let (_, _, summary) = execute(store, sel.baseline, Some(sel.baseline), "selected", &chosen, a.jobs, a.timeout)?;
-    print_summary(&summary, chosen.len(), sel.baseline, false);
+    let (_, _, summary) =
+        execute(cx, store, sel.baseline, Some(sel.baseline), RunKind::Selected, &chosen, a.jobs, a.timeout)?;
     if summary.stopped {
-        return Err(Fail::new(format!(
+        let error = Error::interrupted(format!(
             "interrupted: the tests that finished are recorded in the baseline (snapshot {}); the others stay selected",
             sel.baseline.0
         ))
-        .hint("rerun `retest run --selected`"));
+        .hint("rerun `retest run --selected`");
+        return Ok(RunReport::new(summary, chosen.len(), sel.baseline).failed(error));
     }
     // tests that left the suite leave the baseline
     let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
     let keep: Vec<retest_store::TestId> =
         store.tests().or_fail()?.into_iter().filter(|t| suite.contains(t.key.as_str())).map(|t| t.id).collect();
     store.retain_matrix_tests(sel.baseline, &keep).or_fail()?;
-    println!(
+    let conclusion = format!(
         "ran {} of {} tests (nothing was built since the baseline: selected for their definitions or files); their records in the baseline (snapshot {}) are replaced",
         chosen.len(),
         tests.len(),
         sel.baseline.0
     );
-    Ok(if summary.failed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(RunReport::new(summary, chosen.len(), sel.baseline).concluding(conclusion))
 }

@@ -1,0 +1,772 @@
+//! A selection: which tests must run again for the change since the baseline, and why.
+
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use retest_graph::Unit;
+use retest_graph::recording::{PathLayout, ProcPaths};
+use retest_lang_c::project::read_compile_commands;
+use retest_select::ball;
+use retest_select::coarse::{Granularity, coarsen};
+use retest_select::refine::{Elimination, PathData, Verdict, Why, refine, refine_with_paths};
+use retest_select::{Dangerous, Mode, Outcome, Program, UnitRef, select, tests_for};
+use retest_store::{BuildId, CoverageState, EdgeIndex, SnapshotId, Store, UnitId};
+use serde::Serialize;
+
+use crate::error::{Error, OrFail};
+use crate::run::{TestSource, discover_tests};
+use retest_run::discover::TestSpec;
+
+/// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
+/// (`retest_select::refine`), `path` with the paths `retest build --paths`
+/// recorded; the coarse ones widen DejaVu's dangerous edges to whole functions
+/// or units.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Algorithm {
+    /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
+    #[default]
+    Dejavu,
+    /// Ball's partial-reachability: tests through a transition leaving V''_accept.
+    Partial,
+    /// Ball's full-reachability: tests whose covered edges reach `reject` from the entry in G''.
+    Full,
+    /// Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions).
+    Valid,
+    /// Ball's path-based selection on the acyclic paths `retest build --paths`
+    /// recorded, refined by valid-reachability; edge coverage where no paths were recorded.
+    Path,
+    /// Tests that executed any changed function (testmon / RustyRTS granularity).
+    Function,
+    /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
+    File,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order `retest compare-algorithms` shows them.
+    pub const ALL: [Algorithm; 7] = [
+        Algorithm::Dejavu,
+        Algorithm::Partial,
+        Algorithm::Full,
+        Algorithm::Valid,
+        Algorithm::Path,
+        Algorithm::Function,
+        Algorithm::File,
+    ];
+
+    /// The algorithm called `name` (as [`Algorithm::name`] spells it).
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Dejavu => "dejavu",
+            Algorithm::Partial => "partial",
+            Algorithm::Full => "full",
+            Algorithm::Valid => "valid",
+            Algorithm::Path => "path",
+            Algorithm::Function => "function",
+            Algorithm::File => "file",
+        }
+    }
+
+    /// Ball's algorithm (000 §4) that re-decides DejaVu's tests, for those that are one.
+    pub fn ball(self) -> Option<ball::Algorithm> {
+        match self {
+            Algorithm::Partial => Some(ball::Algorithm::Partial),
+            Algorithm::Full => Some(ball::Algorithm::Full),
+            Algorithm::Valid | Algorithm::Path => Some(ball::Algorithm::Valid),
+            Algorithm::Dejavu | Algorithm::Function | Algorithm::File => None,
+        }
+    }
+}
+
+/// What to select against, and how.
+#[derive(Clone, Debug, Default)]
+pub struct SelectOptions {
+    /// Analyse the sources named by this compilation database as the new
+    /// version, without building (none: the newest snapshot built with the wrapper).
+    pub project: Option<PathBuf>,
+    pub algorithm: Algorithm,
+    /// Compare every pair of same-named procedures instead of walking from the entry.
+    pub naive: bool,
+    pub source: TestSource,
+}
+
+/// One unit of a version.
+pub struct Loaded {
+    pub key: String,
+    pub flags: String,
+    pub unit: Rc<Unit>,
+    pub unit_id: Option<UnitId>,
+    pub src_hash: [u8; 16],
+    pub broken: Option<String>,
+    /// The unit's instrumented build, if it was built with the wrapper.
+    pub build: Option<BuildId>,
+    /// What the build records beyond edges, read on first use.
+    recording: OnceCell<retest_store::UnitRecording>,
+}
+
+impl Loaded {
+    /// What the unit's build records beyond edges (nothing when not built).
+    pub fn recording(&self, store: &Store) -> Result<&retest_store::UnitRecording, Error> {
+        if let Some(r) = self.recording.get() {
+            return Ok(r);
+        }
+        let r = match self.build {
+            Some(b) => store.build_recording(b).or_fail()?,
+            None => Default::default(),
+        };
+        Ok(self.recording.get_or_init(|| r))
+    }
+}
+
+/// The outcome of a selection, with tests resolved.
+pub struct Selection {
+    pub algorithm: Algorithm,
+    pub baseline: SnapshotId,
+    pub new_snapshot: Option<SnapshotId>,
+    pub suite: Vec<String>,
+    /// Selected test name → reasons (one line each).
+    pub selected: BTreeMap<String, Vec<String>>,
+    /// The kind (JSON `kind`) of each reason that is not about code.
+    pub other_kinds: HashMap<String, &'static str>,
+    /// Tests of the baseline no longer in the suite (names as last shown).
+    pub removed: Vec<String>,
+    /// Per test of the suite with recorded dependencies, how many file
+    /// states it depends on.
+    pub file_deps: BTreeMap<String, u64>,
+    /// The recorded file states that no longer hold.
+    pub files_changed: usize,
+    /// Selected test name → structured reasons, for JSON.
+    pub reasons: BTreeMap<String, Vec<Why>>,
+    /// Tests DejaVu selects that Ball's algorithm eliminates, with why.
+    pub eliminated: BTreeMap<String, Vec<Elimination>>,
+    /// Procedure pairs whose intersection graph was built (Ball's algorithms).
+    pub pairs_analysed: Option<usize>,
+    /// The part of `elapsed` Ball's algorithm took after DejaVu.
+    pub refine_elapsed: Option<Duration>,
+    pub outcome: Outcome,
+    /// The dangerous edges of the chosen algorithm (DejaVu's — also for Ball's
+    /// algorithms, which decide which of their tests need to run — or coarsened).
+    pub dangerous: Vec<Dangerous>,
+    pub elapsed: Duration,
+    pub warnings: Vec<String>,
+    /// The units compared (for RECOVER), in the programs' order.
+    pub old_units: Vec<Loaded>,
+    pub new_units: Vec<Loaded>,
+}
+
+impl Selection {
+    /// Whether test `name` is selected for something beyond its code: its
+    /// definition, the files it reads, unknown dependencies, or being new.
+    /// Its behaviour may then differ anywhere, not only where the code
+    /// changed, so none of its old coverage can be carried over.
+    pub fn inputs_changed(&self, name: &str) -> bool {
+        self.selected.get(name).is_some_and(|why| why.iter().any(|r| self.other_kinds.contains_key(r)))
+    }
+
+    /// The two programs, rebuilt from the units (same indexes as in `outcome`).
+    pub fn programs(&self) -> (Program<'_>, Program<'_>) {
+        let old = Program::new(
+            self.old_units
+                .iter()
+                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None })
+                .collect(),
+        );
+        let new = Program::new(
+            self.new_units
+                .iter()
+                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+                .collect(),
+        );
+        (old, new)
+    }
+}
+
+pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Error> {
+    store
+        .snapshot_units(id)
+        .or_fail()?
+        .into_iter()
+        .map(|su| {
+            Ok(Loaded {
+                unit: store.unit(su.unit).or_fail()?,
+                build: su.build,
+                recording: OnceCell::new(),
+                key: su.key,
+                flags: su.flags,
+                unit_id: Some(su.unit),
+                src_hash: su.src_hash,
+                broken: None,
+            })
+        })
+        .collect()
+}
+
+/// The new version from a compilation database, analysed without building,
+/// through the wrapper's own pipeline (`retest_lang_c::wrap::analyse_command`):
+/// the same keys, flags and units a build with the wrapper would record.
+pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Error> {
+    let cmds = read_compile_commands(db).or_fail()?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let analysed: Vec<Vec<retest_lang_c::wrap::AnalysedSource>> = cmds
+        .par_iter()
+        .map(|c| {
+            let argv = c.argv();
+            let Some((compiler, args)) = argv.split_first() else { return Vec::new() };
+            let dir = Path::new(&c.directory);
+            let entry = dir.join(&c.file);
+            retest_lang_c::wrap::analyse_command(args, compiler, &root, dir, false)
+                .into_iter()
+                // a database entry is about one file; keep that one
+                .filter(|a| dir.join(&a.source) == entry || Path::new(&a.source) == Path::new(&c.file))
+                .collect()
+        })
+        .collect();
+    Ok(analysed
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            let (unit, src_hash, broken) = match a.unit {
+                Ok(s) => (s.tu.unit, s.src_hash, None),
+                Err(e) => (Unit::default(), [0; 16], Some(e.to_string())),
+            };
+            Loaded {
+                key: a.key,
+                flags: a.flags,
+                unit: Rc::new(unit),
+                unit_id: None,
+                src_hash,
+                broken,
+                build: None,
+                recording: OnceCell::new(),
+            }
+        })
+        .collect())
+}
+
+/// The paths the baseline's tests took through the procedures that have
+/// dangerous edges (`retest build --paths`).
+struct RecordedPaths {
+    /// Per old unit index: its path layout and what each test recorded in it.
+    units: HashMap<usize, (PathLayout, retest_store::UnitRecording, HashMap<u32, retest_store::Recorded>)>,
+}
+
+impl RecordedPaths {
+    fn load(
+        store: &Store,
+        baseline: SnapshotId,
+        old_units: &[Loaded],
+        dangerous: &[retest_select::Dangerous],
+        warnings: &mut Vec<String>,
+    ) -> Result<RecordedPaths, Error> {
+        let mut units = HashMap::new();
+        for d in dangerous {
+            let ui = d.procedure.unit;
+            if units.contains_key(&ui) {
+                continue;
+            }
+            let u = &old_units[ui];
+            let rec: HashMap<u32, retest_store::Recorded> = match u.unit_id {
+                Some(id) => {
+                    store.unit_recorded(baseline, id).or_fail()?.into_iter().map(|(t, r)| (t.0 as u32, r)).collect()
+                }
+                None => HashMap::new(),
+            };
+            units.insert(ui, (PathLayout::new(&u.unit), u.recording(store)?.clone(), rec));
+        }
+        if !units.is_empty() && units.values().all(|(_, r, _)| r.path_cells.is_none()) {
+            warnings.push(
+                "no paths were recorded for the baseline (build it with `retest build --paths`): path selection decides on edge coverage"
+                    .to_string(),
+            );
+        }
+        Ok(RecordedPaths { units })
+    }
+
+    /// Test `t`'s paths through old procedure `o`.
+    fn of(&self, o: retest_select::ProcRef, t: u32) -> PathData {
+        let Some((layout, built, rec)) = self.units.get(&o.unit) else {
+            return PathData::Unavailable("no paths recorded".into());
+        };
+        if !built.records_paths(o.proc) {
+            return PathData::Unavailable("the baseline build records no paths here".into());
+        }
+        let Some(r) = rec.get(&t) else {
+            return PathData::Unavailable("no path was recorded although the test ran the function".into());
+        };
+        if r.frames.contains(o.proc as u32) {
+            return PathData::Unavailable("a path was cut off (exit, longjmp, a signal or exec)".into());
+        }
+        let ids: Vec<u64> = match &layout.procs[o.proc] {
+            ProcPaths::Cells { base, numbering } => r
+                .paths
+                .range(*base..(*base as u64 + numbering.path_count()).min(u32::MAX as u64) as u32)
+                .map(|c| u64::from(c - base))
+                .collect(),
+            ProcPaths::Ids { .. } => r.ids.get(&(o.proc as u32)).cloned().unwrap_or_default(),
+            ProcPaths::Single | ProcPaths::Off(_) => return PathData::Unavailable("no paths recorded".into()),
+        };
+        if ids.is_empty() {
+            return PathData::Unavailable("no path was recorded although the test ran the function".into());
+        }
+        PathData::Recorded(ids)
+    }
+}
+
+/// One line for a reason. `function` and `file` select a test for running
+/// any code of a changed function or translation unit: their reason names
+/// what the test ran, then the change that makes it count as changed (a
+/// change the test may never have reached).
+pub fn why_text(algorithm: Algorithm, old_units: &[Loaded], w: &Why) -> String {
+    let unit = &old_units[w.procedure.unit].unit;
+    let p = &unit.procedures[w.procedure.proc];
+    let at = p.span.map(|s| (unit.file_path(&s).to_string(), s.line));
+    match (algorithm, at) {
+        (Algorithm::Function, Some((file, line))) => {
+            format!("ran `{}` ({file}:{line}), which changed: {w}", p.name)
+        }
+        (Algorithm::Function, None) => format!("ran `{}`, which changed: {w}", p.name),
+        (Algorithm::File, Some((file, _))) => format!("ran code of {file} (`{}`), which changed: {w}", p.name),
+        (Algorithm::File, None) => format!("ran `{}`, whose translation unit changed: {w}", p.name),
+        _ => w.to_string(),
+    }
+}
+
+/// Runs the selection for the store's baseline against the new version.
+pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Error> {
+    let baseline = store
+        .baseline()
+        .or_fail()?
+        .ok_or_else(|| Error::new("no baseline: no test coverage has been recorded").hint("run `retest run` first"))?;
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let (new_units, new_snapshot) = match &opts.project {
+        Some(db) => (load_compile_commands(db, root)?, None),
+        None => {
+            // with nothing built since the baseline, the code is the baseline's
+            // and only definitions and files can have changed — if the sources
+            // are still what the newest build analysed
+            let newest = store.newest_snapshot().or_fail()?.map_or(baseline, |s| s.id);
+            if let Some(what) = crate::deps::stale_source(store, root, newest)? {
+                return Err(Error::new(format!(
+                    "{what} since the newest build with the wrapper (snapshot {}) analysed it",
+                    newest.0
+                ))
+                .hint("rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe"));
+            }
+            // a build that compiled nothing leaves a snapshot holding the
+            // baseline's units as they were: the same code
+            let same = |a: &[retest_store::SnapshotUnit], b: &[retest_store::SnapshotUnit]| {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| (&x.key, x.unit, x.build, &x.flags) == (&y.key, y.unit, y.build, &y.flags))
+            };
+            let newest = if newest != baseline
+                && same(&store.snapshot_units(newest).or_fail()?, &store.snapshot_units(baseline).or_fail()?)
+            {
+                baseline
+            } else {
+                newest
+            };
+            (load_snapshot(store, newest)?, Some(newest))
+        }
+    };
+    let old_units = load_snapshot(store, baseline)?;
+    for u in &new_units {
+        if let Some(b) = &u.broken {
+            warnings.push(format!("{}: cannot be analysed ({b}); every function of it counts as changed", u.key));
+        }
+    }
+    let old = Program::new(
+        old_units.iter().map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None }).collect(),
+    );
+    let new = Program::new(
+        new_units
+            .iter()
+            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+            .collect(),
+    );
+    let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
+    // nothing built since the baseline: the code is the baseline's own, and
+    // only definitions and files can have changed
+    let outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    let dangerous = match opts.algorithm {
+        Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid | Algorithm::Path => {
+            outcome.dangerous.clone()
+        }
+        Algorithm::Function => coarsen(&old, &new, &outcome, Granularity::Function),
+        Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
+    };
+
+    // TestsOnEdge, per unit of the baseline matrix
+    let mut indexes: HashMap<usize, EdgeIndex> = HashMap::new();
+    for d in &dangerous {
+        let ui = d.procedure.unit;
+        if let std::collections::hash_map::Entry::Vacant(e) = indexes.entry(ui) {
+            let id = old_units[ui].unit_id.expect("baseline units are stored");
+            e.insert(store.edge_index(baseline, id).or_fail()?);
+        }
+    }
+    let mut tests_on_edge =
+        |ui: usize, edge: u32| indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_default();
+    let by_test = tests_for(&old, &dangerous, &mut tests_on_edge);
+    // Ball's algorithms re-decide DejaVu's tests (they select subsets of them)
+    let refine_started = Instant::now();
+    let refinement = match opts.algorithm {
+        Algorithm::Path => {
+            let paths = RecordedPaths::load(store, baseline, &old_units, &dangerous, &mut warnings)?;
+            Some(refine_with_paths(&old, &new, &outcome, &by_test, &mut tests_on_edge, &mut |o, t| paths.of(o, t)))
+        }
+        a => a.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge)),
+    };
+    let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
+
+    // the suite: discovered tests if a source is available, else the matrix's
+    let matrix = store.matrix_tests(baseline).or_fail()?;
+    let specs: Option<Vec<TestSpec>> = match discover_tests(&opts.source, root, store) {
+        Ok(t) => Some(t),
+        Err(f) => {
+            warnings.push(format!(
+                "the tests cannot be listed ({}): their definitions are not compared, and new or removed tests not seen",
+                f.what
+            ));
+            None
+        }
+    };
+    let suite: Vec<String> = match &specs {
+        Some(t) => t.iter().map(|t| t.name.clone()).collect(),
+        None => matrix.iter().map(|m| m.name.clone()).collect(),
+    };
+    let keys: Vec<&str> = match &specs {
+        Some(t) => t.iter().map(|t| t.key.as_str()).collect(),
+        None => matrix.iter().map(|m| m.key.as_str()).collect(),
+    };
+    let by_key: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.key.as_str(), m)).collect();
+    let removed: Vec<String> = match &specs {
+        Some(_) => {
+            let now: std::collections::HashSet<&str> = keys.iter().copied().collect();
+            matrix.iter().filter(|m| !now.contains(m.key.as_str())).map(|m| m.name.clone()).collect()
+        }
+        None => Vec::new(),
+    };
+    // what the tests depend on beyond the code
+    let recorded_deps = store.matrix_deps(baseline).or_fail()?;
+    let settings = crate::deps::settings(&opts.source, root, store)?;
+    if !settings.track {
+        warnings.push(
+            "file tracking is off (`track = false` in retest.toml): only declared inputs are compared, a change to any other file a test reads selects nothing"
+                .to_string(),
+        );
+    }
+    let file_changes = crate::deps::FileChanges::check(store, root, baseline, &recorded_deps, &settings)?;
+    let mut other_kinds: HashMap<String, &'static str> = HashMap::new();
+    let mut file_deps: BTreeMap<String, u64> = BTreeMap::new();
+    let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut reasons: BTreeMap<String, Vec<Why>> = BTreeMap::new();
+    let mut eliminated: BTreeMap<String, Vec<Elimination>> = BTreeMap::new();
+    // a unit with a syntax error outside its functions that changed: code may be hidden
+    let old_hash: HashMap<&str, [u8; 16]> = old_units.iter().map(|u| (u.key.as_str(), u.src_hash)).collect();
+    let hidden: Vec<String> = new_units
+        .iter()
+        .filter(|u| u.unit.unattributed_error.is_some() && old_hash.get(u.key.as_str()) != Some(&u.src_hash))
+        .map(|u| {
+            let p = u.unit.unattributed_error.as_ref().unwrap();
+            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
+            format!("{at}: {} (code there is not analysed, so every test is selected)", p.message)
+        })
+        .collect();
+    // a broken unit is worth a warning whether or not it changed
+    for u in &new_units {
+        if let Some(p) = &u.unit.unattributed_error {
+            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
+            warnings.push(format!(
+                "{at}: {} — code there lies in no function's CFG; any change to this unit selects every test",
+                p.message
+            ));
+        }
+    }
+    let mut dangerous_text: HashMap<usize, String> = HashMap::new();
+    for (i, name) in suite.iter().enumerate() {
+        let mut why: Vec<String> = Vec::new();
+        let mut gone: Option<&Vec<Elimination>> = None;
+        let mut beyond: Vec<(String, &'static str)> = Vec::new();
+        match by_key.get(keys[i]) {
+            None => beyond.push(("new test: nothing is recorded for it in the baseline".to_string(), "new-test")),
+            Some(m) => {
+                let deps = recorded_deps.get(&m.test);
+                if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
+                    for r in crate::deps::definition_reasons(spec, root, deps) {
+                        let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
+                        beyond.push((r, kind));
+                    }
+                }
+                if let Some(d) = deps {
+                    file_deps.insert(name.clone(), d.states.len());
+                    beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
+                }
+                if let CoverageState::Unknown(r) = &m.state {
+                    why.push(format!("coverage unknown: {r}"));
+                }
+                let id = m.test.0 as u32;
+                if let Some(ds) = by_test.get(&id) {
+                    let whys: Vec<Why> = match refinement.as_ref().and_then(|r| r.verdicts.get(&id)) {
+                        // one reason per procedure and change (coarse algorithms give every
+                        // edge of a function the same one; formatting each would dominate)
+                        None => {
+                            let mut w: Vec<Why> = Vec::new();
+                            for &i in ds {
+                                let d = &dangerous[i];
+                                if !w.last().is_some_and(|l| l.procedure == d.procedure && l.reason == d.reason) {
+                                    let reason = Why {
+                                        procedure: d.procedure,
+                                        edge: d.edge,
+                                        via: None,
+                                        reason: d.reason.clone(),
+                                    };
+                                    // many tests share a dangerous edge: its text is formatted once
+                                    why.push(
+                                        dangerous_text
+                                            .entry(i)
+                                            .or_insert_with(|| why_text(opts.algorithm, &old_units, &reason))
+                                            .clone(),
+                                    );
+                                    w.push(reason);
+                                }
+                            }
+                            w
+                        }
+                        Some(Verdict::Selected(w)) => {
+                            why.extend(w.iter().map(Why::to_string));
+                            w.clone()
+                        }
+                        Some(Verdict::Eliminated(e)) => {
+                            gone = Some(e);
+                            Vec::new()
+                        }
+                    };
+                    if !whys.is_empty() {
+                        reasons.insert(name.clone(), whys);
+                    }
+                }
+            }
+        }
+        for (r, kind) in beyond {
+            other_kinds.insert(r.clone(), kind);
+            why.push(r);
+        }
+        why.extend(hidden.iter().cloned());
+        if !why.is_empty() {
+            why.dedup();
+            selected.insert(name.clone(), why);
+        } else if let Some(e) = gone {
+            eliminated.insert(name.clone(), e.clone());
+        }
+    }
+    let elapsed = started.elapsed();
+    drop(old);
+    drop(new);
+    Ok(Selection {
+        algorithm: opts.algorithm,
+        baseline,
+        new_snapshot,
+        suite,
+        selected,
+        other_kinds,
+        removed,
+        file_deps,
+        files_changed: file_changes.len(),
+        reasons,
+        eliminated,
+        pairs_analysed: refinement.map(|r| r.pairs_analysed),
+        refine_elapsed,
+        outcome,
+        dangerous,
+        elapsed,
+        warnings,
+        old_units,
+        new_units,
+    })
+}
+
+/// `^(a|b)$` with regex metacharacters escaped; matches nothing when empty.
+pub fn ctest_regex<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let esc: Vec<String> = names
+        .map(|n| n.chars().flat_map(|c| if "\\^$.|?*+()[]{}".contains(c) { vec!['\\', c] } else { vec![c] }).collect())
+        .collect();
+    if esc.is_empty() { "^$".to_string() } else { format!("^({})$", esc.join("|")) }
+}
+
+/// `retest.selection/1`, the selection as `retest select --format json` prints it.
+#[derive(Serialize)]
+pub struct JsonSelection<'a> {
+    schema: &'static str,
+    algorithm: String,
+    baseline_snapshot: i64,
+    new_snapshot: Option<i64>,
+    tests_total: usize,
+    tests_selected: usize,
+    analysis_seconds: f64,
+    selected: Vec<JsonTest<'a>>,
+    /// Tests DejaVu selects that this algorithm eliminates, with why.
+    eliminated: Vec<JsonEliminated<'a>>,
+    dangerous_edges: usize,
+    /// The dangerous edges as the matrix numbers them: per baseline unit key, the
+    /// condition-level edges (unit-wide ids) that map onto a dangerous edge. A test
+    /// with known coverage is selected for them exactly when it covers one of them.
+    dangerous_condition_edges: BTreeMap<String, Vec<u32>>,
+    multiply_visited_nodes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pairs_analysed: Option<usize>,
+    /// Tests of the baseline that are no longer in the suite.
+    removed: &'a [String],
+    /// Recorded file states (content, absence, listing) that no longer hold.
+    files_changed: usize,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonTest<'a> {
+    name: &'a str,
+    reasons: Vec<JsonReason>,
+}
+
+#[derive(Serialize)]
+struct JsonEliminated<'a> {
+    name: &'a str,
+    why: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonReason {
+    text: String,
+    kind: String,
+    old: Option<JsonAt>,
+    new: Option<JsonAt>,
+    /// The transition partial-reachability holds responsible when it is not the change itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<JsonBranch>,
+}
+
+#[derive(Serialize)]
+struct JsonAt {
+    procedure: String,
+    file: String,
+    line: u32,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct JsonBranch {
+    #[serde(flatten)]
+    at: JsonAt,
+    label: String,
+}
+
+fn json_at(a: &Option<retest_select::At>) -> Option<JsonAt> {
+    a.as_ref().map(|a| JsonAt {
+        procedure: a.procedure.clone(),
+        file: a.file.clone(),
+        line: a.line,
+        text: a.text.clone(),
+    })
+}
+
+fn kind_name(k: &retest_select::ReasonKind) -> &'static str {
+    use retest_select::ReasonKind::*;
+    match k {
+        Modified => "modified",
+        Affected { .. } => "declaration",
+        CallTargets { .. } => "call-targets",
+        IndirectTargets { .. } => "indirect-targets",
+        Signature => "signature",
+        Flags { .. } => "flags",
+        Unanalysable(_) => "unanalysable",
+        Removed => "removed",
+        CaseAdded(_) => "case-added",
+        CaseRemoved(_) => "case-removed",
+        Structure => "structure",
+    }
+}
+
+impl Selection {
+    /// The selection as `retest.selection/1` (docs/json.md).
+    pub fn to_json(&self) -> JsonSelection<'_> {
+        let sel = self;
+        let selected = sel
+            .selected
+            .iter()
+            .map(|(name, why)| {
+                let structured = sel.reasons.get(name);
+                let mut reasons: Vec<JsonReason> = structured
+                    .map(|rs| {
+                        rs.iter()
+                            .map(|r| JsonReason {
+                                text: why_text(sel.algorithm, &sel.old_units, r),
+                                kind: kind_name(&r.reason.kind).to_string(),
+                                old: json_at(&r.reason.old),
+                                new: json_at(&r.reason.new),
+                                via: r.via.as_ref().map(|b| JsonBranch {
+                                    at: json_at(&Some(b.at.clone())).expect("present"),
+                                    label: b.label.clone(),
+                                }),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                // reasons that are not dangerous edges (coverage unknown, hidden
+                // code, definitions, files)
+                for t in why {
+                    if !reasons.iter().any(|r| &r.text == t) {
+                        reasons.push(JsonReason {
+                            text: t.clone(),
+                            kind: sel.other_kinds.get(t).copied().unwrap_or("coverage").to_string(),
+                            old: None,
+                            new: None,
+                            via: None,
+                        });
+                    }
+                }
+                JsonTest { name, reasons }
+            })
+            .collect();
+        let eliminated = sel
+            .eliminated
+            .iter()
+            .map(|(name, e)| JsonEliminated { name, why: e.iter().map(|x| x.to_string()).collect() })
+            .collect();
+        JsonSelection {
+            schema: "retest.selection/1",
+            algorithm: sel.algorithm.name().to_string(),
+            baseline_snapshot: sel.baseline.0,
+            new_snapshot: sel.new_snapshot.map(|s| s.0),
+            tests_total: sel.suite.len(),
+            tests_selected: sel.selected.len(),
+            analysis_seconds: sel.elapsed.as_secs_f64(),
+            selected,
+            eliminated,
+            dangerous_edges: sel.dangerous.len(),
+            dangerous_condition_edges: {
+                let mut m: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+                for d in &sel.dangerous {
+                    let u = &sel.old_units[d.procedure.unit];
+                    let base = u.unit.edge_bases()[d.procedure.proc];
+                    let proc = &u.unit.procedures[d.procedure.proc];
+                    m.entry(u.key.clone()).or_default().extend(proc.map.preimage(d.edge).map(|e| base + e.0));
+                }
+                m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect()
+            },
+            multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
+            pairs_analysed: sel.pairs_analysed,
+            removed: &sel.removed,
+            files_changed: sel.files_changed,
+            warnings: &sel.warnings,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Finding and opening the store.
+
+use std::path::{Path, PathBuf};
+
+use retest_store::Store;
+
+use crate::error::Error;
+
+/// Where the store is: `--store DIR`, else `$RETEST_STORE`, else `.retest` in the
+/// current directory or its nearest parent.
+pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(d) = explicit {
+        return Ok(resolve(d));
+    }
+    if let Some(d) = std::env::var_os("RETEST_STORE") {
+        return Ok(resolve(Path::new(&d)));
+    }
+    let cwd = std::env::current_dir().map_err(|e| Error::new(format!("cannot read the current directory: {e}")))?;
+    Store::find(&cwd).map_err(|_| {
+        Error::new(format!("no retest store in {} or any parent directory", cwd.display()))
+            .hint("run `retest init` in the project root first")
+    })
+}
+
+/// `DIR` may name the project root or its `.retest` directory.
+fn resolve(d: &Path) -> PathBuf {
+    if d.join(retest_store::DB_FILE).is_file() || d.file_name().is_some_and(|n| n == retest_store::STORE_DIR) {
+        d.to_path_buf()
+    } else {
+        d.join(retest_store::STORE_DIR)
+    }
+}
+
+/// Opens the store; the project root is the directory that holds `.retest`.
+pub fn open(explicit: Option<&Path>) -> Result<(Store, PathBuf), Error> {
+    let dir = store_dir(explicit)?;
+    let store = Store::open(&dir).map_err(|e| match e {
+        retest_store::StoreError::NotFound { .. } => Error::new(format!("no retest store at {}", dir.display()))
+            .hint("run `retest init` in the project root first"),
+        other => Error::new(other),
+    })?;
+    let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    Ok((store, root))
+}
+
+/// What the engine keeps in the store's meta table, one key each. The
+/// store's own keys (its schema version) are the store's business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaKey {
+    /// The build command `retest build` ran, as JSON ([`BuildCommand`]), to
+    /// rebuild for `retest run --selected`.
+    BuildCommand,
+    /// Where the last `retest run` took its tests from ([`crate::run::TestSource`]).
+    TestSource,
+    /// The selective instrumentation plans `retest run --selected` wants the
+    /// wrapper to use, as JSON; `[]` when none.
+    InstrumentPlan,
+    /// The pid of the `retest` process running a build; empty once it succeeded.
+    BuildRunning,
+}
+
+impl MetaKey {
+    /// The key as stored (stable: stores written by older versions use it).
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaKey::BuildCommand => "build_command",
+            MetaKey::TestSource => "test_source",
+            MetaKey::InstrumentPlan => "instrument_plan",
+            MetaKey::BuildRunning => "build_running",
+        }
+    }
+}
+
+/// The build command `retest build` recorded.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct BuildCommand {
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub cwd: PathBuf,
+    /// What the build records beyond edges.
+    #[serde(default)]
+    pub record: retest_cover::plan::RecordOptions,
+}
+
+/// Records the build command (see [`MetaKey::BuildCommand`]).
+pub fn set_build_command(store: &mut Store, cmd: &BuildCommand) -> Result<(), Error> {
+    let v = serde_json::to_string(cmd).map_err(|e| Error::new(format!("cannot record the build command: {e}")))?;
+    store.set_meta(MetaKey::BuildCommand.name(), &v).map_err(Error::new)
+}
+
+/// The build command `retest build` recorded, if any (a record that cannot be
+/// read counts as none).
+pub fn build_command(store: &Store) -> Result<Option<BuildCommand>, Error> {
+    let v = store.meta(MetaKey::BuildCommand.name()).map_err(Error::new)?;
+    Ok(v.and_then(|v| serde_json::from_str(&v).ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The build command reads back as written, and a record of an older
+    /// version without `record` reads with edges only.
+    #[test]
+    fn the_build_command_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::init(dir.path()).unwrap();
+        assert!(build_command(&store).unwrap().is_none());
+        let cmd = BuildCommand {
+            argv: vec!["make".into(), "-j2".into()],
+            cwd: dir.path().to_path_buf(),
+            record: retest_cover::plan::RecordOptions { mcdc: true, paths: false },
+        };
+        set_build_command(&mut store, &cmd).unwrap();
+        let back = build_command(&store).unwrap().unwrap();
+        assert_eq!((back.argv, back.cwd, back.record.mcdc, back.record.paths), (cmd.argv, cmd.cwd, true, false));
+        store.set_meta(MetaKey::BuildCommand.name(), r#"{"argv":["make"],"cwd":"/x"}"#).unwrap();
+        let old = build_command(&store).unwrap().unwrap();
+        assert!(!old.record.mcdc && !old.record.paths);
+    }
+}
