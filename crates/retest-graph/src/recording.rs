@@ -228,17 +228,12 @@ pub struct PathLayout {
     pub cells: u32,
 }
 
-/// Calls after which control may come back into the middle of the caller
-/// (`setjmp`): locals such as the path register are then indeterminate.
-const RETURNS_TWICE: &[&str] =
-    &["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "__builtin_setjmp", "vfork"];
-
 impl PathLayout {
     pub fn new(unit: &Unit) -> PathLayout {
         let mut cells = 0u32;
         let mut procs = Vec::with_capacity(unit.procedures.len());
         for p in &unit.procedures {
-            procs.push(match Self::numbering_of(p) {
+            procs.push(match Self::numbering_of(p, &unit.returns_twice) {
                 Err(why) => ProcPaths::Off(why),
                 Ok(numbering) if numbering.path_count() <= 1 => ProcPaths::Single,
                 Ok(numbering) => {
@@ -256,12 +251,13 @@ impl PathLayout {
         PathLayout { procs, cells }
     }
 
-    fn numbering_of(p: &Procedure) -> Result<PathNumbering, String> {
+    /// Calls of `returns_twice` (the unit's [`Unit::returns_twice`]) come back
+    /// into the middle of the caller: its path register is then indeterminate.
+    fn numbering_of(p: &Procedure, returns_twice: &[String]) -> Result<PathNumbering, String> {
         if let Some(why) = &p.unanalysable {
             return Err(format!("the procedure is unanalysable ({why})"));
         }
-        if let Some(f) = p.cond.nodes().flat_map(|(_, n)| n.calls.iter()).find(|c| RETURNS_TWICE.contains(&c.as_str()))
-        {
+        if let Some(f) = p.cond.nodes().flat_map(|(_, n)| n.calls.iter()).find(|c| returns_twice.contains(c)) {
             return Err(format!("it calls `{f}`, after which the path register is indeterminate"));
         }
         PathNumbering::new(&p.stmt).map_err(|PathCountOverflow| "it has 2^64 or more acyclic paths".to_string())

@@ -68,6 +68,17 @@ pub struct Unit {
     pub address_taken: Vec<String>,
     /// Procedures declared never to return.
     pub noreturn: Vec<String>,
+    /// The names of the procedures where a program starts (C's `main`): the
+    /// interprocedural walk begins at them (002 §4). A fact of the language,
+    /// given by the front end.
+    #[serde(default)]
+    pub entry_points: Vec<String>,
+    /// Functions after whose call control may come back a second time
+    /// (`setjmp`, `vfork`): a caller's locals, such as a path register, are
+    /// then indeterminate. A fact of the language and its library, given by
+    /// the front end.
+    #[serde(default)]
+    pub returns_twice: Vec<String>,
     pub problems: Vec<Problem>,
     /// A syntax error in the project's own code outside any procedure we could
     /// identify: code may be hidden from the analysis.

@@ -258,6 +258,14 @@ const NORETURN_BUILTIN: &[&str] = &[
     "__cxa_rethrow",
 ];
 
+/// Where a C or C++ program starts ([`retest_graph::Unit::entry_points`]).
+pub const ENTRY_POINTS: &[&str] = &["main"];
+
+/// Functions of C and its libraries after whose call control may come back a
+/// second time ([`retest_graph::Unit::returns_twice`]).
+pub const RETURNS_TWICE: &[&str] =
+    &["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "__builtin_setjmp", "vfork"];
+
 /// Whether `name` never returns (built-in list or declared `noreturn` in the TU).
 pub fn is_noreturn(name: &str, declared: &BTreeSet<String>) -> bool {
     NORETURN_BUILTIN.contains(&name) || declared.contains(name)

@@ -590,6 +590,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             noreturn: noreturn.into_iter().collect(),
             problems,
             unattributed_error: None,
+            entry_points: crate::build::ENTRY_POINTS.iter().map(|s| s.to_string()).collect(),
+            returns_twice: crate::build::RETURNS_TWICE.iter().map(|s| s.to_string()).collect(),
         },
         sites,
         completes,

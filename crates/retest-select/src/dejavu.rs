@@ -267,8 +267,13 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
         }
     }
     if mode == Mode::Inter {
-        let entries: Vec<ProcRef> =
-            ctx.pairing.old_to_new.keys().copied().filter(|r| old.procedure(*r).name == "main").collect();
+        let entries: Vec<ProcRef> = ctx
+            .pairing
+            .old_to_new
+            .keys()
+            .copied()
+            .filter(|r| old.unit(*r).unit.entry_points.contains(&old.procedure(*r).name))
+            .collect();
         for o in entries {
             if !w.proctable.contains_key(&o) {
                 let n = ctx.pairing.old_to_new[&o];

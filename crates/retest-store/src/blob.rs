@@ -11,9 +11,12 @@ use crate::{EdgeIndex, Recorded};
 
 /// Blob format tags, so encodings can be told apart: 1 is JSON, still read (stores
 /// written before version 3 of the schema hold it until migrated); 2 is
-/// [`crate::unitbin`]'s binary layout. Both are LZ4-compressed after the tag.
+/// [`crate::unitbin`]'s binary layout without the unit's language facts, still
+/// read (they are then [`crate::unitbin::legacy_facts`]); 3 is that layout
+/// with them. All are LZ4-compressed after the tag.
 const UNIT_JSON: u8 = 1;
-const UNIT_BIN: u8 = 2;
+const UNIT_BIN_NO_FACTS: u8 = 2;
+const UNIT_BIN: u8 = 3;
 
 pub fn encode_unit(u: &Unit) -> Vec<u8> {
     let mut out = vec![UNIT_BIN];
@@ -37,13 +40,15 @@ pub fn unit_is_current(b: &[u8]) -> bool {
 
 pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
     match b.split_first() {
-        Some((&UNIT_BIN, rest)) => {
+        Some((&tag @ (UNIT_BIN | UNIT_BIN_NO_FACTS), rest)) => {
             let raw = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
-            crate::unitbin::decode(&raw)
+            crate::unitbin::decode(&raw, tag == UNIT_BIN)
         }
         Some((&UNIT_JSON, rest)) => {
             let json = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
-            serde_json::from_slice(&json).map_err(|e| e.to_string())
+            let mut u: Unit = serde_json::from_slice(&json).map_err(|e| e.to_string())?;
+            crate::unitbin::legacy_facts(&mut u);
+            Ok(u)
         }
         Some((v, _)) => Err(format!("unknown unit encoding {v}")),
         None => Err("empty unit blob".to_string()),

@@ -392,6 +392,8 @@ fn rich_unit() -> Unit {
     u.noreturn = vec!["abort".into(), "exit".into()];
     u.problems = vec![problem("a problem"), Problem { span: None, message: String::new() }];
     u.unattributed_error = Some(problem("syntax error"));
+    u.entry_points = vec!["main".into(), "WinMain".into()];
+    u.returns_twice = vec!["setjmp".into()];
     u
 }
 
@@ -399,12 +401,36 @@ fn rich_unit() -> Unit {
 fn unit_blobs_round_trip_and_reject_garbage() {
     for u in [tiny_unit("g"), rich_unit(), Unit::default()] {
         assert_eq!(blob::decode_unit(&blob::encode_unit(&u)).unwrap(), u);
-        assert_eq!(blob::decode_unit(&blob::encode_unit_json(&u)).unwrap(), u);
+        // JSON blobs predate the language facts: they read with those of their time
+        let mut then = u.clone();
+        crate::unitbin::legacy_facts(&mut then);
+        assert_eq!(blob::decode_unit(&blob::encode_unit_json(&u)).unwrap(), then);
     }
     assert!(blob::decode_unit(&[]).is_err());
     assert!(blob::decode_unit(&[9, 1, 2]).is_err());
     assert!(blob::decode_unit(&[1, 1, 2, 3]).is_err());
     assert!(blob::decode_unit(&[2, 1, 2, 3]).is_err());
+}
+
+/// A unit of encoding 2, written before units carried their language facts,
+/// reads with the facts its front end assumed (`main`, the `setjmp` family);
+/// one of encoding 3 reads with its own, which may be empty.
+#[test]
+fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
+    let mut u = rich_unit();
+    u.entry_points.clear();
+    u.returns_twice.clear();
+    let raw = unitbin::encode(&u);
+    // encoding 3 ends with the two sequences of facts, here two empty ones
+    assert_eq!(&raw[raw.len() - 2..], &[0, 0]);
+    let mut old = vec![2u8];
+    old.extend(lz4_flex::compress_prepend_size(&raw[..raw.len() - 2]));
+    let back = blob::decode_unit(&old).unwrap();
+    assert_eq!(back.entry_points, ["main"]);
+    assert!(back.returns_twice.iter().any(|f| f == "setjmp") && back.returns_twice.iter().any(|f| f == "vfork"));
+    assert_eq!((back.procedures, back.decls), (u.procedures.clone(), u.decls.clone()));
+    let now = blob::decode_unit(&blob::encode_unit(&u)).unwrap();
+    assert!(now.entry_points.is_empty() && now.returns_twice.is_empty());
 }
 
 /// Every cut, and every single-byte change, of a binary unit either fails to
@@ -413,16 +439,16 @@ fn unit_blobs_round_trip_and_reject_garbage() {
 fn damaged_binary_units_are_errors_not_panics() {
     let raw = unitbin::encode(&rich_unit());
     for cut in 0..raw.len() {
-        assert!(unitbin::decode(&raw[..cut]).is_err(), "a unit cut at {cut} of {} decoded", raw.len());
+        assert!(unitbin::decode(&raw[..cut], true).is_err(), "a unit cut at {cut} of {} decoded", raw.len());
     }
     let mut extra = raw.clone();
     extra.push(0);
-    assert!(unitbin::decode(&extra).is_err());
+    assert!(unitbin::decode(&extra, true).is_err());
     for i in 0..raw.len() {
         for b in [0u8, 1, 0x7f, 0x80, 0xff] {
             let mut bad = raw.clone();
             bad[i] = b;
-            let _ = unitbin::decode(&bad);
+            let _ = unitbin::decode(&bad, true);
         }
     }
 }
@@ -458,7 +484,9 @@ fn a_version_2_store_with_json_units_is_upgraded() {
     assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
     for (i, u) in units.iter().enumerate() {
         let id = s.unit_by_hash(&[i as u8; 16]).unwrap().unwrap();
-        assert_eq!(*s.unit(id).unwrap(), *u);
+        let mut then = u.clone();
+        crate::unitbin::legacy_facts(&mut then);
+        assert_eq!(*s.unit(id).unwrap(), then, "upgraded with the facts of its time");
         let data: Vec<u8> = s.conn.query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0)).unwrap();
         assert!(blob::unit_is_current(&data));
     }

@@ -1,4 +1,5 @@
-//! The compact binary layout of a stored [`Unit`] (blob encoding 2).
+//! The compact binary layout of a stored [`Unit`] (blob encodings 2 and 3:
+//! 3 adds the unit's language facts, `entry_points` and `returns_twice`).
 //!
 //! Fields in declaration order; every struct is destructured exhaustively on
 //! both sides, so a field added to a unit type does not compile until it has a
@@ -15,9 +16,29 @@ use retest_graph::cfg::{
 use retest_graph::coverage::Probe;
 use retest_graph::unit::{Problem, Procedure, SourceFile};
 
+/// The language facts units of blob encodings 1 and 2 did not carry: what
+/// the front end that wrote them (C and C++ alike) assumed then.
+pub fn legacy_facts(u: &mut Unit) {
+    u.entry_points = vec!["main".to_string()];
+    u.returns_twice = ["setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "__builtin_setjmp", "vfork"]
+        .map(String::from)
+        .to_vec();
+}
+
+/// Encoding 3.
 pub fn encode(u: &Unit) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(1 << 14));
-    let Unit { files, procedures, decls, address_taken, noreturn, problems, unattributed_error } = u;
+    let Unit {
+        files,
+        procedures,
+        decls,
+        address_taken,
+        noreturn,
+        entry_points,
+        returns_twice,
+        problems,
+        unattributed_error,
+    } = u;
     w.seq(files, |w, f| {
         let SourceFile { path, system } = f;
         w.str(path);
@@ -59,10 +80,13 @@ pub fn encode(u: &Unit) -> Vec<u8> {
     w.seq(noreturn, |w, s| w.str(s));
     w.seq(problems, W::problem);
     w.opt(unattributed_error, W::problem);
+    w.seq(entry_points, |w, s| w.str(s));
+    w.seq(returns_twice, |w, s| w.str(s));
     w.0
 }
 
-pub fn decode(b: &[u8]) -> Result<Unit, String> {
+/// Decodes encoding 3, or 2 (`facts` false: the facts are [`legacy_facts`]).
+pub fn decode(b: &[u8], facts: bool) -> Result<Unit, String> {
     let mut r = R { b, pos: 0 };
     let files = r.seq(|r| Ok(SourceFile { path: r.str()?, system: r.bool()? }))?;
     let procedures = r.seq(|r| {
@@ -94,7 +118,7 @@ pub fn decode(b: &[u8]) -> Result<Unit, String> {
             digest: u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes")),
         })
     })?;
-    let u = Unit {
+    let mut u = Unit {
         files,
         procedures,
         decls: r.seq(R::decl)?,
@@ -102,7 +126,15 @@ pub fn decode(b: &[u8]) -> Result<Unit, String> {
         noreturn: r.seq(R::str)?,
         problems: r.seq(R::problem)?,
         unattributed_error: r.opt(R::problem)?,
+        entry_points: Vec::new(),
+        returns_twice: Vec::new(),
     };
+    if facts {
+        u.entry_points = r.seq(R::str)?;
+        u.returns_twice = r.seq(R::str)?;
+    } else {
+        legacy_facts(&mut u);
+    }
     if r.pos != b.len() {
         return Err("trailing bytes after unit".to_string());
     }
