@@ -142,26 +142,13 @@ fn changed_units(old: &Program<'_>, new: &Program<'_>, keys: &Keys) -> Vec<(usiz
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use retest_graph::Unit;
 
     use super::*;
     use crate::dejavu::{Mode, select};
     use crate::program::UnitRef;
 
-    /// Analyses C source text as the front end would (the file is written to a
-    /// scratch directory and preprocessed with `cc`).
-    fn unit(name: &str, src: &str) -> Unit {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("retest-coarse-{}-{name}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("u.c"), src).unwrap();
-        let pre = retest_lang_c::run_preprocessor("cc", &[], Path::new("u.c"), &dir).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        retest_lang_c::analyze(&pre, &|f| !f.system).unit
-    }
+    use crate::tests::fixture;
 
     fn prog<'a>(units: &'a [(&'a str, Unit)]) -> Program<'a> {
         Program::new(units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None }).collect())
@@ -171,13 +158,13 @@ mod tests {
         d.iter().map(|d| (d.procedure.unit, d.procedure.proc)).collect()
     }
 
-    const A: &str = "int f(int x) { if (x > 0) x = 1; else x = 2; return x; }\nint g(int z) { return z + 3; }\n";
-    const B: &str = "int h(int w) { return w * 4; }\n";
+    // fixtures coarse-*: a.c is `int f(int x) { if (x > 0) x = 1; else x = 2; return x; }`
+    // and `int g(int z) { return z + 3; }`; b.c is `int h(int w) { return w * 4; }`
 
     #[test]
     fn function_and_file_granularity_contain_dejavu() {
-        let old_units = [("a.c", unit("a0", A)), ("b.c", unit("b0", B))];
-        let new_units = [("a.c", unit("a1", &A.replace("x = 2", "x = 5"))), ("b.c", unit("b1", B))];
+        let old_units = [("a.c", fixture("coarse-a")), ("b.c", fixture("coarse-b"))];
+        let new_units = [("a.c", fixture("coarse-a-changed")), ("b.c", fixture("coarse-b"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Naive);
         let function = coarsen(&old, &new, &outcome, Granularity::Function);
@@ -193,8 +180,8 @@ mod tests {
 
     #[test]
     fn layout_and_comments_are_not_changes() {
-        let old_units = [("a.c", unit("a0", A))];
-        let new_units = [("a.c", unit("a1", &format!("/* new comment */\n\n{}", A.replace(' ', "  "))))];
+        let old_units = [("a.c", fixture("coarse-a"))];
+        let new_units = [("a.c", fixture("coarse-a-layout"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Naive);
         assert!(coarsen(&old, &new, &outcome, Granularity::Function).is_empty());
@@ -203,8 +190,8 @@ mod tests {
 
     #[test]
     fn a_changed_global_declaration_changes_the_whole_file() {
-        let old_units = [("a.c", unit("a0", &format!("int unused = 1;\n{A}")))];
-        let new_units = [("a.c", unit("a1", &format!("int unused = 2;\n{A}")))];
+        let old_units = [("a.c", fixture("coarse-a-global1"))];
+        let new_units = [("a.c", fixture("coarse-a-global2"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Naive);
         // no function mentions `unused`: DejaVu and function level select nothing
@@ -215,8 +202,8 @@ mod tests {
 
     #[test]
     fn a_removed_unit_changes_all_its_functions() {
-        let old_units = [("a.c", unit("a0", A)), ("b.c", unit("b0", B))];
-        let new_units = [("a.c", unit("a1", A))];
+        let old_units = [("a.c", fixture("coarse-a")), ("b.c", fixture("coarse-b"))];
+        let new_units = [("a.c", fixture("coarse-a"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Naive);
         let file = coarsen(&old, &new, &outcome, Granularity::File);

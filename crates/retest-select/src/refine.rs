@@ -631,8 +631,6 @@ fn nearest_reject(analysis: &PairAnalysis<'_>, from: crate::ball::Pair, covered:
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use retest_graph::{NodeKind, Unit};
 
     use super::*;
@@ -640,27 +638,17 @@ mod tests {
     use crate::program::UnitRef;
     use crate::tests_for;
 
-    /// Analyses C source text as the front end would.
-    fn unit(name: &str, src: &str) -> Unit {
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("retest-refine-{}-{name}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("u.c"), src).unwrap();
-        let pre = retest_lang_c::run_preprocessor("cc", &[], Path::new("u.c"), &dir).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        retest_lang_c::analyze(&pre, &|f| !f.system).unit
-    }
+    use crate::tests::fixture;
 
     fn prog<'a>(units: &'a [(&'a str, Unit)]) -> Program<'a> {
         Program::new(units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None }).collect())
     }
 
-    const BLOCKS: &str = "void w(void);\nvoid y(void);\nvoid z(void);\n";
-    // 000 Fig. 1, G: A (line 6) t C; A f C; C (line 8) t W; C f X; W (line 9) ε X
-    const OLD: &str = "void f(int a, int c)\n{\n    if (a) {\n    }\n    if (c)\n        w();\n}\n";
-    // G': A t C1 (line 7); A f C2 (line 12); C1 t Y; C1 f Z; C2 t W; C2 f X
-    const NEW: &str = "void f(int a, int c)\n{\n    if (a) {\n        if (c)\n            y();\n        else\n            z();\n    } else {\n        if (c)\n            w();\n    }\n}\n";
+    // fixture refine-old, 000 Fig. 1, G: A (line 6) t C; A f C; C (line 8) t W; C f X; W (line 9) ε X
+    //     void f(int a, int c) { if (a) { } if (c) w(); }
+    // fixture refine-new, G': A t C1 (line 7); A f C2 (line 12); C1 t Y; C1 f Z; C2 t W; C2 f X
+    //     void f(int a, int c) { if (a) { if (c) y(); else z(); } else { if (c) w(); } }
+    // (both after declarations of w, y and z; refine-signature is refine-old with `long c`)
 
     /// Test id → the statement-level edges of `f` it covered after the entry and
     /// the declaration node, as (line of the source statement, label); `TestsOnEdge` then answers for every
@@ -708,8 +696,8 @@ mod tests {
 
     #[test]
     fn figure1_partial_and_full_reachability_refine_dejavu() {
-        let old_units = [("u.c", unit("old", &format!("{BLOCKS}{OLD}")))];
-        let new_units = [("u.c", unit("new", &format!("{BLOCKS}{NEW}")))];
+        let old_units = [("u.c", fixture("refine-old"))];
+        let new_units = [("u.c", fixture("refine-new"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Inter);
         let mut on_edge = tests_on_edge(&old, &TESTS);
@@ -745,8 +733,8 @@ mod tests {
 
     #[test]
     fn whole_procedure_changes_keep_dejavus_reasons() {
-        let old_units = [("u.c", unit("old", &format!("{BLOCKS}{OLD}")))];
-        let new_units = [("u.c", unit("new", &format!("{BLOCKS}{}", OLD.replace("int c)", "long c)"))))];
+        let old_units = [("u.c", fixture("refine-old"))];
+        let new_units = [("u.c", fixture("refine-signature"))];
         let (old, new) = (prog(&old_units), prog(&new_units));
         let outcome = select(&old, &new, Mode::Inter);
         let mut on_edge = tests_on_edge(&old, &TESTS);

@@ -3,28 +3,26 @@
 //! statement-level CFG of the old version.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use retest_graph::{EdgeId, NodeId, NodeKind, Procedure, Unit};
 
 use super::*;
 
-fn corpus(file: &str) -> PathBuf {
-    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(file);
-    if own.exists() {
-        own
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../retest-lang-c/tests/corpus").join(file)
-    }
-}
-
-fn unit(file: &str, flags: &[&str]) -> Unit {
-    let path = corpus(file);
-    let flags: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    let pre =
-        retest_lang_c::run_preprocessor("cc", &flags, Path::new(path.file_name().unwrap()), path.parent().unwrap())
-            .unwrap();
-    retest_lang_c::analyze(&pre, &|f| !f.system).unit
+/// The unit of fixture `name` (`crates/retest-select/fixtures/NAME.json`):
+/// what the C front end makes of the fixture's source, kept current by
+/// `retest-lang-c`'s test `the_selection_fixtures_are_what_the_front_end_makes_of_their_sources`.
+/// The selection is tested on these, without a compiler.
+pub(crate) fn fixture(name: &str) -> Unit {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    serde_json::from_value(v["unit"].clone()).unwrap_or_else(|e| {
+        panic!(
+            "{}: no unit ({e}); RETEST_BLESS=1 cargo test -p retest-lang-c --test select_fixtures writes it",
+            path.display()
+        )
+    })
 }
 
 /// A unit whose procedure `from` is renamed `to` (to compare `twovisits` with
@@ -142,17 +140,17 @@ fn avg_tests() -> [&'static [&'static str]; 3] {
 #[test]
 fn avg_to_avg2_selects_t2_and_t3() {
     for mode in [Mode::Inter, Mode::Naive] {
-        let (sel, _) = run(&unit("avg.c", &[]), &unit("avg2.c", &[]), "avg", &avg_tests(), mode);
+        let (sel, _) = run(&fixture("avg"), &fixture("avg2"), "avg", &avg_tests(), mode);
         assert_eq!(sel, set(&[2, 3]), "{mode:?}");
     }
 }
 
 #[test]
 fn avg_each_change_alone() {
-    let old = unit("avg.c", &[]);
-    let (s7, _) = run(&old, &unit("avg_s7.c", &[]), "avg", &avg_tests(), Mode::Inter);
+    let old = fixture("avg");
+    let (s7, _) = run(&old, &fixture("avg_s7"), "avg", &avg_tests(), Mode::Inter);
     assert_eq!(s7, set(&[3]), "deleting S7 alone selects t3");
-    let (s5a, out) = run(&old, &unit("avg_s5a.c", &[]), "avg", &avg_tests(), Mode::Inter);
+    let (s5a, out) = run(&old, &fixture("avg_s5a"), "avg", &avg_tests(), Mode::Inter);
     assert_eq!(s5a, set(&[2]), "adding S5a alone selects t2");
     assert_eq!(out.dangerous.len(), 1);
     let r = out.dangerous[0].reason.to_string();
@@ -161,19 +159,19 @@ fn avg_each_change_alone() {
 
 #[test]
 fn avg_predicate_change_selects_t2_and_t3() {
-    let (sel, _) = run(&unit("avg.c", &[]), &unit("avg_p4.c", &[]), "avg", &avg_tests(), Mode::Inter);
+    let (sel, _) = run(&fixture("avg"), &fixture("avg_p4"), "avg", &avg_tests(), Mode::Inter);
     assert_eq!(sel, set(&[2, 3]));
 }
 
 #[test]
 fn avg_new_error_handling_selects_every_test() {
-    let (sel, _) = run(&unit("avg.c", &[]), &unit("avg_guard.c", &[]), "avg", &avg_tests(), Mode::Inter);
+    let (sel, _) = run(&fixture("avg"), &fixture("avg_guard"), "avg", &avg_tests(), Mode::Inter);
     assert_eq!(sel, set(&[1, 2, 3]));
 }
 
 #[test]
 fn twovisits_is_not_missed() {
-    let u = unit("twovisits.c", &[]);
+    let u = fixture("twovisits");
     let old = only(u.clone(), "twovisits", "f");
     let new = only(u, "twovisits2", "f");
     // t1: x = 0 (prints 1 in the old version, 2 in the new); t2: x = 1
@@ -186,7 +184,7 @@ fn twovisits_is_not_missed() {
 
 #[test]
 fn pathological_selects_both_tests() {
-    let u = unit("pathological.c", &[]);
+    let u = fixture("pathological");
     let old = only(u.clone(), "pathological", "f");
     let new = only(u, "pathological2", "f");
     // t1: x = 0 → 1; t2: x = -2 → 1 (old), 3 (new)
@@ -204,13 +202,7 @@ fn grade_v0_to_v1_selects_t3_and_t4() {
     let t2: &[&str] = &["entry", "decl", "11", "12|T", "13|F", "16", "41", "42", "exit"];
     let t3: &[&str] = &["entry", "decl", "11", "12|F", "19|T", "20", "41", "42", "exit"];
     let t4: &[&str] = &["entry", "decl", "11", "12|F", "19|F", "22", "41", "42", "exit"];
-    let (sel, out) = run(
-        &unit("grade.c", &["-DGRADE_V=0"]),
-        &unit("grade.c", &["-DGRADE_V=1"]),
-        "calcGrade",
-        &[t1, t2, t3, t4],
-        Mode::Inter,
-    );
+    let (sel, out) = run(&fixture("grade-v0"), &fixture("grade-v1"), "calcGrade", &[t1, t2, t3, t4], Mode::Inter);
     assert_eq!(sel, set(&[3, 4]));
     // MOD-DejaVu: the change set is s6 of v1 alone (c1 dominates c2)
     let walk = out.walks.iter().find(|w| w.old.is_some()).unwrap();
@@ -225,66 +217,31 @@ fn elevator_go_change_selects_t3_and_t4() {
     let t3: &[&str] =
         &["entry", "decl", "33", "34", "35|F", "39|F", "44|T", "45", "46", "60|F", "66|T", "68", "66|F", "exit"];
     let t4: &[&str] = &["entry", "decl", "33", "34", "35|F", "39|F", "44|F", "49", "exit"];
-    let (sel, out) =
-        run(&unit("elevator.c", &[]), &unit("elevator.c", &["-DELEVATOR_V=1"]), "go", &[t1, t2, t3, t4], Mode::Inter);
+    let (sel, out) = run(&fixture("elevator"), &fixture("elevator-v1"), "go", &[t1, t2, t3, t4], Mode::Inter);
     assert_eq!(sel, set(&[3, 4]));
     assert_eq!(out.dangerous.len(), 1, "only the edge into line 40 is dangerous: {:?}", out.dangerous);
 }
 
 #[test]
 fn declaration_changes_select_only_statements_that_use_the_name() {
-    let dir = std::env::temp_dir().join(format!("retest-select-decl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let v = |body: &str, name: &str| {
-        std::fs::write(dir.join(name), body).unwrap();
-        let pre = retest_lang_c::run_preprocessor("cc", &[], Path::new(name), &dir).unwrap();
-        retest_lang_c::analyze(&pre, &|f| !f.system).unit
-    };
-    let src = |limit: &str| {
-        format!(
-            "static int limit = {limit};\nstatic int other = 1;\nint f(int x)\n{{\n    if (x > 0)\n        return other;\n    return limit;\n}}\n"
-        )
-    };
-    let old = v(&src("10"), "a.c");
-    let new = v(&src("20"), "b.c");
+    // `static int limit = 10;` becomes 20; f reads it on one route only
+    let old = fixture("decl-limit10");
+    let new = fixture("decl-limit20");
     // t1: x > 0 (never reads limit), t2: x <= 0
     let t1: &[&str] = &["entry", "decl", "5|T", "6", "exit"];
     let t2: &[&str] = &["entry", "decl", "5|F", "7", "exit"];
     let (sel, out) = run(&old, &new, "f", &[t1, t2], Mode::Inter);
     assert_eq!(sel, set(&[2]), "only the test that reaches a use of `limit`");
     assert!(matches!(&out.dangerous[0].reason.kind, ReasonKind::Affected { name, .. } if name == "limit"));
-    std::fs::remove_dir_all(&dir).ok();
-}
-
-/// One-unit programs from source text (written to a scratch directory).
-fn units_of(tag: &str, sources: &[&str]) -> Vec<Unit> {
-    let dir = std::env::temp_dir().join(format!("retest-select-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = sources
-        .iter()
-        .enumerate()
-        .map(|(i, src)| {
-            let name = format!("v{i}.c");
-            std::fs::write(dir.join(&name), src).unwrap();
-            let pre = retest_lang_c::run_preprocessor("cc", &[], Path::new(&name), &dir).unwrap();
-            retest_lang_c::analyze(&pre, &|f| !f.system).unit
-        })
-        .collect();
-    std::fs::remove_dir_all(&dir).ok();
-    out
 }
 
 #[test]
 fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_routes_only() {
     // `a` changes at its first statement, so it is *selectsall*; main's `if`
     // calls it only when `argc > 2`, and the line after it changes too
-    let src = |bound: u32, add: u32, call: &str| {
-        format!(
-            "int a(int x)\n{{\n    if (x > {bound})\n        return 1;\n    return 0;\n}}\nint main(int argc, char **argv)\n{{\n    int r = 0;\n    {call}\n        r = 1;\n    return r + {add};\n}}\n"
-        )
-    };
-    let some_routes = "if (argc > 2 && a(argc))";
-    let v = units_of("selectsall", &[&src(5, 1, some_routes), &src(6, 2, some_routes)]);
+    // (fixtures selectsall-*: `if (x > 5)` becomes `if (x > 6)` in a, and
+    // `return r + 1;` becomes `return r + 2;` in main, line 12)
+    let v = [fixture("selectsall-some-v0"), fixture("selectsall-some-v1")];
     // t1 finds `argc > 2` false and never calls a; t2 calls it
     let t1: &[&str] = &["entry", "decl", "9", "10|F", "12", "exit"];
     let t2: &[&str] = &["entry", "decl", "9", "10|T", "11", "12", "exit"];
@@ -293,8 +250,7 @@ fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_r
     assert!(out.dangerous.iter().any(|d| d.reason.new.as_ref().is_some_and(|n| n.line == 12)));
 
     // a statement that calls a on every route: the walk stops there, as 002 §3.2 has it
-    let every_route = "if (a(argc) > 0)";
-    let v = units_of("selectsall-every", &[&src(5, 1, every_route), &src(6, 2, every_route)]);
+    let v = [fixture("selectsall-every-v0"), fixture("selectsall-every-v1")];
     let (_, out) = run(&v[0], &v[1], "main", &[t1, t2], Mode::Inter);
     let main = out.walks.iter().find(|w| w.old.is_some_and(|o| v[0].procedures[o.proc].name == "main")).unwrap();
     let p = &v[0].procedures.iter().find(|p| p.name == "main").unwrap();
