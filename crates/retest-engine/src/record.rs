@@ -7,13 +7,14 @@
 //! recorded (a stale binary), or a selectively instrumented build outside
 //! `retest run --selected` (objects an interrupted one left behind).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use fixedbitset::FixedBitSet;
 use retest_abi::{SECT_EDGES, SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_graph::Unit;
-use retest_graph::coverage::{edge_coverage, edge_coverage_stopped};
+use retest_graph::coverage::edge_coverage;
+use retest_graph::stopped::StoppedUnit;
 use retest_lang_c::instrument::UnitCells;
 use retest_run::trace::{TraceDir, TraceError};
 use retest_store::{Hash, Recorded, Store, UnitId, UnitRecording};
@@ -55,85 +56,26 @@ impl BuildView {
 }
 
 /// Edges of a test some of whose code may have been stopped part-way through a
-/// statement (a trace flagged `SIGNAL`, `THREADS` or `HANDLER`): per procedure
-/// [`edge_coverage_stopped`], which also claims what code stopped before it
-/// showed its start may have run, with the procedure *entered* — possibly
-/// running when it stopped — if code that may have run names it (a call, or
-/// its address taken), if no code of the test's units names it (`main`, a
-/// constructor, a callback reached through a table), or if code that may have
-/// run calls through a pointer and the procedure may be its target: one with
-/// external linkage (its address may be taken where we do not see), or a
-/// `static` one whose unit takes its address. Names are matched without
-/// regard to units (two `static` functions of one name are entered together):
-/// more claimed, never less. Iterates until no more procedures are entered.
+/// statement (a trace flagged `SIGNAL`, `THREADS` or `HANDLER`):
+/// [`retest_graph::stopped::stopped_edges`] over the units whose cells the
+/// test's traces report, which decides what procedures may have been running
+/// and claims what code stopped before it showed its start may have run; here
+/// its edges become unit-wide edge numbers.
 fn stopped_edges(units: &[(Rc<BuildView>, FixedBitSet)], out: &mut HashMap<UnitId, RoaringBitmap>) {
-    let named: HashSet<&str> = units
+    let hits: Vec<_> = units
         .iter()
-        .flat_map(|(v, _)| v.unit.procedures.iter())
-        .flat_map(|p| p.cond.nodes())
-        .flat_map(|(_, n)| n.calls.iter().chain(&n.refs).map(String::as_str))
+        .map(|(view, set)| move |i: usize, c: u32| set.contains((view.cells.base[i] + c) as usize))
         .collect();
-    let address_taken: HashSet<&str> =
-        units.iter().flat_map(|(v, _)| v.unit.address_taken.iter()).map(String::as_str).collect();
-    // `fp(x)` with `fp` a variable of file scope (a function pointer) is a
-    // call through a pointer, though the syntax names a callee
-    let variables: HashSet<&str> = units
+    let stopped: Vec<StoppedUnit<'_>> = units
         .iter()
-        .flat_map(|(v, _)| v.unit.decls.iter())
-        .filter(|d| d.kind == retest_graph::DeclKind::Variable)
-        .flat_map(|d| d.names.iter().map(String::as_str))
+        .zip(&hits)
+        .map(|((view, _), hit)| StoppedUnit { unit: &view.unit, plan: &view.plan, layouts: &view.cells.layouts, hit })
         .collect();
-    let procedures: HashSet<&str> =
-        units.iter().flat_map(|(v, _)| v.unit.procedures.iter()).map(|p| p.name.as_str()).collect();
-    let mut entered_names: HashSet<String> = HashSet::new();
-    let mut any_pointer_call = false;
-    // per unit and procedure: whether it was computed as entered, and its edges
-    let mut done: Vec<Vec<Option<(bool, FixedBitSet)>>> =
-        units.iter().map(|(v, _)| vec![None; v.unit.procedures.len()]).collect();
-    loop {
-        let mut changed = false;
-        for (u, (view, set)) in units.iter().enumerate() {
-            for (i, p) in view.unit.procedures.iter().enumerate() {
-                let pointer_target = !p.is_static || address_taken.contains(p.name.as_str());
-                let entered = (any_pointer_call && pointer_target)
-                    || !named.contains(p.name.as_str())
-                    || entered_names.contains(&p.name);
-                if done[u][i].as_ref().is_some_and(|(e, _)| *e == entered) {
-                    continue;
-                }
-                if !entered && !view.any_hit(set, i) {
-                    done[u][i] = Some((false, FixedBitSet::new()));
-                    continue;
-                }
-                let (edges, started) =
-                    edge_coverage_stopped(&p.cond, &view.plan[i], &view.cells.layouts[i], &view.hit(set, i), entered);
-                for n in started.ones() {
-                    let node = p.cond.node(retest_graph::NodeId(n as u32));
-                    for name in node.calls.iter().chain(&node.refs) {
-                        if procedures.contains(name.as_str()) && !entered_names.contains(name) {
-                            entered_names.insert(name.clone());
-                            changed = true;
-                        }
-                    }
-                    let through_pointer =
-                        node.indirect_call || node.calls.iter().any(|c| variables.contains(c.as_str()));
-                    if through_pointer && !any_pointer_call {
-                        any_pointer_call = true;
-                        changed = true;
-                    }
-                }
-                done[u][i] = Some((entered, edges));
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    for ((view, _), procs) in units.iter().zip(done) {
+    for ((view, _), procs) in units.iter().zip(retest_graph::stopped::stopped_edges(&stopped)) {
         let bases = view.unit.edge_bases();
         let bm = out.entry(view.unit_id).or_default();
         for (i, d) in procs.into_iter().enumerate() {
-            for e in d.map(|(_, edges)| edges).unwrap_or_default().ones() {
+            for e in d.edges.ones() {
                 bm.insert(bases[i] + e as u32);
             }
         }

@@ -11,6 +11,8 @@
 //!   decomposition of Ball's §5 (four kinds of paths), encode and decode.
 //! * [`recording`] — run-time recording beyond edge probes (MC/DC evaluations,
 //!   Ball–Larus paths): registers, increments and where values are recorded.
+//! * [`stopped`] — coverage of a test whose code may have stopped part-way,
+//!   across procedures: which may have been running, and what each claims.
 //! * [`text`] — a compact text rendering.
 //! * [`unit`](mod@unit) — a translation unit: procedures, declarations, call facts.
 //! * [`dot`] — a general DOT parser and the writer/reader for our CFGs.
@@ -25,6 +27,7 @@ pub mod dot;
 pub mod pathnum;
 pub mod reach;
 pub mod recording;
+pub mod stopped;
 pub mod text;
 pub mod unit;
 
