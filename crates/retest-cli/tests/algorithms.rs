@@ -159,9 +159,7 @@ fn change(dir: &Path, blocks: &str, fig: &str) {
 
 /// [`change`], built with `retest build OPTIONS -- make`.
 fn change_with(dir: &Path, blocks: &str, fig: &str, options: &[&str]) {
-    // make decides by mtime
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(dir.join("fig.c"), format!("{blocks}{fig}")).unwrap();
+    write_newer(&dir.join("fig.c"), format!("{blocks}{fig}"));
     let mut build = vec!["build"];
     build.extend_from_slice(options);
     build.extend_from_slice(&["--", "make", "-s"]);

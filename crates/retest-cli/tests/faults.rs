@@ -519,12 +519,11 @@ fn one_file_project(name: &str, src: &str, cflags: &str, tests: &[(&str, &str)])
     d
 }
 
-/// Writes `text` into `file` (a second later, so `make` sees it newer),
+/// Writes `text` into `file` (newer than the build, so `make` rebuilds),
 /// rebuilds with `retest build` and returns the names `retest select` selects,
 /// sorted.
 fn selected_after_edit(dir: &Path, file: &str, text: &str) -> Vec<String> {
-    std::thread::sleep(Duration::from_millis(1100));
-    std::fs::write(dir.join(file), text).unwrap();
+    write_newer(&dir.join(file), text);
     retest(dir, &["build", "--", "make", "-s"], 0);
     let v = json(&retest(dir, &["select", "--format", "json"], 0));
     let mut names: Vec<String> =

@@ -81,8 +81,7 @@ int main(int argc, char **argv) { return argc == 3 ? calcGrade(atoi(argv[1]), at
 ";
 
 fn write_version(dir: &Path, src: &str) {
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(dir.join("grade.c"), format!("void report(int grade);\n{src}")).unwrap();
+    write_newer(&dir.join("grade.c"), format!("void report(int grade);\n{src}"));
 }
 
 fn project(src: &str) -> tempfile::TempDir {
@@ -606,8 +605,7 @@ fn a_changed_local_declaration_keeps_the_coverage_of_tests_that_do_not_use_it() 
         d
     };
     let d = setup(16);
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(d.path().join("p.c"), src(32)).unwrap();
+    write_newer(&d.path().join("p.c"), src(32));
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     assert_eq!(selection(d.path()), BTreeSet::from(["t2".to_string()]));
     retest(d.path(), &["run", "--selected"], 0);
@@ -637,10 +635,9 @@ fn paths_recorded_on_a_study_subject_recover_exactly() {
         retest(d, &["run", "--universe", "universe.txt", "-j2"], 1);
     }
     for d in [a.path(), b.path()] {
-        std::thread::sleep(std::time::Duration::from_millis(1100));
         let src = std::fs::read_to_string(d.join("lexer.c")).unwrap();
         assert!(src.contains("if (err != NULL) {"));
-        std::fs::write(d.join("lexer.c"), src.replacen("if (err != NULL) {", "if (err > NULL) {", 1)).unwrap();
+        write_newer(&d.join("lexer.c"), src.replacen("if (err != NULL) {", "if (err > NULL) {", 1));
         retest(d, &["build", "--mcdc", "--paths", "--", "make", "-s"], 0);
     }
     let out = stdout(&retest(a.path(), &["run", "--selected", "--universe", "universe.txt", "-j2"], 1));
@@ -666,8 +663,7 @@ fn one_file_project(src: &str, universe: &[&str], options: &[&str]) -> tempfile:
 
 /// Writes the next version of `p.c` and builds it.
 fn next_version(dir: &Path, src: &str, options: &[&str]) {
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(dir.join("p.c"), src).unwrap();
+    write_newer(&dir.join("p.c"), src);
     retest(dir, &[&["build"][..], options, &["--", "make", "-s"]].concat(), 0);
 }
 
@@ -877,9 +873,8 @@ fn selective_instrumentation_never_keeps_more_probes_than_full() {
     let d = example_copy();
     let dir = d.path();
     baseline(dir);
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     let src = std::fs::read_to_string(dir.join("main.c")).unwrap();
-    std::fs::write(dir.join("main.c"), src.replace("    int i, rc = 0;", "    int i, rc = 0 * 1;")).unwrap();
+    write_newer(&dir.join("main.c"), src.replace("    int i, rc = 0;", "    int i, rc = 0 * 1;"));
     retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
     let o = retest(dir, &["run", "--selected", "-j2"], 0);
     let e = stderr(&o);

@@ -229,9 +229,8 @@ fn objects_the_store_has_no_record_of_are_refused_or_make_coverage_unknown() {
     let out = retest(dir, &["run"], 5);
     assert!(stderr(&out).contains("holds no translation unit built with the wrapper"), "{}", stderr(&out));
     // one unit rebuilt: the others still run objects of the old store
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     let parse = dir.join("parse.c");
-    std::fs::write(&parse, std::fs::read_to_string(&parse).unwrap() + "\n").unwrap();
+    write_newer(&parse, std::fs::read_to_string(&parse).unwrap() + "\n");
     retest(dir, &["build", "--", "make", "-s"], 0);
     let out = retest(dir, &["run"], 0);
     assert!(stdout(&out).contains(&format!("{tests} with unknown coverage")), "{}", stdout(&out));
@@ -263,8 +262,8 @@ fn a_link_failure_is_not_recorded_as_a_baseline() {
     assert_eq!(c["tests"], 40);
     // a later link failure does not replace that baseline either
     let baseline = c["snapshot"].clone();
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     std::fs::copy(example_dir().join("controller.c"), dir.join("controller.c")).unwrap();
+    make_newest(&dir.join("controller.c"));
     std::fs::remove_file(dir.join("cruise")).unwrap();
     retest(dir, &["build", "--", "make", "-s", "LDLIBS=-lno-such-library"], 2);
     retest(dir, &["run", "-j2"], 5);
@@ -402,10 +401,8 @@ fn function_level_reasons_say_the_test_ran_the_changed_function() {
     let d = example_copy();
     let dir = d.path();
     baseline(dir);
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     let src = std::fs::read_to_string(dir.join("controller.c")).unwrap();
-    std::fs::write(dir.join("controller.c"), src.replace("return \"gear too low\";", "return \"gear is too low\";"))
-        .unwrap();
+    write_newer(&dir.join("controller.c"), src.replace("return \"gear too low\";", "return \"gear is too low\";"));
     retest(dir, &["build", "--", "make", "-s", "-j2"], 0);
     let (dejavu, _) = selected(dir);
     assert!(!dejavu.contains("01-basic"), "01-basic never reaches the changed line: {dejavu:?}");

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
 
 pub fn example_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cruise")
@@ -90,20 +91,54 @@ pub fn apply_change_with(dir: &Path, change: &str, options: &[&str]) {
             std::fs::copy(e.path(), dir.join(&n)).unwrap();
         }
     }
-    // make decides by mtime; the copies may share the second of the original build
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     for e in std::fs::read_dir(&ch).unwrap() {
         let n = e.unwrap().file_name();
         let p = dir.join(&n);
         if p.exists() {
-            let f = std::fs::File::options().append(true).open(&p).unwrap();
-            f.set_modified(std::time::SystemTime::now()).unwrap();
+            make_newest(&p);
         }
     }
     let mut args = vec!["build"];
     args.extend_from_slice(options);
     args.extend_from_slice(&["--", "make", "-s", "-j2"]);
     retest(dir, &args, 0);
+}
+
+/// Writes `contents` into `path` and makes it the newest file of its
+/// directory ([`make_newest`]), so that `make` rebuilds what depends on it.
+pub fn write_newer(path: &Path, contents: impl AsRef<[u8]>) {
+    std::fs::write(path, contents).unwrap();
+    make_newest(path);
+}
+
+/// Sets `path`'s mtime after that of every other file under its directory
+/// (symbolic links not followed): `make` decides by mtime, and a file written
+/// in the tick — or, where timestamps are coarse, the second — of the last
+/// build would not look newer than what was built from it. Now, unless some
+/// file is as new (a coarse clock): then a millisecond later, or a second on a
+/// file system that keeps whole seconds.
+pub fn make_newest(path: &Path) {
+    fn newest(dir: &Path, skip: &Path, max: &mut SystemTime) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                newest(&p, skip, max);
+            } else if m.is_file() && p != skip {
+                *max = (*max).max(m.modified().unwrap());
+            }
+        }
+    }
+    let mut others = SystemTime::UNIX_EPOCH;
+    newest(path.parent().unwrap(), path, &mut others);
+    let f = std::fs::File::options().append(true).open(path).unwrap();
+    for step in [Duration::from_millis(1), Duration::from_secs(1)] {
+        f.set_modified(SystemTime::now().max(others + step)).unwrap();
+        if f.metadata().unwrap().modified().unwrap() > others {
+            return;
+        }
+    }
+    panic!("cannot make {} newer than the files next to it", path.display());
 }
 
 pub fn json(o: &Output) -> serde_json::Value {
