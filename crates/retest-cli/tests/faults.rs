@@ -787,3 +787,34 @@ fn a_fault_inside_an_optimised_loop_keeps_the_edges_the_loop_took() {
     let selected = selected_after_edit(dir, "loop.c", &LOOP_FAULT.replace("hits++;", "hits += 2;"));
     assert_eq!(selected, ["fault", "fine"]);
 }
+
+/// A test harness outside the instrumented code (here `harness.c`, compiled
+/// without the wrapper) calls `parse`, which faults in its first condition
+/// before it sets a cell. The only call of `parse` in the instrumented code
+/// (in `check`) did not run. Code outside the units may call any procedure
+/// with external linkage, so `parse` may have been running: the test covers
+/// its first condition, and a change there selects it.
+#[test]
+fn a_procedure_an_uninstrumented_harness_called_keeps_what_ran_before_it_stopped() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let lib = "int parse(int *p)\n{\n    if (*p > 0)\n        return 1;\n    return 0;\n}\n\nint check(int c)\n{\n    if (c > 100)\n        return parse(&c);\n    return 0;\n}\n";
+    std::fs::write(dir.join("lib.c"), lib).unwrap();
+    std::fs::write(
+        dir.join("harness.c"),
+        "int check(int c);\nint parse(int *p);\n\nint main(int argc, char **argv)\n{\n    (void)argv;\n    check(argc);\n    return parse(argc > 5 ? &argc : 0);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "prog: lib.c harness.c\n\t$(CC) -O0 -g -c lib.c -o lib.o\n\tcc -O0 -g -c harness.c -o harness.o\n\t$(CC) -o prog lib.o harness.o\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"harness\"\ncmd = './prog'\n").unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 1); // parse(NULL) faults
+    assert_eq!(state(dir, "harness").0, "ok", "the test keeps its coverage");
+    let selected = selected_after_edit(dir, "lib.c", &lib.replace("if (*p > 0)", "if (*p >= 0)"));
+    assert_eq!(selected, ["harness"]);
+}

@@ -37,23 +37,20 @@ pub struct StoppedProcedure {
 /// node (killed by a signal, still running in another thread, left by a
 /// handler that jumps out): per procedure [`edge_coverage_stopped`], which also
 /// claims what code stopped before it showed its start may have run, with the
-/// procedure *entered* — possibly running when it stopped — if code that may
-/// have run names it (a call, or its address taken), if no code of the test's
-/// units names it (`main`, a constructor, a callback reached through a table),
-/// or if code that may have run calls through a pointer and the procedure may
-/// be its target: one with external linkage (its address may be taken where we
-/// do not see), or one with internal linkage (`static`) whose unit takes its
-/// address. A call of a name that a declaration of file scope declares as a
-/// variable (`fp(x)`, `fp` a function pointer) is a call through a pointer,
-/// though it names a callee. Names are matched without regard to units (two
-/// `static` procedures of one name are entered together): more claimed, never
-/// less. A procedure that is not entered and has no hit cell claims nothing
-/// (and is not looked at). Iterates until no more procedures are entered.
-///
-/// The rules see calls made by the units' own code: a procedure that code
-/// outside them calls (an uninstrumented caller) and that code of the units
-/// names without having run is entered only through a call through a
-/// pointer, so what it ran before its first cell may go unclaimed.
+/// procedure *entered* — possibly running when it stopped — if it has external
+/// linkage (code outside the test's units may call it: an uninstrumented
+/// caller or test harness, a library calling back, the C runtime calling
+/// `main`, or `main` calling itself), if code that may have run names it (a
+/// call, or its address taken), if no code of the test's units names it (a
+/// constructor, a callback reached through a table), or if code that may have
+/// run calls through a pointer and the procedure, `static`, has its address
+/// taken in its unit. A call of a name that a declaration of file scope
+/// declares as a variable (`fp(x)`, `fp` a function pointer) is a call through
+/// a pointer, though it names a callee. Names are matched without regard to
+/// units (two `static` procedures of one name are entered together): more
+/// claimed, never less. A procedure that is not entered and has no hit cell
+/// claims nothing (and is not looked at). Iterates until no more procedures are
+/// entered.
 ///
 /// Returns, per unit and per procedure, whether it was entered and the edges
 /// claimed.
@@ -96,8 +93,11 @@ pub fn stopped_edges(units: &[StoppedUnit<'_>]) -> Vec<Vec<StoppedProcedure>> {
         let mut changed = false;
         for (ui, u) in units.iter().enumerate() {
             for (i, p) in u.unit.procedures.iter().enumerate() {
-                let pointer_target = !p.is_static || address_taken.contains(p.name.as_str());
-                let entered = (any_pointer_call && pointer_target)
+                // code outside the units (an uninstrumented caller, a library
+                // calling back, the C runtime calling `main`) may call any
+                // procedure with external linkage
+                let entered = !p.is_static
+                    || (any_pointer_call && address_taken.contains(p.name.as_str()))
                     || !named.contains(p.name.as_str())
                     || entered_names.contains(p.name.as_str());
                 if done[ui][i].as_ref().is_some_and(|d| d.entered == entered) {
@@ -245,8 +245,8 @@ mod tests {
     }
 
     /// `main () { x = 1; f (); }` with a cell per statement (0: entry, 1:
-    /// `x = 1`, 2: the call), and `f` faulting first: `f` is entered once the
-    /// call may have started — after `x = 1` ran, not before.
+    /// `x = 1`, 2: the call), and `static f` faulting first: `f` is entered
+    /// once the call may have started — after `x = 1` ran, not before.
     #[test]
     fn a_callee_named_by_code_that_may_have_run_is_entered() {
         let main = procedure(
@@ -261,10 +261,10 @@ mod tests {
             &[(0, 1, Eps), (1, 2, Eps), (2, 3, Eps)],
             &[N, N, N, Derived],
         );
-        let u = unit(vec![main, faults_first("f", false)]);
+        let u = unit(vec![main, faults_first("f", true)]);
         // stopped in `x = 1`: the call never started
         let r = stopped(&[(&u, &[&[0], &[]])]);
-        assert!(r[0][0].entered, "main: no code names it");
+        assert!(r[0][0].entered, "main: external");
         assert_eq!(ones(&r[0][0]), vec![0]);
         assert!(!r[0][1].entered);
         assert_eq!(ones(&r[0][1]), Vec::<usize>::new());
@@ -341,12 +341,12 @@ mod tests {
     }
 
     #[test]
-    fn a_call_through_a_pointer_enters_external_procedures_and_static_ones_whose_address_is_taken() {
+    fn a_call_through_a_pointer_enters_static_procedures_whose_address_is_taken() {
         let mut indirect = node(NodeKind::Call, "( * fp ) ( ) ;", &[]);
         indirect.indirect_call = true;
         let u = pointer_program(indirect, vec![]);
-        // neither call may have started
-        assert_eq!(entered_by(&u, &[0]), vec![true, false, false, false]);
+        // neither call may have started: only what has external linkage
+        assert_eq!(entered_by(&u, &[0]), vec![true, true, false, false]);
         // the call through the pointer may have: `loc`'s address is not taken
         assert_eq!(entered_by(&u, &[0, 2]), vec![true, true, false, true]);
         let r = stopped(&[(&u, &[&[0, 2], &[], &[], &[]])]);
@@ -371,12 +371,13 @@ mod tests {
         let u = pointer_program(call(), vec![decl(DeclKind::Variable)]);
         assert_eq!(entered_by(&u, &[0, 2]), vec![true, true, false, true]);
         let u = pointer_program(call(), vec![decl(DeclKind::Function)]);
-        assert_eq!(entered_by(&u, &[0, 2]), vec![true, false, false, false]);
+        assert_eq!(entered_by(&u, &[0, 2]), vec![true, true, false, false]);
     }
 
-    /// `main` (unit B) calls `f` (unit B), stopped inside `f`'s first
-    /// condition, which calls `g` (unit A) — stopped in turn before `g` set a
-    /// cell. `g` comes first but is entered only once `f` is: a second round.
+    /// `main` (unit B) calls `static f` (unit B), stopped inside `f`'s first
+    /// condition, which calls `static g` (unit A, matched by name) — stopped in
+    /// turn before `g` set a cell. `g` comes first but is entered only once `f`
+    /// is: a second round.
     #[test]
     fn procedures_are_entered_up_to_a_fixed_point_across_units() {
         let main = procedure(
@@ -392,7 +393,7 @@ mod tests {
         );
         let f = procedure(
             "f",
-            false,
+            true,
             vec![
                 node(NodeKind::Entry, "f", &[]),
                 node(NodeKind::Predicate, "g ( ) > 0", &["g"]),
@@ -401,7 +402,7 @@ mod tests {
             &[(0, 1, Eps), (1, 2, T), (1, 2, F)],
             &[Ahead, PerEdge, Derived],
         );
-        let a = unit(vec![faults_first("g", false)]);
+        let a = unit(vec![faults_first("g", true)]);
         let b = unit(vec![main, f]);
         let r = stopped(&[(&a, &[&[]]), (&b, &[&[0], &[]])]);
         assert!(r[0][0].entered && r[1][0].entered && r[1][1].entered);
@@ -432,6 +433,32 @@ mod tests {
         let r = stopped(&[(&a, &[&[]]), (&b, &[&[0], &[]])]);
         assert!(r[0][0].entered && r[1][1].entered);
         assert_eq!((ones(&r[0][0]), ones(&r[1][1])), (vec![0], vec![0]));
+    }
+
+    /// `main () { if (c) parse (); }` took `c`:F, and the test's harness —
+    /// code outside the units — called `parse`, which stopped in its first
+    /// condition: external, `parse` is entered though the only call the units
+    /// make of it did not run (a `static` one would not be).
+    #[test]
+    fn an_external_procedure_may_have_been_called_from_outside_the_units() {
+        let main = procedure(
+            "main",
+            false,
+            vec![
+                node(NodeKind::Entry, "main", &[]),
+                node(NodeKind::Predicate, "c", &[]),
+                node(NodeKind::Call, "parse ( ) ;", &["parse"]),
+                node(NodeKind::Exit, "", &[]),
+            ],
+            &[(0, 1, Eps), (1, 2, T), (1, 3, F), (2, 3, Eps)],
+            &[Ahead, PerEdge, N, Derived],
+        );
+        for is_static in [false, true] {
+            let u = unit(vec![main.clone(), faults_first("parse", is_static)]);
+            let r = stopped(&[(&u, &[&[1], &[]])]);
+            assert_eq!(r[0][1].entered, !is_static);
+            assert_eq!(ones(&r[0][1]), if is_static { vec![] } else { vec![0] });
+        }
     }
 
     /// A callback named only by code that did not run (registered elsewhere,
@@ -482,9 +509,9 @@ mod tests {
     }
 
     /// Names a random program's procedures and calls draw from; `fp` is a
-    /// variable of file scope (a function pointer), never a procedure, and no
-    /// code names `main`.
-    const NAMES: [&str; 5] = ["p0", "p1", "p2", "p3", "fp"];
+    /// variable of file scope (a function pointer), never a procedure; a call
+    /// of `main` makes it recursive.
+    const NAMES: [&str; 6] = ["p0", "p1", "p2", "p3", "fp", "main"];
 
     /// A random procedure: node count, per node its out-edges (as in
     /// `coverage`'s random procedures), whether it is unprobeable, whether it
@@ -594,6 +621,19 @@ mod tests {
                     unit.procedures.iter().position(|p| p.name == name && !p.is_static).map(|i| (v, i))
                 })
             })
+        }
+
+        /// The procedures with external linkage (`main` among them).
+        fn externals(&self) -> Vec<(usize, usize)> {
+            let mut out = Vec::new();
+            for (u, unit) in self.units.iter().enumerate() {
+                for (i, p) in unit.procedures.iter().enumerate() {
+                    if !p.is_static {
+                        out.push((u, i));
+                    }
+                }
+            }
+            out
         }
 
         /// What a call through a pointer may reach: external procedures, and
@@ -763,15 +803,20 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6000))]
 
         /// Runs of a random program stopped anywhere — in any node, with any
-        /// calls on the stack —: every edge they took is claimed. Every call
-        /// is one the rules see: `main`, which no code names, by a name its
-        /// unit resolves (its own procedure, else the external one), or
-        /// through a pointer (`fp ()`, or an indirect call) to an external
-        /// procedure or a `static` one whose unit takes its address.
+        /// calls on the stack —: every edge they took is claimed. A run starts
+        /// in `main` or, as a test harness outside the units would call it, in
+        /// any procedure with external linkage; its calls go by a name its
+        /// unit resolves (its own procedure, else the external one; `main`
+        /// too, recursively), or through a pointer (`fp ()`, or an indirect
+        /// call) to an external procedure or a `static` one whose unit takes
+        /// its address.
         #[test]
         fn runs_stopped_anywhere_keep_every_edge_they_took_in_every_procedure(
             raw in raw_program(),
-            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, 0u8..16, 0u8..8), 0..80), 1..4),
+            runs in proptest::collection::vec(
+                (0u8..6, proptest::collection::vec((0u8..6, 0u8..16, 0u8..8), 0..80)),
+                1..4,
+            ),
         ) {
             let program = Program::new(&raw);
             let mut hits: Vec<Vec<BTreeSet<u32>>> =
@@ -781,9 +826,13 @@ mod tests {
                 .iter()
                 .map(|u| u.procedures.iter().map(|p| FixedBitSet::with_capacity(p.cond.edge_count())).collect())
                 .collect();
-            for choices in &runs {
+            for (start, choices) in &runs {
                 let mut run = Run::new(&program, choices);
-                let _ = run.call(0, 0);
+                // from `main`, or from code outside the units (a test
+                // harness) calling a procedure with external linkage
+                let externals = program.externals();
+                let (u, i) = if *start < 3 { (0, 0) } else { externals[*start as usize % externals.len()] };
+                let _ = run.call(u, i);
                 for (u, procs) in run.hits.into_iter().enumerate() {
                     for (i, h) in procs.into_iter().enumerate() {
                         hits[u][i].extend(h);
