@@ -210,6 +210,43 @@ pub mod trace {
     }
 }
 
+/// The name of one instrumented build of a unit: a hash of the unit's
+/// preprocessed text, its probe plan and what it records beyond edges. The
+/// instrumenter writes it into the unit's descriptor, the runtime into every
+/// trace section of the unit, and the store keys the build by it; a trace is
+/// matched to its build, and to nothing else, through it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct BuildHash(pub [u8; 16]);
+
+impl BuildHash {
+    pub fn as_bytes(&self) -> &[u8; 16] {
+        &self.0
+    }
+
+    /// 32 lower-case hexadecimal digits.
+    pub fn hex(&self) -> String {
+        hex(&self.0)
+    }
+
+    /// The hash of [`BuildHash::hex`]'s form.
+    pub fn parse_hex(s: &str) -> Option<BuildHash> {
+        parse_hex(s).map(BuildHash)
+    }
+}
+
+impl fmt::Debug for BuildHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuildHash({})", self.hex())
+    }
+}
+
+impl fmt::Display for BuildHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
 /// A 16-byte hash as 32 lower-case hexadecimal digits.
 pub fn hex(h: &[u8; 16]) -> String {
     use fmt::Write;

@@ -17,14 +17,14 @@ use retest_graph::coverage::edge_coverage;
 use retest_graph::stopped::StoppedUnit;
 use retest_lang_c::instrument::UnitCells;
 use retest_run::trace::{TraceDir, TraceError};
-use retest_store::{Hash, Recorded, Store, UnitId, UnitRecording};
+use retest_store::{BuildHash, Recorded, Store, UnitId, UnitRecording};
 use roaring::RoaringBitmap;
 
 /// What the recorder knows about the builds of one snapshot.
 pub struct Builds {
     /// Build hash → (unit key, unit) for the snapshot.
-    snapshot: HashMap<Hash, (String, UnitId)>,
-    cache: HashMap<Hash, Rc<BuildView>>,
+    snapshot: HashMap<BuildHash, (String, UnitId)>,
+    cache: HashMap<BuildHash, Rc<BuildView>>,
     /// Traces of selectively instrumented builds are taken (only `run --selected`,
     /// which knows what they measure, may).
     selective_ok: bool,
@@ -103,7 +103,7 @@ impl Builds {
         self
     }
 
-    fn view(&mut self, store: &Store, hash: &Hash) -> Result<Option<Rc<BuildView>>, String> {
+    fn view(&mut self, store: &Store, hash: &BuildHash) -> Result<Option<Rc<BuildView>>, String> {
         if let Some(v) = self.cache.get(hash) {
             return Ok(Some(v.clone()));
         }

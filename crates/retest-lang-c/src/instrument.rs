@@ -53,7 +53,8 @@ use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 use crate::build::{Site, SpotHow};
 use crate::tu::TuAnalysis;
 
-pub use retest_abi::{ABI, SECT_EDGE_WORDS};
+use retest_abi::{ABI, BuildHash, SECT_EDGE_WORDS};
+
 /// Bytes per edge cell in instrumented code: a probe sets the first byte of
 /// its cell's word (a word cell is hit when it is not zero).
 const EDGE_CELL_BYTES: u32 = 4;
@@ -136,7 +137,7 @@ struct Edit {
 
 /// Instruments `raw` (the compiler's preprocessed output that `tu` was built from)
 /// under `plan`, identifying the unit to the runtime by `hash`: edge probes only.
-pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &[u8; 16]) -> Instrumented {
+pub fn instrument(raw: &str, tu: &TuAnalysis, plan: &[Vec<Probe>], hash: &BuildHash) -> Instrumented {
     instrument_with(raw, tu, plan, &UnitRecording::default(), hash)
 }
 
@@ -147,7 +148,7 @@ pub fn instrument_with(
     tu: &TuAnalysis,
     plan: &[Vec<Probe>],
     recording: &UnitRecording,
-    hash: &[u8; 16],
+    hash: &BuildHash,
 ) -> Instrumented {
     let cells = UnitCells::new(&tu.unit, plan);
     let (extras, placed, dropped) = place_all(tu, recording);
@@ -402,11 +403,11 @@ fn own_lines(ty: &str, name: &str, len: u32, size: u32) -> String {
     format!("static {ty} {name}[{n}] __attribute__((aligned({ARRAY_ALIGN})));\n")
 }
 
-fn header(hash: &[u8; 16], cells: u32, rec: &UnitRecording, procedures: usize, cpp: bool) -> String {
+fn header(hash: &BuildHash, cells: u32, rec: &UnitRecording, procedures: usize, cpp: bool) -> String {
     // the runtime is C: in a C++ unit its functions and objects have C linkage
     let (c_open, c_close) = if cpp { ("extern \"C\" {\n", "}\n") } else { ("", "") };
-    let bytes: Vec<String> = hash.iter().map(|b| format!("0x{b:02x}")).collect();
-    let hex = retest_abi::hex(hash);
+    let bytes: Vec<String> = hash.as_bytes().iter().map(|b| format!("0x{b:02x}")).collect();
+    let hex = hash.hex();
     let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
     let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
     if let Some(m) = rec.mcdc_cells {
@@ -692,13 +693,13 @@ fn truncate_text(s: &str, n: usize) -> String {
 }
 
 /// The hash a build of `raw` under `plan` is identified by (what traces report).
-pub fn build_hash(src_hash: &[u8; 16], plan: &[Vec<Probe>]) -> [u8; 16] {
+pub fn build_hash(src_hash: &[u8; 16], plan: &[Vec<Probe>]) -> BuildHash {
     build_hash_with(src_hash, plan, &UnitRecording::default())
 }
 
 /// [`build_hash`] of a build that also records `recording` (as requested: the
 /// placement is a function of the same inputs).
-pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &UnitRecording) -> [u8; 16] {
+pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &UnitRecording) -> BuildHash {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     if !recording.is_empty() {
         h.update(b"recording-v1");
@@ -729,7 +730,7 @@ pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &Uni
             }
         }
     }
-    h.digest128().to_le_bytes()
+    BuildHash(h.digest128().to_le_bytes())
 }
 
 /// The content hash of preprocessed text.

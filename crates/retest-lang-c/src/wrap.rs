@@ -52,7 +52,7 @@ pub struct PreparedUnit {
     pub tu: TuAnalysis,
     pub src_hash: [u8; 16],
     pub plan: Vec<Vec<Probe>>,
-    pub build_hash: [u8; 16],
+    pub build_hash: retest_abi::BuildHash,
     /// The instrumented text, with the recording beyond edges as placed
     /// ([`Instrumented::recording`]).
     pub instrumented: Instrumented,
@@ -332,7 +332,8 @@ impl Prepared {
             let instrumented_sources: Vec<&str> = self.units.iter().map(|u| u.source.as_str()).collect();
             let mut objects: Vec<(String, PathBuf)> = Vec::new(); // (source, .i)
             for u in &self.units {
-                let name = format!("{}-{:016x}.i", std::process::id(), xxhash_rust::xxh3::xxh3_64(&u.build_hash));
+                let name =
+                    format!("{}-{:016x}.i", std::process::id(), xxhash_rust::xxh3::xxh3_64(u.build_hash.as_bytes()));
                 let i = tmp.join(name);
                 std::fs::write(&i, &u.instrumented.text).map_err(|source| WrapError::Io { path: i.clone(), source })?;
                 written.push(i.clone());

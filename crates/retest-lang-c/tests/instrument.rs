@@ -30,7 +30,7 @@ struct Program {
     dir: tempfile::TempDir,
     exe: PathBuf,
     tu: TuAnalysis,
-    hash: [u8; 16],
+    hash: retest_abi::BuildHash,
 }
 
 fn build(dir_of_source: &Path, source: &str, flags: &[&str], driver: &str, cflags: &[&str]) -> Program {

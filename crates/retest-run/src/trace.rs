@@ -47,9 +47,8 @@ const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 4;
 /// crc32 and end magic.
 const TRAILER_LEN: usize = 4 + 8;
 
-/// Identity of an instrumented translation unit: the content hash the
-/// instrumenter computed.
-pub type TuHash = [u8; 16];
+/// Identity of an instrumented translation unit's build.
+pub use retest_abi::BuildHash as TuHash;
 
 /// Why and how a trace was written (the `flags` header field).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -196,12 +195,10 @@ pub enum TraceError {
     #[error(
         "unit {} kind {kind}: traces disagree on the number of cells ({first} vs {second}); \
          two different builds share one hash",
-        hex(hash)
+        hash.hex()
     )]
     LengthMismatch { hash: TuHash, kind: u32, first: u32, second: u32 },
 }
-
-use retest_abi::hex;
 
 /// Bounded little-endian cursor.
 struct Cursor<'a> {
@@ -299,7 +296,7 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, TraceError> {
 }
 
 fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> {
-    let hash: TuHash = c.take(16, "unit hash")?.try_into().expect("16 bytes");
+    let hash = TuHash(c.take(16, "unit hash")?.try_into().expect("16 bytes"));
     let nsect = c.u32("section count")?;
     let mut sections = Vec::new();
     for section in 0..nsect as usize {
@@ -373,7 +370,7 @@ pub fn write(trace: &Trace) -> Vec<u8> {
     put_u64(&mut out, 0);
     put_u32(&mut out, len_u32(trace.units.len()));
     for unit in &trace.units {
-        out.extend_from_slice(&unit.hash);
+        out.extend_from_slice(unit.hash.as_bytes());
         put_u32(&mut out, len_u32(unit.sections.len()));
         for section in &unit.sections {
             match section {
@@ -734,7 +731,7 @@ mod tests {
             pid: 4242,
             units: vec![
                 UnitTrace {
-                    hash: [0xa1; 16],
+                    hash: TuHash([0xa1; 16]),
                     sections: vec![
                         // 2 of 100 hit: sparse (12 bytes) beats raw (100).
                         Section::Cells { kind: SECT_EDGES, len: 100, hit: vec![3, 99] },
@@ -744,7 +741,7 @@ mod tests {
                     ],
                 },
                 UnitTrace {
-                    hash: [0xb2; 16],
+                    hash: TuHash([0xb2; 16]),
                     sections: vec![Section::Cells { kind: SECT_EDGES, len: 0, hit: vec![] }],
                 },
             ],
@@ -802,7 +799,7 @@ mod tests {
             flags: TraceFlags::EXIT,
             pid: 1,
             units: vec![UnitTrace {
-                hash: [0; 16],
+                hash: TuHash([0; 16]),
                 sections: vec![Section::Cells { kind: SECT_EDGES, len: 12, hit: vec![1, 11] }],
             }],
         };
@@ -978,8 +975,8 @@ mod tests {
 
     #[test]
     fn merge_unions_per_hash_and_kind() {
-        let a = [1; 16];
-        let b = [2; 16];
+        let a = TuHash([1; 16]);
+        let b = TuHash([2; 16]);
         let t1 = trace(
             1,
             vec![UnitTrace {
@@ -1093,7 +1090,7 @@ mod tests {
 
     fn arb_trace() -> impl Strategy<Value = Trace> {
         let unit = (any::<[u8; 16]>(), proptest::collection::vec(arb_section(), 0..5))
-            .prop_map(|(hash, sections)| UnitTrace { hash, sections });
+            .prop_map(|(hash, sections)| UnitTrace { hash: TuHash(hash), sections });
         (any::<u32>(), any::<u64>(), proptest::collection::vec(unit, 0..5)).prop_map(|(flags, pid, units)| Trace {
             version: VERSION,
             flags: TraceFlags(flags),

@@ -22,7 +22,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use retest_run::trace::{self, SECT_EDGES, SECT_MCDC, SECT_PATHS, Section, Trace, TraceDir, TraceFlags};
+use retest_run::trace::{self, SECT_EDGES, SECT_MCDC, SECT_PATHS, Section, Trace, TraceDir, TraceFlags, TuHash};
 
 const A: u8 = 0xA1;
 const B: u8 = 0xB2;
@@ -204,10 +204,10 @@ fn clean_traces(dir: &Path) -> Vec<Trace> {
 fn cells(t: &Trace) -> BTreeMap<(u8, u32), Vec<u32>> {
     let mut out = BTreeMap::new();
     for u in &t.units {
-        assert!(u.hash.iter().all(|&b| b == u.hash[0]), "hash {:?}", u.hash);
+        assert!(u.hash.0.iter().all(|&b| b == u.hash.0[0]), "hash {:?}", u.hash);
         for s in &u.sections {
             if let Section::Cells { kind, hit, .. } = s {
-                assert!(out.insert((u.hash[0], *kind), hit.clone()).is_none());
+                assert!(out.insert((u.hash.0[0], *kind), hit.clone()).is_none());
             }
         }
     }
@@ -221,7 +221,7 @@ fn ids(t: &Trace) -> BTreeMap<(u8, u32), Vec<u64>> {
         for s in &u.sections {
             if let Section::IdSet { kind, func, ids } = s {
                 assert_eq!(*kind, SECT_PATHS);
-                assert!(out.insert((u.hash[0], *func), ids.clone()).is_none());
+                assert!(out.insert((u.hash.0[0], *func), ids.clone()).is_none());
             }
         }
     }
@@ -333,8 +333,8 @@ fn fork_child_writes_its_own_trace() {
     assert_eq!(ids(child_t), early_ids());
 
     let cov = trace::merge(&traces).unwrap();
-    assert_eq!(cov.cells(&[A; 16], SECT_EDGES).unwrap().hit, vec![0, 7, 8, 9]);
-    assert_eq!(cov.cells(&[B; 16], SECT_EDGES).unwrap().hit, vec![0, 8, 9]);
+    assert_eq!(cov.cells(&TuHash([A; 16]), SECT_EDGES).unwrap().hit, vec![0, 7, 8, 9]);
+    assert_eq!(cov.cells(&TuHash([B; 16]), SECT_EDGES).unwrap().hit, vec![0, 8, 9]);
 }
 
 fn check_exec(prog: &Path, variant: &str) {

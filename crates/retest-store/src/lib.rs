@@ -47,6 +47,7 @@ pub use retest_graph::recording::{Recorded, UnitRecording};
 
 /// A 128-bit content hash.
 pub type Hash = [u8; 16];
+pub use retest_abi::BuildHash;
 
 /// Name of the store directory and of the database file in it.
 pub const STORE_DIR: &str = ".retest";
@@ -131,7 +132,7 @@ pub struct SnapshotUnit {
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct BuildInfo {
     pub id: BuildId,
-    pub hash: Hash,
+    pub hash: BuildHash,
     pub unit: UnitId,
     pub cells: u32,
     /// Probe plan: per procedure, per condition-level node.
@@ -425,14 +426,14 @@ impl Store {
     }
 
     /// Stores an instrumented build of `unit` (once per build hash).
-    pub fn put_build(&mut self, hash: &Hash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
+    pub fn put_build(&mut self, hash: &BuildHash, unit: UnitId, cells: u32, plan: &[Vec<Probe>]) -> Result<BuildId> {
         self.put_build_with(hash, unit, cells, plan, &UnitRecording::default())
     }
 
     /// Stores an instrumented build of `unit` that also records `recording`.
     pub fn put_build_with(
         &mut self,
-        hash: &Hash,
+        hash: &BuildHash,
         unit: UnitId,
         cells: u32,
         plan: &[Vec<Probe>],
@@ -443,9 +444,9 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO builds(hash, unit, cells, plan, recording) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO NOTHING",
-                params![&hash[..], unit.0, cells, data, rec],
+                params![&hash.as_bytes()[..], unit.0, cells, data, rec],
             )?;
-            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash[..]], |r| r.get(0)).map(BuildId)
+            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash.as_bytes()[..]], |r| r.get(0)).map(BuildId)
         })
     }
 
@@ -457,7 +458,7 @@ impl Store {
             .optional()
             .map_err(|e| self.sql(e))?
             .ok_or(StoreError::Missing { what: "build", id: id.0 })?;
-        let hash: Hash = hash.try_into().map_err(|_| self.corrupt(format!("build {}: bad hash", id.0)))?;
+        let hash = BuildHash(hash.try_into().map_err(|_| self.corrupt(format!("build {}: bad hash", id.0)))?);
         self.build_by_hash(&hash)?.ok_or(StoreError::Missing { what: "build", id: id.0 })
     }
 
@@ -476,13 +477,15 @@ impl Store {
     }
 
     /// The build a trace reports by its hash, if this store knows it.
-    pub fn build_by_hash(&self, hash: &Hash) -> Result<Option<BuildInfo>> {
+    pub fn build_by_hash(&self, hash: &BuildHash) -> Result<Option<BuildInfo>> {
         type Row = (i64, i64, u32, Vec<u8>, Option<Vec<u8>>);
         let row: Option<Row> = self
             .conn
-            .query_row("SELECT id, unit, cells, plan, recording FROM builds WHERE hash = ?1", [&hash[..]], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })
+            .query_row(
+                "SELECT id, unit, cells, plan, recording FROM builds WHERE hash = ?1",
+                [&hash.as_bytes()[..]],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
             .optional()
             .map_err(|e| self.sql(e))?;
         match row {
@@ -679,7 +682,7 @@ impl Store {
     }
 
     /// Builds of a snapshot's units, by build hash (to recognise a program's traces).
-    pub fn snapshot_build_hashes(&self, id: SnapshotId) -> Result<HashMap<Hash, (String, UnitId)>> {
+    pub fn snapshot_build_hashes(&self, id: SnapshotId) -> Result<HashMap<BuildHash, (String, UnitId)>> {
         let mut st = self
             .conn
             .prepare("SELECT b.hash, su.key, su.unit FROM snapshot_units su JOIN builds b ON b.id = su.build WHERE su.snapshot = ?1")
@@ -687,7 +690,7 @@ impl Store {
         let rows = st
             .query_map([id.0], |r| {
                 let h: Vec<u8> = r.get(0)?;
-                Ok((h.try_into().unwrap_or([0u8; 16]), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
+                Ok((BuildHash(h.try_into().unwrap_or([0u8; 16])), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
             })
             .map_err(|e| self.sql(e))?;
         rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))

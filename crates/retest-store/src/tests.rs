@@ -85,10 +85,10 @@ fn units_builds_and_snapshots() {
     assert_eq!(s.put_unit(&[7; 16], &tiny_unit("f")).unwrap(), u, "stored once per hash");
     assert_eq!(s.unit(u).unwrap().procedures[0].name, "f");
     let plan = vec![vec![Probe::Node, Probe::Node, Probe::Derived]];
-    let b = s.put_build(&[9; 16], u, 2, &plan).unwrap();
-    let info = s.build_by_hash(&[9; 16]).unwrap().unwrap();
+    let b = s.put_build(&BuildHash([9; 16]), u, 2, &plan).unwrap();
+    let info = s.build_by_hash(&BuildHash([9; 16])).unwrap().unwrap();
     assert_eq!((info.id, info.unit, info.cells, info.plan), (b, u, 2, plan));
-    assert!(s.build_by_hash(&[0; 16]).unwrap().is_none());
+    assert!(s.build_by_hash(&BuildHash([0; 16])).unwrap().is_none());
 
     let s1 = s.open_snapshot().unwrap();
     assert_eq!(s.open_snapshot().unwrap(), s1, "an open snapshot is reused");
@@ -102,7 +102,7 @@ fn units_builds_and_snapshots() {
     assert_eq!(units[0].key, "a.c");
     assert_eq!(units[0].src_hash, [7; 16]);
     let hashes = s.snapshot_build_hashes(s2).unwrap();
-    assert_eq!(hashes.get(&[9; 16]), Some(&("a.c".to_string(), u)));
+    assert_eq!(hashes.get(&BuildHash([9; 16])), Some(&("a.c".to_string(), u)));
 }
 
 #[test]
