@@ -41,6 +41,18 @@ pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
 /// code, or 1 (as a compiler's error) when retest itself fails.
 pub fn wrapper(cplusplus: bool, args: Vec<String>) -> ExitCode {
     let reporter = if cplusplus { &CXX } else { &CC };
+    if matches!(args.as_slice(), [a] if a == "--help" || a == "-h") {
+        let (name, var, default) = if cplusplus { ("c++", "RETEST_CXX", "c++") } else { ("cc", "RETEST_CC", "cc") };
+        println!(
+            "retest {name}: the compiler wrapper. Use it as the compiler (`{}=\"retest {name}\" make`, or `retest build -- make`):\n\
+             every argument goes to the real compiler (${var}, else {default}); each of the project's sources is analysed and\n\
+             instrumented first, and recorded in the store (.retest/ of this directory or a parent).\n\
+             Its own options, before the compiler's: --mcdc (record MC/DC evaluations), --paths (record acyclic paths).\n\
+             A command with no input (`--version`, `-dumpmachine`) goes to the real compiler, with or without a store.",
+            if cplusplus { "CXX" } else { "CC" }
+        );
+        return ExitCode::SUCCESS;
+    }
     let result = progress::context(reporter).and_then(|cx| retest_engine::build::wrap(&cx, cplusplus, args));
     match result {
         Ok(status) => exit_code(status),

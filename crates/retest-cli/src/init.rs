@@ -34,7 +34,19 @@ const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
 pub fn run(a: InitArgs) -> Result<(), Fail> {
     let root = a.dir.unwrap_or_else(|| PathBuf::from("."));
     let dir = Store::dir_for(&root);
-    Store::init(&dir).or_fail_hint("a project has one store; use the existing one")?;
+    match Store::init(&dir) {
+        Ok(_) => {}
+        Err(retest_store::StoreError::Exists { path }) => {
+            return Err(match Store::open(&dir) {
+                Ok(_) => Fail::usage(format!("{} already holds a retest store", path.display()))
+                    .hint("a project has one store; use the existing one"),
+                Err(e) => Fail::new(e).hint(retest_engine::store::damaged_hint(&dir)),
+            });
+        }
+        Err(e) => return Err(Fail::new(e)),
+    }
+    // the store is the machine's own record: never committed
+    std::fs::write(dir.join(".gitignore"), "# written by `retest init`: the store is not source\n*\n").or_fail()?;
     let toml = root.join("retest.toml");
     let made_toml = if toml.exists() {
         false

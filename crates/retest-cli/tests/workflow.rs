@@ -418,3 +418,38 @@ fn function_level_reasons_say_the_test_ran_the_changed_function() {
     let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "file"], 0));
     assert!(out.contains("- ran code of controller.c ("), "{out}");
 }
+
+/// First contact: the wrapper explains itself and answers a build system's
+/// probe of the compiler without a store; `retest init` keeps the store out
+/// of git and says what to do when a store exists, damaged or not; a bad
+/// `retest.toml` and a damaged store are one line each, naming the file and
+/// the remedy, and no internal name.
+#[test]
+fn first_contact_messages_say_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let help = stdout(&retest(dir, &["cc", "--help"], 0));
+    assert!(help.contains("compiler wrapper") && help.contains("retest build"), "{help}");
+    let version = stdout(&retest(dir, &["cc", "--version"], 0));
+    assert!(!version.trim().is_empty(), "the real compiler's --version");
+    let e = stderr(&retest(dir, &["cc", "-c", "x.c"], 1));
+    assert!(e.contains("no retest store") && e.contains("retest init"), "{e}");
+
+    retest(dir, &["init"], 0);
+    let ignore = std::fs::read_to_string(dir.join(".retest/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+    let e = stderr(&retest(dir, &["init"], 2));
+    assert!(e.contains("already holds a retest store") && e.contains("use the existing one"), "{e}");
+
+    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = 1\n").unwrap();
+    let e = stderr(&retest(dir, &["run", "--list"], 5));
+    assert!(e.contains("retest.toml:2:8") && e.contains("README") && !e.contains("retest_run"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+
+    std::fs::write(dir.join(".retest/store.db"), "not a database").unwrap();
+    for args in [&["run"][..], &["init"][..]] {
+        let e = stderr(&retest(dir, args, 5));
+        assert!(e.contains("is damaged") && e.contains("aside") && e.contains("retest init"), "{args:?}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}

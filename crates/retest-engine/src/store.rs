@@ -37,11 +37,20 @@ pub fn open(explicit: Option<&Path>) -> Result<(Store, PathBuf), Error> {
     let store = Store::open(&dir).map_err(|e| match e {
         retest_store::StoreError::NotFound { .. } => Error::new(format!("no retest store at {}", dir.display()))
             .hint("run `retest init` in the project root first"),
+        e @ retest_store::StoreError::Corrupt { .. } => Error::new(e).hint(damaged_hint(&dir)),
         other => Error::new(other),
     })?;
     let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
     let root = std::fs::canonicalize(&root).unwrap_or(root);
     Ok((store, root))
+}
+
+/// What to do about a damaged store in `dir`.
+pub fn damaged_hint(dir: &Path) -> String {
+    format!(
+        "move {} aside (keep it for a bug report), run `retest init`, then `retest build` and `retest run` to record a new baseline",
+        dir.display()
+    )
 }
 
 /// What the engine keeps in the store's meta table, one key each. The

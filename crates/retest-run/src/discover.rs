@@ -201,7 +201,7 @@ pub enum DiscoverError {
     },
     /// The file is not valid TOML, or a value has the wrong type or is
     /// missing.
-    #[error("{}:{line}:{column}: {message} — fix the file (see the `[[test]]` keys in the documentation of `retest_run::discover::from_toml`)", path.display())]
+    #[error("{}:{line}:{column}: {message} — fix the file (the keys of `[[test]]` and `[[gtest]]` are listed in the comment `retest init` writes, and in the README under `retest run`)", path.display())]
     Toml {
         /// The file.
         path: PathBuf,

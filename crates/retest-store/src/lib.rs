@@ -97,6 +97,22 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// A database SQLite does not recognise, or finds malformed, is a damaged
+/// store, not a failure of SQLite.
+fn damaged(e: StoreError) -> StoreError {
+    match e {
+        StoreError::Sqlite { path, source }
+            if matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+            ) =>
+        {
+            StoreError::Corrupt { path, detail: source.to_string() }
+        }
+        other => other,
+    }
+}
+
 /// State of a snapshot.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SnapshotState {
@@ -321,8 +337,8 @@ impl Store {
         if !db.is_file() {
             return Err(StoreError::NotFound { start: dir.to_path_buf() });
         }
-        let s = Store::connect(&db)?;
-        schema::migrate(&s.conn, &db)?;
+        let s = Store::connect(&db).map_err(damaged)?;
+        schema::migrate(&s.conn, &db).map_err(damaged)?;
         Ok(s)
     }
 
