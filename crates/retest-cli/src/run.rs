@@ -163,10 +163,15 @@ fn show(r: &RunReport, format: TextOrJson) -> Result<(), Fail> {
 /// The failed tests and unknowns on stderr, the counts on `out`.
 fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let s = &r.summary;
-    for f in &s.failed {
+    // a test Ctrl-C stopped did not fail: it did not finish
+    let stopped: Vec<&str> = s.results.iter().filter(|t| t.status == "stopped").map(|t| t.name.as_str()).collect();
+    for f in s.failed.iter().filter(|f| !stopped.contains(&f.as_str())) {
         eprintln!("FAIL {f}");
     }
-    for (t, why) in &s.unknown {
+    for t in &stopped {
+        eprintln!("STOPPED {t}: interrupted before it finished; its coverage is not known until it runs again");
+    }
+    for (t, why) in s.unknown.iter().filter(|(t, _)| !stopped.contains(&t.as_str())) {
         eprintln!("coverage unknown for {t}: {why} (it will always be selected)");
     }
     for (t, why) in &s.deps_unknown {
@@ -174,16 +179,17 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
             "dependencies unknown for {t}: {why} (it will always be selected; declare its inputs in retest.toml to change that)"
         );
     }
-    let ran = s.passed + s.failed.len();
+    let failed = s.failed.len() - stopped.len();
+    let unknown = s.unknown.iter().filter(|(t, _)| !stopped.contains(&t.as_str())).count();
     writeln!(
         out,
-        "{ran}/{} tests run in {:.1}s: {} passed, {} failed{}{}",
+        "{}/{} tests run in {:.1}s: {} passed, {failed} failed{}{}",
+        s.passed + failed,
         r.ran,
         s.elapsed.as_secs_f64(),
         s.passed,
-        s.failed.len(),
-        if s.unknown.is_empty() { String::new() } else { format!(", {} with unknown coverage", s.unknown.len()) },
-        if s.stopped { " (interrupted)" } else { "" }
+        if unknown == 0 { String::new() } else { format!(", {unknown} with unknown coverage") },
+        if s.stopped { format!(", {} stopped (interrupted)", stopped.len()) } else { String::new() }
     )?;
     if r.made_baseline {
         writeln!(out, "coverage recorded for snapshot {}; it is the baseline for `retest select`", r.snapshot.0)?;

@@ -818,3 +818,33 @@ fn a_procedure_an_uninstrumented_harness_called_keeps_what_ran_before_it_stopped
     let selected = selected_after_edit(dir, "lib.c", &lib.replace("if (*p > 0)", "if (*p >= 0)"));
     assert_eq!(selected, ["harness"]);
 }
+
+/// Ctrl-C during `retest run`: the test it stopped did not fail, it did not
+/// finish — reported as STOPPED, not as FAIL or as a test "always selected" —
+/// and retest exits 130 as shells report an interrupted command.
+#[test]
+fn an_interrupted_run_reports_the_stopped_test_as_stopped() {
+    let d =
+        one_file_project("p", "int main(void) { return 0; }\n", "", &[("quick", "./p"), ("slow", "./p && sleep 60")]);
+    let child = Command::new(retest_bin())
+        .args(["run", "-j2"])
+        .current_dir(d.path())
+        .env("CI", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait until `quick` is recorded, then Ctrl-C
+    let t = std::time::Instant::now();
+    while sql(d.path(), "SELECT count(*) FROM results") != "1" {
+        assert!(t.elapsed() < Duration::from_secs(60), "quick never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{so}{se}");
+    assert!(se.contains("STOPPED slow: interrupted before it finished"), "{se}");
+    assert!(!se.contains("FAIL slow") && !se.contains("coverage unknown for slow"), "{se}");
+    assert!(so.contains("1 passed, 0 failed, 1 stopped (interrupted)"), "{so}");
+}
