@@ -1,6 +1,7 @@
 //! `retest demo`: the whole workflow on the bundled example, in a scratch
 //! directory — build with the wrapper, record the baseline, apply a bundled
-//! change, select with reasons, run the selected tests.
+//! change, select with reasons, explain one test each way, run the selected
+//! tests, audit the selection.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -141,12 +142,31 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
         }
         println!("   {name:<24} {}", why[0]);
     }
+    println!("\n   why, one test each way: retest explain TEST");
+    if let Some((name, why)) = sel.selected.iter().next() {
+        println!("   {name} is selected: {}", why[0]);
+    }
+    if let Some(name) = sel.suite.iter().find(|t| !sel.selected.contains_key(*t)) {
+        println!(
+            "   {name} is not selected: its recorded coverage traverses none of the {} dangerous edges",
+            sel.dangerous.len()
+        );
+    }
 
     println!("\n5. run only the selected tests: retest run --selected");
     let chosen: Vec<_> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
     let new_snap = sel.new_snapshot.ok_or_else(|| Fail::new("no new snapshot was built"))?;
     let (_, _, part) = execute(&cx, &mut store, new_snap, None, RunKind::Selected, &chosen, a.jobs, None)?;
     report(&part, chosen.len());
+
+    println!("\n6. check the selection: retest audit (every test again, its outcome compared with the baseline's)");
+    let audit = retest_engine::audit::audit(&cx, &mut store, dir, &opts, a.jobs, None)?;
+    println!(
+        "   {} tests changed behaviour, {} of them selected; {} missed",
+        audit.changed.len(),
+        audit.changed.keys().filter(|t| sel.selected.contains_key(*t)).count(),
+        audit.missed.len()
+    );
     let saved = if full.elapsed.as_secs_f64() > 0.0 {
         100.0 * (1.0 - part.elapsed.as_secs_f64() / full.elapsed.as_secs_f64())
     } else {

@@ -210,6 +210,8 @@ fn the_demo_runs_on_a_fresh_scratch_copy() {
     let out = stdout(&o);
     assert!(out.contains("24 of 40 tests selected"), "{out}");
     assert!(out.contains("the change broke 22-brake-hold-boundary: selection caught it"), "{out}");
+    assert!(out.contains(" is selected: ") && out.contains(" is not selected: "), "explain, both ways: {out}");
+    assert!(out.contains("changed behaviour") && out.contains("; 0 missed"), "the audit: {out}");
     let e = stderr(&retest(d.path(), &["demo", "--change", "nope"], 2));
     assert!(e.contains("no bundled change named `nope`") && e.contains("brake-check"), "{e}");
 }
