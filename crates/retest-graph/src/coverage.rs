@@ -696,7 +696,7 @@ pub fn executed_nodes(cfg: &Cfg, edges: &FixedBitSet) -> FixedBitSet {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cfg::{CfgBuilder, EdgeLabel, Node, NodeKind};
 
@@ -889,6 +889,39 @@ mod tests {
         (b.build().unwrap(), probes)
     }
 
+    /// One step of a simulated run at node `v`, which has started: takes out-edge
+    /// `pick` (modulo the out-degree) and adds to `hit` the cells the step
+    /// sets — the pair cell when the edge into `v` was noted, else the edge's
+    /// own cell, or, for an active pair's edge, a note (`noted`) that `v`'s
+    /// successor takes. Shared with `stopped`'s simulation of whole programs.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn take_edge(
+        g: &Cfg,
+        probes: &[Probe],
+        layout: &CellLayout,
+        pairs: &[Pair],
+        v: NodeId,
+        pick: u8,
+        noted: &mut Option<Pair>,
+        hit: &mut impl Extend<u32>,
+    ) -> EdgeId {
+        let outs: Vec<EdgeId> = g.out_edges(v).collect();
+        let k = pick as usize % outs.len();
+        let e = outs[k];
+        match noted.take() {
+            Some(p) => {
+                assert_eq!(p.target, v, "a note is taken by the next node");
+                hit.extend([p.cells + k as u32]);
+            }
+            None if probes[v.index()].has_edge_cell(k) => match pairs.iter().find(|p| p.edge == e) {
+                Some(p) => *noted = Some(*p),
+                None => hit.extend(layout.cell_of_edge(g, probes, e)),
+            },
+            None => {}
+        }
+        e
+    }
+
     /// What a run does: the cells it sets (`Node` cells when a node starts, edge
     /// cells when the edge is taken — a paired in-edge noted instead, and its
     /// target's outcome setting the pair cell), the edges it takes, and
@@ -918,20 +951,7 @@ mod tests {
             if stop && !completes[v.index()] {
                 return Some((hit, taken, true));
             }
-            let outs: Vec<EdgeId> = g.out_edges(v).collect();
-            let k = pick as usize % outs.len();
-            let e = outs[k];
-            match noted.take() {
-                Some(p) => {
-                    assert_eq!(p.target, v, "a note is taken by the next node");
-                    hit.push(p.cells + k as u32);
-                }
-                None if probes[v.index()].has_edge_cell(k) => match pairs.iter().find(|p| p.edge == e) {
-                    Some(p) => noted = Some(*p),
-                    None => hit.extend(l.cell_of_edge(g, probes, e)),
-                },
-                None => {}
-            }
+            let e = take_edge(g, probes, &l, &pairs, v, pick, &mut noted, &mut hit);
             taken.push(e.index());
             v = g.edge(e).dst;
         }

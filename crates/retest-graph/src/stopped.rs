@@ -144,6 +144,7 @@ mod tests {
 
     use super::*;
     use crate::cfg::{Cfg, CfgBuilder, Contraction, Declaration, EdgeId, EdgeLabel, Node, NodeKind};
+    use crate::coverage::tests::take_edge;
     use crate::coverage::{Pair, active_pairs, derive_probes, edge_coverage, pair_probes};
     use crate::unit::Procedure;
 
@@ -772,20 +773,7 @@ mod tests {
                 if stop == 1 {
                     return Err(Stop);
                 }
-                let outs: Vec<EdgeId> = g.out_edges(v).collect();
-                let k = pick as usize % outs.len();
-                let e = outs[k];
-                match noted.take() {
-                    Some(p) => {
-                        assert_eq!(p.target, v, "a note is taken by the next node");
-                        self.hits[u][i].insert(p.cells + k as u32);
-                    }
-                    None if probes[v.index()].has_edge_cell(k) => match pairs.iter().find(|p| p.edge == e) {
-                        Some(p) => noted = Some(*p),
-                        None => self.hits[u][i].extend(layout.cell_of_edge(g, probes, e)),
-                    },
-                    None => {}
-                }
+                let e = take_edge(g, probes, &layout, &pairs, v, pick, &mut noted, &mut self.hits[u][i]);
                 self.taken[u][i].insert(e.index());
                 v = g.edge(e).dst;
             }
