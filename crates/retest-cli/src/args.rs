@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use retest_engine::run::TestSource;
 use retest_engine::select::{Algorithm, SelectOptions};
@@ -27,38 +28,11 @@ impl TestSourceArgs {
     }
 }
 
-/// A selection algorithm, as `--algorithm` spells it.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum, Debug)]
-pub enum AlgorithmArg {
-    /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
-    Dejavu,
-    /// Ball's partial-reachability: tests through a transition leaving V''_accept.
-    Partial,
-    /// Ball's full-reachability: tests whose covered edges reach `reject` from the entry in G''.
-    Full,
-    /// Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions).
-    Valid,
-    /// Ball's path-based selection on the acyclic paths `retest build --paths`
-    /// recorded, refined by valid-reachability; edge coverage where no paths were recorded.
-    Path,
-    /// Tests that executed any changed function (testmon / RustyRTS granularity).
-    Function,
-    /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
-    File,
-}
-
-impl AlgorithmArg {
-    pub fn algorithm(self) -> Algorithm {
-        match self {
-            AlgorithmArg::Dejavu => Algorithm::Dejavu,
-            AlgorithmArg::Partial => Algorithm::Partial,
-            AlgorithmArg::Full => Algorithm::Full,
-            AlgorithmArg::Valid => Algorithm::Valid,
-            AlgorithmArg::Path => Algorithm::Path,
-            AlgorithmArg::Function => Algorithm::Function,
-            AlgorithmArg::File => Algorithm::File,
-        }
-    }
+/// `--algorithm`: the names of [`Algorithm::name`], each with its [`Algorithm::about`].
+fn algorithm_parser() -> impl clap::builder::TypedValueParser<Value = Algorithm> {
+    let values = Algorithm::ALL.map(|a| PossibleValue::new(a.name()).help(a.about()));
+    // the names were checked against the same list
+    PossibleValuesParser::new(values).map(|name| Algorithm::from_name(&name).unwrap_or_default())
 }
 
 #[derive(Args, Clone)]
@@ -67,8 +41,8 @@ pub struct SelectionArgs {
     /// without building (default: the newest snapshot built with the wrapper).
     #[arg(short = 'p', long = "project", value_name = "compile_commands.json")]
     pub project: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = AlgorithmArg::Dejavu)]
-    pub algorithm: AlgorithmArg,
+    #[arg(long, value_parser = algorithm_parser(), default_value = "dejavu")]
+    pub algorithm: Algorithm,
     /// Compare every pair of same-named procedures instead of walking from `main`.
     #[arg(long)]
     pub naive: bool,
@@ -80,7 +54,7 @@ impl SelectionArgs {
     pub fn options(&self) -> SelectOptions {
         SelectOptions {
             project: self.project.clone(),
-            algorithm: self.algorithm.algorithm(),
+            algorithm: self.algorithm,
             naive: self.naive,
             source: self.source.source(),
         }

@@ -24,24 +24,16 @@ use retest_run::discover::TestSpec;
 /// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
 /// (`retest_select::refine`), `path` with the paths `retest build --paths`
 /// recorded; the coarse ones widen DejaVu's dangerous edges to whole functions
-/// or units.
+/// or units. [`Algorithm::about`] says what each selects.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum Algorithm {
-    /// Rothermel & Harrold's DejaVu (default): tests through a dangerous edge.
     #[default]
     Dejavu,
-    /// Ball's partial-reachability: tests through a transition leaving V''_accept.
     Partial,
-    /// Ball's full-reachability: tests whose covered edges reach `reject` from the entry in G''.
     Full,
-    /// Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions).
     Valid,
-    /// Ball's path-based selection on the acyclic paths `retest build --paths`
-    /// recorded, refined by valid-reachability; edge coverage where no paths were recorded.
     Path,
-    /// Tests that executed any changed function (testmon / RustyRTS granularity).
     Function,
-    /// Tests that executed anything in a changed translation unit (Ekstazi granularity).
     File,
 }
 
@@ -71,6 +63,23 @@ impl Algorithm {
             Algorithm::Path => "path",
             Algorithm::Function => "function",
             Algorithm::File => "file",
+        }
+    }
+
+    /// One line on what the algorithm selects (for `--algorithm`'s help).
+    pub fn about(self) -> &'static str {
+        match self {
+            Algorithm::Dejavu => "Rothermel & Harrold's DejaVu (default): tests through a dangerous edge",
+            Algorithm::Partial => "Ball's partial-reachability: tests through a transition leaving V''_accept",
+            Algorithm::Full => {
+                "Ball's full-reachability: tests whose covered edges reach `reject` from the entry in G''"
+            }
+            Algorithm::Valid => "Ball's valid-reachability (⊑ by dominance only: coverage is a union of executions)",
+            Algorithm::Path => {
+                "Ball's path-based selection on the acyclic paths `retest build --paths` recorded, refined by valid-reachability; edge coverage where no paths were recorded"
+            }
+            Algorithm::Function => "Tests that executed any changed function (testmon / RustyRTS granularity)",
+            Algorithm::File => "Tests that executed anything in a changed translation unit (Ekstazi granularity)",
         }
     }
 
