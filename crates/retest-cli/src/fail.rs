@@ -27,7 +27,7 @@ pub fn code(e: &Fail) -> u8 {
         ErrorKind::Usage => 2,
         ErrorKind::CoverageGate => 4,
         ErrorKind::Failure => 5,
-        ErrorKind::Interrupted => 130,
+        ErrorKind::Interrupted => retest_engine::interrupt::EXIT_CODE,
     }
 }
 

@@ -75,9 +75,17 @@ impl Project {
         }
     }
 
+    /// DejaVu on the project's suite.
+    fn options(&self) -> SelectOptions {
+        SelectOptions { algorithm: Algorithm::Dejavu, source: self.settings().source, ..Default::default() }
+    }
+
     fn select(&self, store: &mut Store) -> retest_engine::select::Selection {
-        let opts = SelectOptions { algorithm: Algorithm::Dejavu, source: self.settings().source, ..Default::default() };
-        compute(store, self.root(), &opts).expect("the selection")
+        compute(store, self.root(), &self.options()).expect("the selection")
+    }
+
+    fn audit(&self, cx: &Context, store: &mut Store) -> retest_engine::audit::AuditReport {
+        retest_engine::audit::audit(cx, store, self.root(), &self.options(), Some(1), None).expect("the audit")
     }
 }
 
@@ -127,15 +135,7 @@ fn select_audit_and_recover_on_a_real_program() {
     assert_eq!(selected(&sel), ["t2"], "{:?}", sel.selected);
     assert!(sel.selected["t2"].iter().any(|r| r.contains("prog.c:9")), "{:?}", sel.selected["t2"]);
 
-    let audit = retest_engine::audit::audit(
-        &cx,
-        &mut store,
-        p.root(),
-        &SelectOptions { source: settings.source.clone(), ..Default::default() },
-        Some(1),
-        None,
-    )
-    .unwrap();
+    let audit = p.audit(&cx, &mut store);
     assert_eq!(audit.changed.keys().collect::<Vec<_>>(), ["t2"], "{audit:?}");
     assert!(audit.missed.is_empty(), "{audit:?}");
 
@@ -180,23 +180,14 @@ fn the_audit_reports_a_test_that_changed_behaviour_and_was_not_selected() {
         .expect("cc");
     assert!(st.success());
     // the sources no longer match what the build analysed: selection refuses
-    let err =
-        match compute(&mut store, p.root(), &SelectOptions { source: settings.source.clone(), ..Default::default() }) {
-            Err(e) => e,
-            Ok(s) => panic!("a stale analysis must not select: {:?}", s.selected),
-        };
+    let err = match compute(&mut store, p.root(), &p.options()) {
+        Err(e) => e,
+        Ok(s) => panic!("a stale analysis must not select: {:?}", s.selected),
+    };
     assert!(err.what.contains("since the newest build"), "{}", err.what);
     // put the source back as analysed: the audit now runs the changed binary
     std::fs::write(p.root().join("prog.c"), V1).unwrap();
-    let audit = retest_engine::audit::audit(
-        &cx,
-        &mut store,
-        p.root(),
-        &SelectOptions { source: settings.source.clone(), ..Default::default() },
-        Some(1),
-        None,
-    )
-    .unwrap();
+    let audit = p.audit(&cx, &mut store);
     assert_eq!(audit.missed, ["t3"], "{audit:?}");
 }
 
