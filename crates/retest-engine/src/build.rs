@@ -67,10 +67,8 @@ pub fn wrap_in(
     // probe the compiler) has nothing to instrument: it needs no store
     let parsed = retest_lang_c::driver::parse_args(&args);
     if parsed.sources.is_empty() && parsed.other_inputs.is_empty() {
-        return Command::new(&compiler).args(&args).current_dir(&cwd).status().map_err(|e| {
-            Error::new(format!("cannot run the compiler `{compiler}`: {e}"))
-                .hint("set $RETEST_CC (or $RETEST_CXX) to the real compiler")
-        });
+        return retest_lang_c::wrap::run_compiler(&compiler, &args, &cwd)
+            .or_fail_hint("set $RETEST_CC (or $RETEST_CXX) to the real compiler");
     }
     let (mut store, root) = store::open(store_dir)?;
     let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();

@@ -324,7 +324,7 @@ impl Prepared {
     /// other inputs as given, plus `runtime` (an object) when linking.
     pub fn compile(&self, opts: &WrapOptions<'_>, tmp: &Path, runtime: Option<&Path>) -> Result<ExitStatus, WrapError> {
         if self.passthrough {
-            return run(&opts.compiler, &self.original, &opts.cwd);
+            return run_compiler(&opts.compiler, &self.original, &opts.cwd);
         }
         let mut written: Vec<PathBuf> = Vec::new();
         let result = (|| {
@@ -354,7 +354,7 @@ impl Prepared {
                             a.push("-o".into());
                             a.push(Path::new(&u.source).with_extension("s").to_string_lossy().into_owned());
                         }
-                        let st = run(&opts.compiler, &a, &opts.cwd)?;
+                        let st = run_compiler(&opts.compiler, &a, &opts.cwd)?;
                         if !st.success() {
                             return Ok(st);
                         }
@@ -374,7 +374,7 @@ impl Prepared {
                             a.push("-o".into());
                             a.push(o.clone());
                         }
-                        return run(&opts.compiler, &a, &opts.cwd);
+                        return run_compiler(&opts.compiler, &a, &opts.cwd);
                     }
                     Ok(st_success())
                 }
@@ -415,7 +415,7 @@ impl Prepared {
                         a.push("-o".into());
                         a.push(o.clone());
                     }
-                    run(&opts.compiler, &a, &opts.cwd)
+                    run_compiler(&opts.compiler, &a, &opts.cwd)
                 }
             }
         })();
@@ -472,7 +472,8 @@ fn st_success() -> ExitStatus {
     ExitStatus::from_raw(0)
 }
 
-fn run(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapError> {
+/// Runs the real compiler with `args` in `cwd`, its output going to ours.
+pub fn run_compiler(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapError> {
     Command::new(compiler)
         .args(args)
         .current_dir(cwd)
