@@ -180,15 +180,13 @@ fn write_text(r: &Report, suite: Option<&SuiteReport>, reading: Reading, w: &mut
         let mut fns = fc.functions.clone();
         fns.sort_by_key(|f| f.line);
         for f in &fns {
+            let name = format!("{}:{}", f.name, f.line);
+            if !f.recorded {
+                writeln!(w, "  {name:<38} {:>16} {:>16} {:>12}", "not recorded", "", "")?;
+                continue;
+            }
             let (fl, fb) = fc.function_stats(f);
-            writeln!(
-                w,
-                "  {:<38} {:>16} {:>16} {:>12}",
-                format!("{}:{}", f.name, f.line),
-                cell(fl),
-                cell(fb),
-                f.tests
-            )?;
+            writeln!(w, "  {name:<38} {:>16} {:>16} {:>12}", cell(fl), cell(fb), f.tests)?;
         }
     }
     let (l, b, f) = totals(&r.files);

@@ -179,3 +179,87 @@ fn constructs_behave_as_in_a_plain_build() {
         assert_eq!(ran("Table::Table(int)"), 1);
     }
 }
+
+/// Functions that may run while compiling (`build::Evaluation`): built at
+/// -O0 and -O2 in C++20, a `constexpr` function, constructor and method are
+/// probed (guarded, so the unit still folds them in `static_assert`) and
+/// their runs recorded; a `consteval` function is listed as not recorded. A
+/// change to a `constexpr` body, or to a lambda that only ran while
+/// compiling, selects the tests that reached its uses; in C++11 a
+/// `constexpr` function is not probed, and a change to it still selects.
+#[test]
+fn constexpr_functions_are_probed_and_compile_time_changes_select() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../retest-lang-c/tests/corpus/constexpr.cc"),
+    )
+    .unwrap();
+    for (std, opt) in [("-std=c++20", "-O0"), ("-std=c++20", "-O2"), ("-std=c++11 -DCXX11", "-O2")] {
+        let d = tempfile::tempdir().unwrap();
+        let at = format!("{std} {opt}");
+        std::fs::write(d.path().join("constexpr.cc"), &src).unwrap();
+        std::fs::write(
+            d.path().join("Makefile"),
+            format!("constexpr: constexpr.cc\n\t$(CXX) {std} {opt} -o constexpr constexpr.cc\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("retest.toml"),
+            "[[test]]\nname = \"three\"\ncmd = \"./constexpr 3\"\n\n[[test]]\nname = \"zero\"\ncmd = \"./constexpr 0\"\n",
+        )
+        .unwrap();
+        retest(d.path(), &["init"], 0);
+        retest(d.path(), &["build", "--", "make", "-s"], 0);
+        let out = |arg: &str| {
+            let o = std::process::Command::new(d.path().join("constexpr")).arg(arg).output().unwrap();
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        assert_eq!(out("3"), "6 24 13 21\n", "{at}");
+        assert_eq!(out("0"), "-1 21 10 21\n", "{at}");
+        retest(d.path(), &["run"], 0);
+        let cov = json(&retest(d.path(), &["coverage", "--format", "json"], 0));
+        let functions = cov["files"][0]["functions"].as_array().unwrap();
+        let f = |name: &str| {
+            let f = functions.iter().find(|f| f["name"] == name).unwrap_or_else(|| panic!("{name} missing ({at})"));
+            (f["tests"].as_u64().unwrap(), f["recorded"].as_bool().unwrap())
+        };
+        let cxx11 = std.contains("c++11");
+        assert_eq!(f("triangle(int)"), if cxx11 { (0, false) } else { (2, true) }, "{at}");
+        assert_eq!(f("Point::Point(int, int)"), if cxx11 { (0, false) } else { (2, true) }, "{at}");
+        assert_eq!(f("Point::sum() const"), if cxx11 { (0, false) } else { (2, true) }, "{at}");
+        assert_eq!(f("twice(int)"), if cxx11 { (2, true) } else { (0, false) }, "{at}");
+        if !cxx11 {
+            // ran only while compiling
+            assert_eq!(f("main::lambda#1"), (0, true), "{at}");
+            // the loop's odd arm, taken only by `three`, at run time
+            let lines = cov["files"][0]["lines"].as_array().unwrap();
+            let tests_on = |l: u64| lines.iter().find(|x| x[0] == l).map(|x| x[1].as_u64().unwrap());
+            assert_eq!(tests_on(16), Some(1), "{at}: {lines:?}");
+        }
+
+        // a change to a `constexpr` body the tests ran (or, in C++11, could not see)
+        let edited = if cxx11 {
+            src.replacen("n * (n + 1) / 2", "(n + 1) * n / 2", 1)
+        } else {
+            src.replacen("s += i * 1;", "s += i + 0;", 1)
+        };
+        assert_ne!(edited, src);
+        rebuild_as(d.path(), &edited);
+        assert_eq!(selected(d.path(), "dejavu"), set(&["three", "zero"]), "{at}");
+        if !cxx11 {
+            // a change to the lambda that ran only while compiling
+            retest(d.path(), &["run"], 0);
+            let lambda = edited.replacen("return x * 3;", "return x * 3 + 0;", 1);
+            assert_ne!(lambda, edited);
+            rebuild_as(d.path(), &lambda);
+            assert_eq!(selected(d.path(), "dejavu"), set(&["three", "zero"]), "{at}");
+            let a = json(&retest(d.path(), &["audit", "--format", "json"], 0));
+            assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{at}: {a}");
+        }
+    }
+}
+
+fn rebuild_as(dir: &Path, program: &str) {
+    write_newer(&dir.join("constexpr.cc"), program);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+}

@@ -168,7 +168,7 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
         let fc = input.files.get(*p).unwrap_or(&empty);
         let lines = Ratio { hit: fc.lines_hit(), total: fc.lines.len() };
         let branches = Ratio { hit: fc.branches_hit(), total: fc.branches_total() };
-        let functions = Ratio { hit: fc.functions_hit(), total: fc.functions.len() };
+        let functions = Ratio { hit: fc.functions_hit(), total: fc.functions_total() };
         for (t, r) in [(&mut totals.0, lines), (&mut totals.1, branches), (&mut totals.2, functions)] {
             t.hit += r.hit;
             t.total += r.total;
@@ -227,7 +227,7 @@ fn file_page(
     let _ = writeln!(b, "<h1>{}</h1>", escape(path));
     let lines = Ratio { hit: fc.lines_hit(), total: fc.lines.len() };
     let branches = Ratio { hit: fc.branches_hit(), total: fc.branches_total() };
-    let functions = Ratio { hit: fc.functions_hit(), total: fc.functions.len() };
+    let functions = Ratio { hit: fc.functions_hit(), total: fc.functions_total() };
     let _ = write!(b, "<table>\n<tr><th>Lines</th><th>Branches</th><th>Functions</th>");
     for m in criteria {
         let _ = write!(b, "<th>{}</th>", escape(&m.measure.title()));
@@ -258,8 +258,14 @@ fn file_page(
                 f.line,
                 escape(&f.name),
                 f.line,
-                if f.tests > 0 { "good" } else { "bad" },
-                f.tests,
+                if f.tests > 0 {
+                    "good"
+                } else if f.recorded {
+                    "bad"
+                } else {
+                    ""
+                },
+                if f.recorded { f.tests.to_string() } else { "not recorded".to_string() },
                 cell(l),
                 cell(br)
             );

@@ -13,7 +13,8 @@ pub fn write(files: &BTreeMap<String, FileCoverage>, test_name: &str, w: &mut dy
     for (path, fc) in files {
         writeln!(w, "TN:{test_name}")?;
         writeln!(w, "SF:{path}")?;
-        let mut fns = fc.functions.clone();
+        // a function no run records has no count to give
+        let mut fns: Vec<_> = fc.functions.iter().filter(|f| f.recorded).cloned().collect();
         fns.sort_by_key(|f| (f.line, f.name.clone()));
         for f in &fns {
             writeln!(w, "FN:{},{}", f.line, f.name)?;

@@ -46,6 +46,11 @@ pub struct Function {
     pub lines: Vec<u32>,
     /// Its branches: (line, block, label).
     pub branches: Vec<(u32, u32, String)>,
+    /// Whether runs record it: a C++ function that runs only while compiling
+    /// (`consteval`), or a `constexpr` one in C++11, has no probe; its
+    /// `tests` is then 0 without meaning that no test called it, and it
+    /// counts in no total.
+    pub recorded: bool,
 }
 
 /// Hit and total counts.
@@ -104,6 +109,10 @@ impl FileCoverage {
     }
     pub fn functions_hit(&self) -> usize {
         self.functions.iter().filter(|f| f.tests > 0).count()
+    }
+    /// Functions that runs record (see [`Function::recorded`]).
+    pub fn functions_total(&self) -> usize {
+        self.functions.iter().filter(|f| f.recorded).count()
     }
 }
 
@@ -203,6 +212,7 @@ fn function_slot(fc: &mut FileCoverage, name: &str, line: u32) -> usize {
                 tests: 0,
                 lines: Vec::new(),
                 branches: Vec::new(),
+                recorded: false,
             });
             fc.functions.len() - 1
         }
@@ -224,6 +234,8 @@ impl Accumulator {
             let Some(s) = s else { continue };
             let fc = self.files.entry(s.file.clone()).or_default();
             let slot = function_slot(fc, &p.name, s.entry_line);
+            // one unit that records it (an inline function in many units) suffices
+            fc.functions[slot].recorded |= s.recorded;
             for l in s.stmt_lines.iter().flatten() {
                 fc.lines.entry(*l).or_default();
                 if !fc.functions[slot].lines.contains(l) {

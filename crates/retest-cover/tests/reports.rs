@@ -34,8 +34,16 @@ fn files() -> BTreeMap<String, FileCoverage> {
         tests: 3,
         lines: vec![2, 3, 4, 6],
         branches: vec![(3, 0, "T".into()), (3, 0, "F".into()), (3, 1, "T".into()), (3, 1, "F".into())],
+        recorded: true,
     });
-    fc.functions.push(Function { name: "unused".into(), line: 8, tests: 0, lines: vec![9], branches: vec![] });
+    fc.functions.push(Function {
+        name: "unused".into(),
+        line: 8,
+        tests: 0,
+        lines: vec![9],
+        branches: vec![],
+        recorded: true,
+    });
     let mut other = FileCoverage::default();
     other.lines.insert(1, LineCount { tests: 0 });
     BTreeMap::from([("src/a&b.c".to_string(), fc), ("util.c".to_string(), other)])

@@ -164,10 +164,10 @@ pub fn wrap_in(
                 let what: Vec<String> = off
                     .iter()
                     .map(|(p, decision, why)| {
-                        let f = &u.tu.unit.procedures[*p].name;
+                        let f = called(&u.tu.unit.procedures[*p].name);
                         match decision {
-                            Some(j) => format!("{f}() decision {j}: {why}"),
-                            None => format!("{f}() paths: {why}"),
+                            Some(j) => format!("{f} decision {j}: {why}"),
+                            None => format!("{f} paths: {why}"),
                         }
                     })
                     .collect();
@@ -184,11 +184,9 @@ pub fn wrap_in(
             for p in &u.tu.unit.procedures {
                 if let Some(why) = &p.unanalysable {
                     let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
-                    // C++ names carry their parameter types already
-                    let parens = if p.name.ends_with(')') || p.name.ends_with("const") { "" } else { "()" };
                     cx.reporter.warn(&format!(
-                        "{at}: {}{parens} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
-                        p.name
+                        "{at}: {} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
+                        called(&p.name)
                     ));
                 }
             }
@@ -371,5 +369,15 @@ fn shell_quote(p: &Path) -> String {
         s.into_owned()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A procedure's name as messages show it: `f()` for C, as it is for C++,
+/// whose names carry their parameter types (`A::f(int) const`, `f::lambda#1`).
+fn called(name: &str) -> String {
+    if name.ends_with(')') || name.ends_with("const") || name.contains("::lambda#") {
+        name.to_string()
+    } else {
+        format!("{name}()")
     }
 }

@@ -352,7 +352,7 @@ pub fn totals(files: &BTreeMap<String, FileCoverage>) -> (Ratio, Ratio, Ratio) {
         b.hit += fc.branches_hit();
         b.total += fc.branches_total();
         f.hit += fc.functions_hit();
-        f.total += fc.functions.len();
+        f.total += fc.functions_total();
     }
     (l, b, f)
 }
@@ -567,6 +567,9 @@ struct JsonFunction<'a> {
     name: &'a str,
     line: u32,
     tests: u32,
+    /// false: no run records it (it runs only while compiling, or is a C++11
+    /// `constexpr` function); `tests` is then 0 and means nothing
+    recorded: bool,
     statements: Ratio,
     branches: Ratio,
 }
@@ -591,7 +594,14 @@ pub fn write_json(r: &Report, suite: Option<&SuiteReport>, reading: Reading, w: 
                 .iter()
                 .map(|f| {
                     let (fl, fb) = fc.function_stats(f);
-                    JsonFunction { name: &f.name, line: f.line, tests: f.tests, statements: fl, branches: fb }
+                    JsonFunction {
+                        name: &f.name,
+                        line: f.line,
+                        tests: f.tests,
+                        recorded: f.recorded,
+                        statements: fl,
+                        branches: fb,
+                    }
                 })
                 .collect(),
             lines: fc.lines.iter().map(|(l, c)| (*l, c.tests)).collect(),

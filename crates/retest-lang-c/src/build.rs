@@ -112,6 +112,8 @@ pub struct FunctionCfgs {
     pub unanalysable: Option<String>,
     /// Non-fatal problems (constructs handled conservatively).
     pub problems: Vec<Problem>,
+    /// Its probes store only outside constant evaluation (see [`Evaluation`]).
+    pub guarded: bool,
 }
 
 /// Facts about the translation unit a function lives in.
@@ -128,6 +130,9 @@ pub struct TuFacts<'a> {
     pub hidden_attributes: &'a dyn Fn(std::ops::Range<usize>) -> String,
     /// The unit is C++.
     pub cpp: bool,
+    /// C++14 or later: a `constexpr` function may hold statements, so its
+    /// probes can be guarded (see [`Evaluation`]).
+    pub constexpr_statements: bool,
     /// C++: the classes the unit defines, by name (last component), with their
     /// bases and data members in declaration order.
     pub classes: &'a BTreeMap<String, ClassInfo>,
@@ -226,6 +231,10 @@ struct Builder<'a, 't> {
     cont_depths: Vec<usize>,
     /// C++: the handler dispatch nodes of the enclosing `try` blocks.
     tries: Vec<usize>,
+    /// The function may run while compiling and its probes are guarded: no
+    /// probe may declare a variable without an initialiser or open a
+    /// statement expression (a `switch` then records no case apart).
+    guarded: bool,
     _t: std::marker::PhantomData<&'t ()>,
 }
 
@@ -370,10 +379,23 @@ impl<'a, 't> Builder<'a, 't> {
         syntax::uses_in(n, self.src, &names, &|x| hoisted.contains(&x.id()))
     }
 
+    /// The normalised text of `n`, a statement expression built as nodes of
+    /// their own shown as `{…}`. A lambda's body shows as `{…}` and a digest
+    /// of its text: a C++17 lambda may run while compiling, where its result
+    /// is folded into the statement that calls it with no probe to tell, and
+    /// every such call comes after the statement that defines the lambda, so
+    /// a change to the body is a change of that statement too.
     fn text_of(&self, n: Ts<'_>) -> String {
         let hoisted = &self.hoisted;
         normalized_with(n, self.src, &|x| {
-            if hoisted.contains(&x.id()) { Some("{…}") } else { None }
+            if !hoisted.contains(&x.id()) {
+                None
+            } else if x.parent().is_some_and(|p| p.kind() == "lambda_expression") {
+                let digest = xxhash_rust::xxh3::xxh3_64(normalized(x, self.src).as_bytes()) as u32;
+                Some(format!("{{… {digest:08x}}}").into())
+            } else {
+                Some("{…}".into())
+            }
         })
     }
 
@@ -1153,6 +1175,13 @@ impl<'a, 't> Builder<'a, 't> {
         let node = self.make_node(NodeKind::Switch, c, text);
         let value = if c.kind() == "declaration" { c.child_by_field_name("value") } else { Some(c) };
         let (site, probe) = match value {
+            Some(_) if self.guarded => {
+                self.problem(
+                    Some(c),
+                    "a `switch` in a function that may run while compiling: its cases are not recorded apart (each counts as taken when the `switch` ran)",
+                );
+                (Site::None, Probe::Derived)
+            }
             Some(v) if v.kind() != "initializer_list" && !self.misparsed_around(v) => (
                 Site::Switch { stmt_start: start, stmt_end: end, cond_start: v.start_byte(), cond_end: v.end_byte() },
                 Probe::PerEdge,
@@ -2004,6 +2033,7 @@ impl<'a, 't> Builder<'a, 't> {
             break_depths: Vec::new(),
             cont_depths: Vec::new(),
             tries: Vec::new(),
+            guarded: false,
             _t: std::marker::PhantomData,
         }
     }
@@ -2039,9 +2069,41 @@ pub struct Definition<'t> {
     /// C++: the class a method belongs to (its last name), for the order of a
     /// constructor's member initialisers.
     pub class: Option<String>,
-    /// C++: `constexpr`/`consteval`: it may run while compiling, where no probe
-    /// may store, so it gets none (a change to it is a change of its declaration).
-    pub compile_time: bool,
+    /// C++: when the function may run: only while the program runs, while
+    /// compiling as well, or only while compiling.
+    pub evaluation: Evaluation,
+}
+
+/// When a C++ function may run, which decides how it is probed: a probe
+/// cannot store while the compiler evaluates a constant expression.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Evaluation {
+    /// Only while the program runs: probed as usual.
+    #[default]
+    RunTime,
+    /// Declared `constexpr`: it may also run while compiling, where its result
+    /// is folded into its callers with no probe to tell. Every probe is
+    /// guarded by `__builtin_is_constant_evaluated()` (C++14 and later; in
+    /// C++11 its body is a single `return` with no room for one, and it is
+    /// not probed), and a change to its body also counts as a change of its
+    /// declaration, so the statements that name it count as changed.
+    Constexpr,
+    /// Declared `consteval`: it runs only while compiling; no probes, and a
+    /// change to it is a change of its declaration.
+    Consteval,
+    /// A lambda's body: since C++17 a lambda is `constexpr` whenever it can
+    /// be, so its probes are guarded as a `constexpr` function's (C++14 and
+    /// later). A change to it is also a change of the statement that
+    /// defines it (its text keeps a digest of the body), which runs before
+    /// any call of it, while compiling included.
+    Lambda,
+}
+
+impl Evaluation {
+    /// Whether a change to the body is also a change of the declaration.
+    pub fn body_is_declaration(self) -> bool {
+        matches!(self, Evaluation::Constexpr | Evaluation::Consteval)
+    }
 }
 
 impl<'t> Definition<'t> {
@@ -2062,7 +2124,7 @@ impl<'t> Definition<'t> {
             range: def.range(),
             unreadable: None,
             class: None,
-            compile_time: false,
+            evaluation: Evaluation::RunTime,
         }
     }
 
@@ -2087,6 +2149,15 @@ impl<'t> Definition<'t> {
 pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     let name = def.name.as_str();
     let mut b = Builder::new(tu);
+    let evaluation = def.evaluation;
+    let probed = match evaluation {
+        Evaluation::RunTime => true,
+        Evaluation::Consteval => false,
+        Evaluation::Constexpr => tu.constexpr_statements,
+        // a C++11 lambda cannot run while compiling
+        Evaluation::Lambda => true,
+    };
+    b.guarded = tu.constexpr_statements && matches!(evaluation, Evaluation::Constexpr | Evaluation::Lambda);
     let src = tu.src;
     // parameters are locals (calls through them are indirect)
     if let Some(d) = def.declarator {
@@ -2194,18 +2265,20 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         b.give_up(e, format!("syntax error the graph would not show: {what}"));
     }
     let braces = def.braces;
-    let compile_time = def.compile_time;
     match b.finish(name, decl_group) {
-        Ok(mut f) if compile_time => {
+        Ok(mut f) if !probed => {
             for (site, probe) in f.sites.iter_mut().zip(f.probes.iter_mut()) {
                 *site = Site::None;
                 *probe = Probe::Derived;
             }
+            let why = if evaluation == Evaluation::Consteval {
+                "consteval, not probed (it runs only while compiling)"
+            } else {
+                "constexpr in C++11, not probed (C++11 allows no statement in it besides a `return`)"
+            };
             f.problems.push(Problem {
                 span,
-                message: format!(
-                    "{name}: constexpr, not probed (it may run while compiling); a change to it counts as a change of its declaration"
-                ),
+                message: format!("{name}: {why}; a change to it counts as a change of its declaration"),
             });
             f
         }
@@ -2253,6 +2326,7 @@ pub fn opaque_function(
         locals: Vec::new(),
         unanalysable: Some(reason),
         problems: Vec::new(),
+        guarded: false,
     }
 }
 
@@ -2514,6 +2588,7 @@ impl<'a, 't> Builder<'a, 't> {
             locals: self.local_decls,
             unanalysable: self.unanalysable,
             problems: self.problems,
+            guarded: self.guarded,
         })
     }
 }

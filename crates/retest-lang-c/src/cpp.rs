@@ -12,16 +12,20 @@
 //! body, in source order), and counts as address-taken: calls through closures
 //! are indirect calls.
 //!
-//! `constexpr` and `consteval` functions may run while compiling, where no probe
-//! may store: they get no probes, and a change to one counts as a change of its
-//! declaration (so every statement that names it counts as changed).
+//! `constexpr` functions and lambdas may run while compiling, where no probe
+//! may store: their probes are guarded by `__builtin_is_constant_evaluated()`
+//! (C++14 and later), and a change to a `constexpr` function also counts as a
+//! change of its declaration (so every statement that names it counts as
+//! changed), a change to a lambda as a change of the statement that defines
+//! it. `consteval` functions, and `constexpr` ones in C++11, get no probes
+//! (see [`crate::build::Evaluation`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use retest_graph::{DeclKind, Declaration, Problem, Procedure, Span, Unit};
 use tree_sitter::Node as Ts;
 
-use crate::build::{ClassInfo, Definition, TuFacts, build_function, lambda_bodies};
+use crate::build::{ClassInfo, Definition, Evaluation, TuFacts, build_function, lambda_bodies};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
 use crate::syntax::{self, normalized, src_text};
@@ -286,7 +290,7 @@ fn definition<'t>(n: Ts<'t>, scope: &[String], anon: bool, src: &[u8], out: &mut
             .collect()
     };
     let is_static = head_words.contains(&"static") && class.as_ref().is_none_or(|c| !out.classes.contains_key(c));
-    let compile_time = head_words.iter().any(|w| matches!(*w, "constexpr" | "consteval"));
+    let evaluation = evaluation_of(&head_words);
     if n.child_by_field_name("body").is_none() {
         // `= default` / `= delete`: what it declares is in its text
         out.bodiless.push((n, qualified));
@@ -294,7 +298,7 @@ fn definition<'t>(n: Ts<'t>, scope: &[String], anon: bool, src: &[u8], out: &mut
     }
     let mut def = Definition::of_node(n, format!("{qualified}{key}"));
     def.class = class;
-    def.compile_time = compile_time;
+    def.evaluation = evaluation;
     if let Some(body) = def.body.filter(|b| b.kind() == "try_statement") {
         // a function-try-block: the entry is recorded inside the `try` block
         def.braces = body.child_by_field_name("body").map(|b| (b.start_byte(), b.end_byte() - 1));
@@ -304,13 +308,13 @@ fn definition<'t>(n: Ts<'t>, scope: &[String], anon: bool, src: &[u8], out: &mut
     out.defs.push(def);
     out.local.push(anon || is_static);
     if let Some(body) = body {
-        lambdas(body, &enclosing, out);
+        lambdas(body, &enclosing, src, out);
         local_classes(body, &enclosing, src, out);
     }
 }
 
 /// The lambdas directly in `body` (and, recursively, theirs), as definitions.
-fn lambdas<'t>(body: Ts<'t>, enclosing: &str, out: &mut Found<'t>) {
+fn lambdas<'t>(body: Ts<'t>, enclosing: &str, src: &[u8], out: &mut Found<'t>) {
     for (k, lbody) in lambda_bodies(body).into_iter().enumerate() {
         let Some(l) = lbody.parent() else { continue };
         let name = format!("{enclosing}::lambda#{}", k + 1);
@@ -320,13 +324,18 @@ fn lambdas<'t>(body: Ts<'t>, enclosing: &str, out: &mut Found<'t>) {
         };
         let declarator = head.iter().copied().find(|x| x.kind() == "abstract_function_declarator");
         let mut def = Definition::of_node(l, name.clone());
+        // `[]() consteval {…}` runs only while compiling
+        def.evaluation = match evaluation_of(&head.iter().map(|x| src_text(*x, src)).collect::<Vec<_>>()) {
+            Evaluation::Consteval => Evaluation::Consteval,
+            _ => Evaluation::Lambda,
+        };
         def.head = head;
         def.declarator = declarator;
         def.body = Some(lbody);
         def.braces = Some((lbody.start_byte(), lbody.end_byte() - 1));
         out.defs.push(def);
         out.local.push(true);
-        lambdas(lbody, &name, out);
+        lambdas(lbody, &name, src, out);
     }
 }
 
@@ -430,7 +439,11 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
     }
     let skip = |x: Ts<'_>| bodies.contains(&x.id()) || ordinary.contains_key(&x.id());
     let text = syntax::normalized_with(n, src, &|x| {
-        if ordinary.contains_key(&x.id()) { Some("") } else { bodies.contains(&x.id()).then_some("{…}") }
+        if ordinary.contains_key(&x.id()) {
+            Some("".into())
+        } else {
+            bodies.contains(&x.id()).then_some("{…}".into())
+        }
     });
     let u = syntax::uses(n, src, &BTreeSet::new(), &skip);
     let mut names = vec![last.clone()];
@@ -451,7 +464,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         let mut c = body.walk();
         for m in body.named_children(&mut c) {
             let Some(f) = ordinary.get(&m.id()) else { continue };
-            let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}"));
+            let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}".into()));
             let u = syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()));
             out.push(Declaration {
                 kind: DeclKind::Function,
@@ -465,8 +478,46 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
     out
 }
 
-/// Analyses a preprocessed C++ translation unit.
-pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAnalysis {
+/// When a function whose head has these words may run.
+fn evaluation_of(head_words: &[&str]) -> Evaluation {
+    if head_words.contains(&"consteval") {
+        Evaluation::Consteval
+    } else if head_words.contains(&"constexpr") {
+        Evaluation::Constexpr
+    } else {
+        Evaluation::RunTime
+    }
+}
+
+/// What the C++ dialect a unit is compiled in lets its instrumentation write.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Dialect {
+    /// C++14 or later: a `constexpr` function may hold statements besides
+    /// its `return`, so it can hold guarded probes.
+    pub constexpr_statements: bool,
+}
+
+impl Dialect {
+    /// The default of GCC since 11 and Clang since 16 (`gnu++17`).
+    pub const DEFAULT: Dialect = Dialect { constexpr_statements: true };
+
+    /// The dialect a compiler command line selects: its last `-std=`, or the
+    /// compiler's default.
+    pub fn of_flags(flags: &[String]) -> Dialect {
+        let std = flags.iter().rev().find_map(|f| f.strip_prefix("-std=").or_else(|| f.strip_prefix("--std=")));
+        match std {
+            Some(s) => {
+                let version = s.trim_start_matches("gnu++").trim_start_matches("c++");
+                let before_14 = s.contains("++") && matches!(version, "98" | "03" | "0x" | "11");
+                Dialect { constexpr_statements: !before_14 }
+            }
+            None => Dialect::DEFAULT,
+        }
+    }
+}
+
+/// Analyses a preprocessed C++ translation unit compiled in `dialect`.
+pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect: Dialect) -> TuAnalysis {
     let tree = parse(&pre.text);
     let src = pre.text.as_bytes();
     let root = tree.root_node();
@@ -496,6 +547,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         typedefs: &typedefs,
         hidden_attributes: &hidden,
         cpp: true,
+        constexpr_statements: dialect.constexpr_statements,
         classes: &found.classes,
     };
     let mut decls_out: Vec<Declaration> = Vec::new();
@@ -503,6 +555,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut sites = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
     let mut completes = Vec::new();
+    let mut guarded = Vec::new();
     let mut address_taken = BTreeSet::new();
     let mut seen_names: BTreeMap<String, usize> = BTreeMap::new();
     for (d, local) in found.defs.iter().zip(&found.local) {
@@ -527,6 +580,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         let cfgs = build_function(d, &facts);
         problems.extend(cfgs.problems.iter().cloned());
         sites.push(cfgs.sites);
+        guarded.push(cfgs.guarded);
         completes.push(cfgs.completes_unless_calls);
         functions.push(Procedure {
             name,
@@ -596,6 +650,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         sites,
         completes,
         cpp: true,
+        guarded,
     }
 }
 
@@ -609,7 +664,7 @@ fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, syst
     for h in &d.head {
         mentions.extend(syntax::uses(*h, src, &BTreeSet::new(), &|_| false).refs);
     }
-    if d.compile_time
+    if d.evaluation.body_is_declaration()
         && let Some(b) = d.body
     {
         text.push(' ');
@@ -623,5 +678,26 @@ fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, syst
         text: decls::sealed(text, system),
         mentions: mentions.into_iter().collect(),
         span,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Dialect;
+
+    fn dialect(flags: &str) -> bool {
+        Dialect::of_flags(&flags.split_whitespace().map(String::from).collect::<Vec<_>>()).constexpr_statements
+    }
+
+    #[test]
+    fn the_last_std_flag_decides_whether_constexpr_functions_hold_probes() {
+        assert!(dialect("-O2"), "the compilers' default is gnu++17");
+        for old in ["-std=c++98", "-std=c++03", "-std=gnu++0x", "-std=c++11", "--std=gnu++11", "-std=c++17 -std=c++11"]
+        {
+            assert!(!dialect(old), "{old}");
+        }
+        for new in ["-std=c++14", "-std=gnu++1y", "-std=c++17", "-std=c++2a", "-std=gnu++23", "-std=c++11 -std=c++20"] {
+            assert!(dialect(new), "{new}");
+        }
     }
 }

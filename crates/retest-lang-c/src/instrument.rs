@@ -74,6 +74,14 @@ fn edge_store(c: u32) -> String {
     format!("__retest_e[{}] = 1", c * EDGE_CELL_BYTES)
 }
 
+/// `store` (an assignment to a probe cell) as it runs in a function that may
+/// run while compiling, where nothing may store into a cell: only outside
+/// constant evaluation. In code that runs, `__builtin_is_constant_evaluated()`
+/// is the constant `false`, so the compiler emits the store alone.
+fn guard(store: String) -> String {
+    format!("(void)(__builtin_is_constant_evaluated() || ({store}, 0))")
+}
+
 /// An instrumented translation unit.
 #[derive(Clone, Debug)]
 pub struct Instrumented {
@@ -158,6 +166,8 @@ pub fn instrument_with(
         let layout = &cells.layouts[pi];
         let base = cells.base[pi];
         let extra = &extras[pi];
+        let guarded = tu.guarded.get(pi).copied().unwrap_or(false);
+        let edge_store = |c: u32| if guarded { guard(edge_store(c)) } else { edge_store(c) };
         // paired in-edges: noted in a flag of their own, which the target's
         // outcome tests and clears (`retest_graph::coverage::pair_probes`)
         let pairs = active_pairs(&p.cond, &plan[pi], layout);
@@ -292,7 +302,7 @@ pub fn instrument_with(
                     }
                 }
                 Site::Switch { stmt_start, stmt_end, cond_start, cond_end } => {
-                    let dispatch = switch_dispatch(&p.cond, n, |l| cell(l), |l| arm_extra(l));
+                    let dispatch = switch_dispatch(&p.cond, n, |l| cell(l).map(edge_store), |l| arm_extra(l));
                     if dispatch.is_empty() {
                         continue;
                     }
@@ -372,12 +382,12 @@ fn join_code(parts: &[Option<&str>]) -> String {
 fn switch_dispatch<'a>(
     cfg: &Cfg,
     n: NodeId,
-    cell: impl Fn(&EdgeLabel) -> Option<u32>,
+    probe: impl Fn(&EdgeLabel) -> Option<String>,
     extra: impl Fn(&EdgeLabel) -> Option<&'a str>,
 ) -> String {
     let mut s = String::new();
     for l in cfg.out_labels(n) {
-        let probe = cell(l).map(edge_store);
+        let probe = probe(l);
         let code = join_code(&[extra(l), probe.as_deref()]);
         if code.is_empty() {
             continue;
@@ -497,13 +507,20 @@ fn place_all(tu: &TuAnalysis, recording: &UnitRecording) -> (Vec<Extra>, UnitRec
         let mut decls: Vec<String> = Vec::new();
         let mut code_at: BTreeMap<Spot, Vec<String>> = BTreeMap::new();
         let entry_site = matches!(sites[p.cond.entry().index()], Site::Entry { .. });
+        // may run while compiling: registers start initialised (a constant
+        // evaluation reads no indeterminate value) and every store is guarded
+        let guarded = tu.guarded.get(pi).copied().unwrap_or(false);
+        let code = |a: &Action, reg: &str| match (a, guarded) {
+            (Action::Record { .. }, true) => guard(action_code(a, reg)),
+            _ => action_code(a, reg),
+        };
         let mut registers = 0u32;
         for (j, c) in &want.decisions {
             let reg = format!("__retest_r[{registers}]");
             match place(p, sites, &nested, c).and_then(|spots| entry_site.then_some(spots).ok_or_else(no_entry)) {
                 Ok(spots) => {
                     for (spot, acts) in spots {
-                        code_at.entry(spot).or_default().extend(acts.iter().map(|a| action_code(a, &reg)));
+                        code_at.entry(spot).or_default().extend(acts.iter().map(|a| code(a, &reg)));
                     }
                     registers += 1;
                     placed.procs[pi].decisions.push((*j, c.clone()));
@@ -512,9 +529,16 @@ fn place_all(tu: &TuAnalysis, recording: &UnitRecording) -> (Vec<Extra>, UnitRec
             }
         }
         if registers > 0 {
-            decls.push(format!("__retest_u64 __retest_r[{registers}];"));
+            let init = if guarded { " = {}" } else { "" };
+            decls.push(format!("__retest_u64 __retest_r[{registers}]{init};"));
         }
-        if let Some(pc) = &want.path {
+        if want.path.is_some() && guarded {
+            dropped.push(Dropped {
+                procedure: pi,
+                decision: None,
+                why: "it may run while compiling, where no path can be recorded".to_string(),
+            });
+        } else if let Some(pc) = &want.path {
             match place(p, sites, &nested, &pc.component).and_then(|s| entry_site.then_some(s).ok_or_else(no_entry)) {
                 Ok(spots) => {
                     for (spot, acts) in spots {

@@ -81,7 +81,11 @@ impl TuJob {
     /// when `is_own` says so for their file.
     pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
-        Ok(if self.is_cpp() { crate::cpp::analyze(&pre, is_own) } else { analyze(&pre, is_own) })
+        Ok(if self.is_cpp() {
+            crate::cpp::analyze(&pre, is_own, crate::cpp::Dialect::of_flags(&self.flags))
+        } else {
+            analyze(&pre, is_own)
+        })
     }
 
     /// Whether the unit is C++: `-x c++` among the flags, or a C++ source name.

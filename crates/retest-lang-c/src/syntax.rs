@@ -1,6 +1,7 @@
 //! Helpers over the tree-sitter-c syntax tree: normalised token text, referenced
 //! names, calls.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use tree_sitter::Node as Ts;
@@ -19,7 +20,7 @@ pub fn src_text<'a>(n: Ts<'_>, src: &'a [u8]) -> &'a str {
 /// layout dropped; literals kept exactly. `placeholder(n)` may replace a whole
 /// subtree by a fixed token (used for statement expressions that become their
 /// own CFG nodes).
-pub fn normalized_with(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>) -> String {
+pub fn normalized_with(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>) -> String {
     let mut out = String::new();
     push_tokens(n, src, placeholder, &mut out);
     out
@@ -40,9 +41,9 @@ fn push_tok(out: &mut String, t: &str) {
     out.push_str(t);
 }
 
-fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<&'static str>, out: &mut String) {
+fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
     if let Some(p) = placeholder(n) {
-        push_tok(out, p);
+        push_tok(out, &p);
         return;
     }
     let kind = n.kind();

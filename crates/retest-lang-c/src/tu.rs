@@ -34,6 +34,9 @@ pub struct TuAnalysis {
     pub(crate) completes: Vec<FixedBitSet>,
     /// The unit is C++ (its instrumented text is compiled as preprocessed C++).
     pub cpp: bool,
+    /// Per procedure: its probes store only outside constant evaluation
+    /// (`crate::build::Evaluation`).
+    pub guarded: Vec<bool>,
 }
 
 impl TuAnalysis {
@@ -316,7 +319,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             range: lines.range(it.start, it.end),
             unreadable,
             class: None,
-            compile_time: false,
+            evaluation: crate::build::Evaluation::RunTime,
         });
     }
     defs.sort_by_key(|d| d.range.start_byte);
@@ -337,6 +340,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         typedefs: &typedefs,
         hidden_attributes: &hidden,
         cpp: false,
+        constexpr_statements: false,
         classes: &no_classes,
     };
     for d in &defs {
@@ -432,6 +436,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             entry_points: crate::build::ENTRY_POINTS.iter().map(|s| s.to_string()).collect(),
             returns_twice: crate::build::RETURNS_TWICE.iter().map(|s| s.to_string()).collect(),
         },
+        guarded: vec![false; sites.len()],
         sites,
         completes,
         cpp: false,

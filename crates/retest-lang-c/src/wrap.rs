@@ -233,7 +233,11 @@ fn analyse_sources(
         }
         let key = unit_key(&root, cwd, &rel_source, output.as_deref());
         let unit = run_preprocessor(compiler, &flags, Path::new(src), cwd).map(|pre| {
-            let mut tu = if cpp { crate::cpp::analyze(&pre, &own) } else { analyze(&pre, &own) };
+            let mut tu = if cpp {
+                crate::cpp::analyze(&pre, &own, crate::cpp::Dialect::of_flags(&parsed.flags))
+            } else {
+                analyze(&pre, &own)
+            };
             if parsed.optimizes() {
                 tu.pair_probes();
             }

@@ -14,7 +14,11 @@ fn render(file: &str, flags: &[&str]) -> String {
     let compiler = if cpp { "c++" } else { "cc" };
     let pre = run_preprocessor(compiler, &flags, Path::new(file), &dir).expect("preprocess");
     let own = |f: &retest_lang_c::SourceFile| !f.system;
-    let tu = if cpp { retest_lang_c::cpp::analyze(&pre, &own).unit } else { analyze(&pre, &own).unit };
+    let tu = if cpp {
+        retest_lang_c::cpp::analyze(&pre, &own, retest_lang_c::cpp::Dialect::of_flags(&flags)).unit
+    } else {
+        analyze(&pre, &own).unit
+    };
     let mut out = String::new();
     let name = |i: u32| tu.files[i as usize].path.clone();
     for f in &tu.procedures {
@@ -66,3 +70,5 @@ snap!(gnu_types, "gnu_types.c", "-std=gnu11");
 snap!(elevator_cc, "elevator.cc");
 snap!(elevator_cc_v1, "elevator.cc", "-DELEVATOR_V=1");
 snap!(constructs_cc, "constructs.cc", "-std=c++17");
+snap!(constexpr_cc, "constexpr.cc", "-std=c++20");
+snap!(constexpr_cc11, "constexpr.cc", "-std=c++11", "-DCXX11");
