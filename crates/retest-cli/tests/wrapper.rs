@@ -47,6 +47,49 @@ fn werror_builds_that_pass_without_the_wrapper_pass_with_it() {
     assert!(err.contains("bad.c:3"), "{err}");
 }
 
+/// A compile error in the user's code reads as the compiler gives it for the
+/// original text — same line and column, though the instrumented text has
+/// probes inserted into the line — and blames nobody else, whether the
+/// command compiles only or compiles and links.
+#[test]
+fn compile_errors_point_where_the_compiler_points_without_the_wrapper() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = "int twice(int v) { if (v > 1) { return v * 2; } return v + ; }\nint main(void) { return twice(1); }\n";
+    std::fs::write(d.path().join("bad.c"), bad).unwrap();
+    let plain = Command::new("cc").args(["-c", "bad.c"]).current_dir(d.path()).output().unwrap();
+    assert!(!plain.status.success());
+    let plain_err = String::from_utf8_lossy(&plain.stderr).into_owned();
+    let at = plain_err.lines().find(|l| l.contains("error:")).expect("the compiler reports an error").to_string();
+    assert!(at.starts_with("bad.c:1:"), "{plain_err}");
+    retest(d.path(), &["init"], 0);
+    for args in [&["cc", "-c", "bad.c"][..], &["cc", "-o", "bad", "bad.c"][..]] {
+        let out = retest(d.path(), args, 1);
+        let err = stderr(&out);
+        assert!(err.contains(&at), "{args:?}: expected `{at}` in\n{err}");
+        assert!(!err.contains("retest"), "{args:?}: {err}");
+    }
+    // a compiler that rejects only the instrumented text: the failure is
+    // retest's, and it says so
+    std::fs::write(d.path().join("good.c"), "int main(void) { return 0; }\n").unwrap();
+    let fussy = d.path().join("fussy-cc");
+    std::fs::write(
+        &fussy,
+        "#!/bin/sh\ncase \"$*\" in *cpp-output*) echo 'fussy-cc: rejected' >&2; exit 1;; esac\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fussy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(retest_bin())
+        .args(["cc", "-c", "good.c"])
+        .current_dir(d.path())
+        .env("RETEST_CC", &fussy)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fussy-cc: rejected"), "{err}");
+    assert!(err.contains("good.c compiles as written but not instrumented: a defect of retest"), "{err}");
+}
+
 /// A library that needs libm, and a program that needs the library: the link
 /// resolves only if `-lm` comes after the archive and the archive after the
 /// program, as written.

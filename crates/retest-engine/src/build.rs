@@ -117,7 +117,8 @@ pub fn wrap_in(
         }
     }
     let journal = crate::writing::Journal::begin(&store_dir, &outputs).or_fail()?;
-    let status = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
+    let compiled = prepared.compile(&opts, &tmp, runtime.as_deref()).or_fail()?;
+    let status = compiled.status;
     if !status.success() {
         // a compiler that fails removes what it wrote; one killed by a signal cannot
         if let Some(j) = journal
@@ -125,9 +126,12 @@ pub fn wrap_in(
         {
             j.finish();
         }
-        if !prepared.units.is_empty() {
-            cx.reporter.note(&format!(
-                "the compiler failed on the instrumented source; rerun with RETEST_KEEP_TEMPS=1 to keep it in {}",
+        // a source that does not compile as written was reported by the
+        // compiler itself; only a failure of the instrumented text is ours
+        if let Some(sources) = compiled.instrumentation_failed {
+            cx.reporter.warn(&format!(
+                "{} compiles as written but not instrumented: a defect of retest; rerun with RETEST_KEEP_TEMPS=1 to keep the instrumented text in {} and report it",
+                sources.join(", "),
                 tmp.display()
             ));
         }

@@ -7,6 +7,7 @@
 //! non-C inputs, and C sources outside the project root are compiled exactly as
 //! given. A link step (no `-c`/`-S`/`-E`, not `-r`) gets the runtime object.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 
@@ -326,9 +327,9 @@ impl Prepared {
 
     /// Runs the real compiler: each prepared unit from its instrumented text, the
     /// other inputs as given, plus `runtime` (an object) when linking.
-    pub fn compile(&self, opts: &WrapOptions<'_>, tmp: &Path, runtime: Option<&Path>) -> Result<ExitStatus, WrapError> {
+    pub fn compile(&self, opts: &WrapOptions<'_>, tmp: &Path, runtime: Option<&Path>) -> Result<Compiled, WrapError> {
         if self.passthrough {
-            return run_compiler(&opts.compiler, &self.original, &opts.cwd);
+            return run_compiler(&opts.compiler, &self.original, &opts.cwd).map(Compiled::as_given);
         }
         let mut written: Vec<PathBuf> = Vec::new();
         let result = (|| {
@@ -358,10 +359,11 @@ impl Prepared {
                             a.push("-o".into());
                             a.push(Path::new(&u.source).with_extension("s").to_string_lossy().into_owned());
                         }
-                        let st = run_compiler(&opts.compiler, &a, &opts.cwd)?;
+                        let (st, diagnostics) = run_compiler_captured(&opts.compiler, &a, &opts.cwd)?;
                         if !st.success() {
-                            return Ok(st);
+                            return self.explain_failure(opts, st, &diagnostics, true);
                         }
+                        std::io::stderr().write_all(&diagnostics).ok();
                     }
                     // sources we did not instrument, as given
                     let rest: Vec<&String> =
@@ -378,9 +380,9 @@ impl Prepared {
                             a.push("-o".into());
                             a.push(o.clone());
                         }
-                        return run_compiler(&opts.compiler, &a, &opts.cwd);
+                        return run_compiler(&opts.compiler, &a, &opts.cwd).map(Compiled::as_given);
                     }
-                    Ok(st_success())
+                    Ok(Compiled::as_given(st_success()))
                 }
                 _ => {
                     // link (possibly compiling sources in the same step)
@@ -419,7 +421,16 @@ impl Prepared {
                         a.push("-o".into());
                         a.push(o.clone());
                     }
-                    run_compiler(&opts.compiler, &a, &opts.cwd)
+                    if objects.is_empty() {
+                        return run_compiler(&opts.compiler, &a, &opts.cwd).map(Compiled::as_given);
+                    }
+                    let (st, diagnostics) = run_compiler_captured(&opts.compiler, &a, &opts.cwd)?;
+                    if !st.success() {
+                        // a link error is as likely as a compile error here
+                        return self.explain_failure(opts, st, &diagnostics, false);
+                    }
+                    std::io::stderr().write_all(&diagnostics).ok();
+                    Ok(Compiled::as_given(st))
                 }
             }
         })();
@@ -429,6 +440,52 @@ impl Prepared {
             }
         }
         result
+    }
+}
+
+impl Prepared {
+    /// After the compiler failed on instrumented text with `diagnostics`:
+    /// when an original source does not compile either, the user sees the
+    /// compiler's own diagnostics of it, at the columns of the original text
+    /// (the instrumented text has probes inserted into its lines), and the
+    /// failure is theirs. Otherwise the instrumented run's diagnostics are
+    /// shown, and with `compile_only` (no link in the command) the failure is
+    /// the instrumentation's.
+    fn explain_failure(
+        &self,
+        opts: &WrapOptions<'_>,
+        status: ExitStatus,
+        diagnostics: &[u8],
+        compile_only: bool,
+    ) -> Result<Compiled, WrapError> {
+        for u in &self.units {
+            let mut a = self.args.flags.clone();
+            a.extend(["-fsyntax-only".to_string(), u.source.clone()]);
+            let (st, own) = run_compiler_captured(&opts.compiler, &a, &opts.cwd)?;
+            if !st.success() {
+                std::io::stderr().write_all(&own).ok();
+                return Ok(Compiled { status, instrumentation_failed: None });
+            }
+        }
+        std::io::stderr().write_all(diagnostics).ok();
+        let culprit = compile_only.then(|| self.units.iter().map(|u| u.source.clone()).collect());
+        Ok(Compiled { status, instrumentation_failed: culprit })
+    }
+}
+
+/// What a wrapped compiler command did.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The compiler's exit status: the wrapper's.
+    pub status: ExitStatus,
+    /// The sources whose instrumented text failed to compile although they
+    /// compile as written: a defect of the instrumentation, not the user's.
+    pub instrumentation_failed: Option<Vec<String>>,
+}
+
+impl Compiled {
+    fn as_given(status: ExitStatus) -> Compiled {
+        Compiled { status, instrumentation_failed: None }
     }
 }
 
@@ -474,6 +531,19 @@ pub fn normalize_paths(unit: &mut Unit, cwd: &Path, root: &Path) {
 fn st_success() -> ExitStatus {
     use std::os::unix::process::ExitStatusExt;
     ExitStatus::from_raw(0)
+}
+
+/// [`run_compiler`] with its standard error captured.
+fn run_compiler_captured(compiler: &str, args: &[String], cwd: &Path) -> Result<(ExitStatus, Vec<u8>), WrapError> {
+    let out = Command::new(compiler)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|source| WrapError::Spawn { compiler: compiler.to_string(), source })?;
+    Ok((out.status, out.stderr))
 }
 
 /// Runs the real compiler with `args` in `cwd`, its output going to ours.
