@@ -419,6 +419,11 @@ fn function_level_reasons_say_the_test_ran_the_changed_function() {
     assert!(t["reasons"][0]["text"].as_str().unwrap().starts_with("ran `engage_blocker`"), "{t}");
     let out = stdout(&retest(dir, &["explain", "01-basic", "--algorithm", "file"], 0));
     assert!(out.contains("- ran code of controller.c ("), "{out}");
+    // every function of the unit counts as changed for the same reason: one line, once
+    let v = json(&retest(dir, &["select", "--algorithm", "file", "--format", "json"], 0));
+    let t = v["selected"].as_array().unwrap().iter().find(|t| t["name"] == "01-basic").unwrap();
+    let texts: Vec<&str> = t["reasons"].as_array().unwrap().iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(texts.len(), 1, "{texts:#?}");
 }
 
 /// First contact: the wrapper explains itself and answers a build system's

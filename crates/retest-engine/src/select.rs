@@ -526,13 +526,14 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
                 let id = m.test.0 as u32;
                 if let Some(ds) = by_test.get(&id) {
                     let whys: Vec<Why> = match refinement.as_ref().and_then(|r| r.verdicts.get(&id)) {
-                        // one reason per procedure and change (coarse algorithms give every
-                        // edge of a function the same one; formatting each would dominate)
+                        // one line per distinct reason: coarse algorithms give every edge
+                        // of a function, or of every function of a unit, the same one
+                        // (formatting and printing each would dominate)
                         None => {
                             let mut w: Vec<Why> = Vec::new();
                             for &i in ds {
                                 let d = &dangerous[i];
-                                if !w.last().is_some_and(|l| l.procedure == d.procedure && l.reason == d.reason) {
+                                if !w.iter().rev().any(|l| l.reason == d.reason) {
                                     let reason = Why {
                                         procedure: d.procedure,
                                         edge: d.edge,

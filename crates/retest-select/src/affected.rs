@@ -96,6 +96,11 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             let gone: Vec<&str> = difference(a, b).collect();
             let came: Vec<&str> = difference(b, a).collect();
             let detail = match (gone.first(), came.first()) {
+                (Some(g), Some(c)) if !g.starts_with('#') && !c.starts_with('#') => {
+                    // the part that differs: the two texts often share a long prefix
+                    let (g, c) = crate::reason::diff_excerpt(g, c);
+                    format!("the declaration of `{n}` changed: {} → {}", show(&g), show(&c))
+                }
                 (Some(g), Some(c)) => format!("the declaration of `{n}` changed: {} → {}", show(g), show(c)),
                 (Some(g), None) if b.is_empty() => format!("`{n}` is no longer declared (was {})", show(g)),
                 (Some(g), None) => format!("a declaration of `{n}` is gone: {}", show(g)),
@@ -167,7 +172,24 @@ mod tests {
         let a = affected(&wrap(&old), &wrap(&new), &Affected::default());
         let names: Vec<&str> = a.names.keys().map(String::as_str).collect();
         assert_eq!(names, vec!["p", "pair", "pair_t"]);
-        assert!(a.names["pair"].detail.contains("struct pair { int a , b ; }"));
+        let detail = &a.names["pair"].detail;
+        assert!(detail.contains("struct pair { int a , b") && detail.contains("struct pair { long a , b"), "{detail}");
+    }
+
+    #[test]
+    fn a_changed_declaration_shows_the_part_that_differs() {
+        let table = |op: &str| {
+            format!(
+                "static const struct binop binops [ ] = {{ {{ T_OR , 1 , op_or }} , {{ T_AND , 2 , op_and }} , {{ T_EQ , 3 , {op} }} }} ;"
+            )
+        };
+        let (old, new) = (table("op_eq"), table("op_ne"));
+        let (o, n) = (d(DeclKind::Variable, &["binops"], &old, &[]), d(DeclKind::Variable, &["binops"], &new, &[]));
+        let a = affected(&[Decl { d: &o, file: "x.c" }], &[Decl { d: &n, file: "x.c" }], &Affected::default());
+        let detail = &a.names["binops"].detail;
+        assert!(detail.contains("op_eq") && detail.contains("op_ne"), "{detail}");
+        let (before, after) = detail.split_once(" → ").unwrap();
+        assert_ne!(before.rsplit(": ").next(), Some(after), "{detail}");
     }
 
     #[test]
