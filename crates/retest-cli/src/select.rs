@@ -5,6 +5,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 use retest_engine::select::{Algorithm, Selection, compute, ctest_regex};
+use retest_run::discover::shell_quote;
 
 use crate::args::SelectionArgs as SelectOptions;
 use crate::fail::{Fail, OrFail};
@@ -20,6 +21,9 @@ pub enum Format {
     Names,
     /// A regular expression for `ctest -R`.
     Ctest,
+    /// Per GoogleTest binary, a command line that runs its selected cases:
+    /// `BINARY --gtest_filter=Suite.A:Suite.B` (none when nothing is selected).
+    GtestFilter,
 }
 
 #[derive(Args)]
@@ -50,6 +54,20 @@ pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
         Format::Text => write_human(&sel, &mut out),
         Format::Names => sel.selected.keys().try_for_each(|n| writeln!(out, "{n}")),
         Format::Ctest => writeln!(out, "{}", ctest_regex(sel.selected.keys())),
+        Format::GtestFilter => {
+            let filters = sel.gtest_filters().map_err(|other| {
+                Fail::usage(format!(
+                    "{} selected test(s) are not GoogleTest cases run with --gtest_filter (`{}`{})",
+                    other.len(),
+                    other[0],
+                    if other.len() > 1 { ", …" } else { "" }
+                ))
+                .hint("use --format names or ctest for a suite that has other tests")
+            })?;
+            filters.iter().try_for_each(|(binary, filter)| {
+                writeln!(out, "{} {}", shell_quote(binary), shell_quote(&format!("--gtest_filter={filter}")))
+            })
+        }
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &sel.to_json()).map_err(io::Error::other).and_then(|_| writeln!(out))
         }

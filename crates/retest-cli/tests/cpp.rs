@@ -263,3 +263,75 @@ fn rebuild_as(dir: &Path, program: &str) {
     write_newer(&dir.join("constexpr.cc"), program);
     retest(dir, &["build", "--", "make", "-s"], 0);
 }
+
+/// GoogleTest granularity: a `[[gtest]]` binary built through `retest build`
+/// gives a test per case; a change to a function selects exactly the cases
+/// that ran it, and `--format gtest-filter` prints the command line that runs
+/// them (nothing when nothing is selected), `--format ctest` their names'
+/// regular expression. A selected test that is not a case is refused by
+/// `gtest-filter`, never left out.
+#[test]
+fn googletest_cases_are_selected_one_by_one_and_printed_as_a_filter() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let lib = "int twice(int v) { return 2 * v; }\nint square(int v) { return v * v; }\n";
+    let tests = "#include <gtest/gtest.h>\nint twice(int);\nint square(int);\n\
+                 TEST(Math, Twice) { EXPECT_EQ(twice(2), 4); }\n\
+                 TEST(Math, Square) { EXPECT_EQ(square(3), 9); }\n\
+                 TEST(Math, Both) { EXPECT_EQ(square(twice(1)), 4); }\n\
+                 class Param : public ::testing::TestWithParam<int> {};\n\
+                 TEST_P(Param, Squares) { EXPECT_GE(square(GetParam()), 0); }\n\
+                 INSTANTIATE_TEST_SUITE_P(Small, Param, ::testing::Values(1, 2));\n";
+    std::fs::write(d.path().join("lib.cc"), lib).unwrap();
+    std::fs::write(d.path().join("t.cc"), tests).unwrap();
+    std::fs::write(
+        d.path().join("Makefile"),
+        "unit_tests: lib.cc t.cc\n\t$(CXX) -O1 -o unit_tests lib.cc t.cc -lgtest -lgtest_main -pthread\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("retest.toml"), "[[gtest]]\nbinary = \"unit_tests\"\n").unwrap();
+    retest(d.path(), &["init"], 0);
+    let b = retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert!(
+        d.path().join("unit_tests").exists(),
+        "building with GoogleTest failed: install libgtest-dev (`.ci/run` installs it)\n{}",
+        stderr(&b)
+    );
+    let r = retest(d.path(), &["run"], 0);
+    assert!(stdout(&r).contains("5 passed"), "{}", stdout(&r));
+    let filter = |dir: &Path| stdout(&retest(dir, &["select", "--format", "gtest-filter"], 0));
+    assert_eq!(filter(d.path()), "", "nothing changed, nothing to run");
+
+    let lib = lib.replace("return 2 * v;", "return v + v;");
+    write_newer(&d.path().join("lib.cc"), &lib);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(selected(d.path(), "dejavu"), set(&["unit_tests/Math.Twice", "unit_tests/Math.Both"]));
+    assert_eq!(filter(d.path()), "./unit_tests --gtest_filter=Math.Both:Math.Twice\n");
+    let regex = stdout(&retest(d.path(), &["select", "--format", "ctest"], 0));
+    assert_eq!(regex.trim(), "^(unit_tests/Math\\.Both|unit_tests/Math\\.Twice)$");
+
+    // the filter runs exactly the selected cases
+    let run =
+        std::process::Command::new("sh").args(["-c", filter(d.path()).trim()]).current_dir(d.path()).output().unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(out.contains("2 tests from 1 test suite ran"), "{out}");
+
+    // parameterised cases are cases too
+    retest(d.path(), &["run"], 0);
+    let lib = lib.replace("return v * v;", "return v * v + 0;");
+    write_newer(&d.path().join("lib.cc"), &lib);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(
+        filter(d.path()),
+        "./unit_tests --gtest_filter=Math.Both:Math.Square:Small/Param.Squares/0:Small/Param.Squares/1\n"
+    );
+
+    // a suite with a test that is not a case: refused, with the test named
+    retest(d.path(), &["run"], 0);
+    let toml = "[[gtest]]\nbinary = \"unit_tests\"\n\n[[test]]\nname = \"smoke\"\ncmd = \"./unit_tests\"\n";
+    std::fs::write(d.path().join("retest.toml"), toml).unwrap();
+    write_newer(&d.path().join("lib.cc"), lib.replace("return v + v;", "return v + v + 0;"));
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    let refused = retest(d.path(), &["select", "--format", "gtest-filter"], 2);
+    assert!(stderr(&refused).contains("not GoogleTest cases"), "{}", stderr(&refused));
+}

@@ -140,6 +140,8 @@ pub struct Selection {
     pub baseline: SnapshotId,
     pub new_snapshot: Option<SnapshotId>,
     pub suite: Vec<String>,
+    /// The command of each test of the suite, when the tests could be listed.
+    pub commands: BTreeMap<String, String>,
     /// Selected test name → reasons (one line each).
     pub selected: BTreeMap<String, Vec<String>>,
     /// The kind (JSON `kind`) of each reason that is not about code.
@@ -453,6 +455,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         Some(t) => t.iter().map(|t| t.name.clone()).collect(),
         None => matrix.iter().map(|m| m.name.clone()).collect(),
     };
+    let commands: BTreeMap<String, String> = specs.iter().flatten().map(|t| (t.name.clone(), t.cmd.clone())).collect();
     let keys: Vec<&str> = match &specs {
         Some(t) => t.iter().map(|t| t.key.as_str()).collect(),
         None => matrix.iter().map(|m| m.key.as_str()).collect(),
@@ -587,6 +590,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         baseline,
         new_snapshot,
         suite,
+        commands,
         selected,
         other_kinds,
         removed,
@@ -611,6 +615,36 @@ pub fn ctest_regex<'a>(names: impl Iterator<Item = &'a String>) -> String {
         .map(|n| n.chars().flat_map(|c| if "\\^$.|?*+()[]{}".contains(c) { vec!['\\', c] } else { vec![c] }).collect())
         .collect();
     if esc.is_empty() { "^$".to_string() } else { format!("^({})$", esc.join("|")) }
+}
+
+impl Selection {
+    /// The selected GoogleTest cases as their binaries take them: per binary
+    /// (in name order), the `--gtest_filter` value that runs exactly its
+    /// selected cases. A test is a case when its command runs a program with
+    /// `--gtest_filter=CASE` (`[[gtest]]`, CTest's `gtest_discover_tests`).
+    /// Fails with the names of the selected tests that are not, or whose
+    /// commands are not known: leaving them out would drop them silently.
+    pub fn gtest_filters(&self) -> Result<Vec<(String, String)>, Vec<String>> {
+        let mut by_binary: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut other = Vec::new();
+        for name in self.selected.keys() {
+            let case = self.commands.get(name).and_then(|cmd| {
+                let argv = retest_lang_c::driver::split_command(cmd);
+                let filter = argv.iter().skip(1).find_map(|a| a.strip_prefix("--gtest_filter="))?;
+                // one case, not a pattern: `:` separates patterns, `*` and `?` match
+                (!filter.is_empty() && !filter.contains([':', '*', '?']) && !filter.starts_with('-'))
+                    .then(|| (argv[0].clone(), filter.to_string()))
+            });
+            match case {
+                Some((binary, case)) => by_binary.entry(binary).or_default().push(case),
+                None => other.push(name.clone()),
+            }
+        }
+        if !other.is_empty() {
+            return Err(other);
+        }
+        Ok(by_binary.into_iter().map(|(b, cases)| (b, cases.join(":"))).collect())
+    }
 }
 
 /// `retest.selection/1`, the selection as `retest select --format json` prints it.
