@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
@@ -334,4 +334,89 @@ fn googletest_cases_are_selected_one_by_one_and_printed_as_a_filter() {
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     let refused = retest(d.path(), &["select", "--format", "gtest-filter"], 2);
     assert!(stderr(&refused).contains("not GoogleTest cases"), "{}", stderr(&refused));
+}
+
+/// Runs that leave C++ code part-way keep their coverage, as C's do: an
+/// exception unwinding through instrumented frames, `std::exit`, work done in
+/// a `std::thread` and a `std::async` task give, per test, the executed lines
+/// gcov gives (`g++ --coverage -O0`) on every line both count as executable;
+/// an uncaught exception (`std::terminate`, SIGABRT), where gcov writes
+/// nothing, keeps the lines that ran up to the `throw` and none after it.
+#[test]
+fn exceptions_exit_and_threads_keep_their_coverage() {
+    assert!(have("c++") && have("gcov"), "g++ and gcov are needed (apt-get install g++)");
+    let src_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../retest-lang-c/tests/corpus/faults.cc");
+    let src = std::fs::read_to_string(&src_path).unwrap();
+    let line_of = |needle: &str| -> u64 {
+        src.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("`{needle}` not in faults.cc")) as u64 + 1
+    };
+    let modes = ["unwind", "terminate", "exit", "thread", "async"];
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("faults.cc"), &src).unwrap();
+    std::fs::write(d.path().join("Makefile"), "faults: faults.cc\n\t$(CXX) -O2 -pthread -o faults faults.cc\n")
+        .unwrap();
+    let toml: String = modes.iter().map(|m| format!("[[test]]\nname = \"{m}\"\ncmd = \"./faults {m}\"\n\n")).collect();
+    std::fs::write(d.path().join("retest.toml"), toml).unwrap();
+    retest(d.path(), &["init"], 0);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    let run = retest(d.path(), &["run"], 1);
+    assert!(stdout(&run).contains("3 passed, 2 failed"), "{}", stdout(&run));
+
+    // gcov's lines per mode, from a --coverage build of the same source
+    let g = tempfile::tempdir().unwrap();
+    std::fs::write(g.path().join("faults.cc"), &src).unwrap();
+    let st = std::process::Command::new("c++")
+        .args(["--coverage", "-O0", "-pthread", "-o", "faults", "faults.cc"])
+        .current_dir(g.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let gcov_lines = |mode: &str| -> BTreeSet<(u64, bool)> {
+        let _ = std::fs::remove_file(g.path().join("faults.gcda"));
+        let _ = std::process::Command::new(g.path().join("faults")).arg(mode).current_dir(g.path()).output();
+        let out = std::process::Command::new("gcov")
+            .args(["--json-format", "--stdout", "faults.gcda"])
+            .current_dir(g.path())
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut lines = BTreeSet::new();
+        for f in v["files"].as_array().unwrap() {
+            if f["file"].as_str().unwrap().ends_with("faults.cc") {
+                for l in f["lines"].as_array().unwrap() {
+                    lines.insert((l["line_number"].as_u64().unwrap(), l["count"].as_u64().unwrap() > 0));
+                }
+            }
+        }
+        lines
+    };
+    for mode in modes {
+        let cov = json(&retest(d.path(), &["coverage", "--format", "json", "--tests", mode], 0));
+        assert!(cov["unknown_coverage"].as_array().is_none_or(|u| u.is_empty()), "{mode}: {cov}");
+        let ours: BTreeMap<u64, bool> = cov["files"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l[0].as_u64().unwrap(), l[1].as_u64().unwrap() > 0))
+            .collect();
+        if mode == "terminate" {
+            // gcov writes nothing when the process aborts
+            assert_eq!(ours.get(&line_of("throw std::runtime_error")), Some(&true), "{mode}: {ours:?}");
+            assert_eq!(ours.get(&line_of("depth2 after")), Some(&false), "{mode}: {ours:?}");
+            assert_eq!(ours.get(&line_of("depth1 after")), Some(&false), "{mode}: {ours:?}");
+            continue;
+        }
+        let theirs: BTreeMap<u64, bool> = gcov_lines(mode).into_iter().collect();
+        let both: Vec<u64> = ours.keys().filter(|l| theirs.contains_key(l)).copied().collect();
+        assert!(both.len() >= 10, "{mode}: too few lines in common: {ours:?} {theirs:?}");
+        let differ: Vec<u64> = both.iter().filter(|l| ours[l] != theirs[l]).copied().collect();
+        assert!(differ.is_empty(), "{mode}: lines {differ:?} differ from gcov\nretest {ours:?}\ngcov {theirs:?}");
+    }
+    // a change only the thread ran selects the thread's test and the async one
+    // (both run `worker`), nothing else
+    let edited = src.replacen("s += i;", "s += i * 1;", 1);
+    assert_ne!(edited, src);
+    write_newer(&d.path().join("faults.cc"), &edited);
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(selected(d.path(), "dejavu"), set(&["thread", "async"]));
 }
