@@ -420,3 +420,71 @@ fn exceptions_exit_and_threads_keep_their_coverage() {
     retest(d.path(), &["build", "--", "make", "-s"], 0);
     assert_eq!(selected(d.path(), "dejavu"), set(&["thread", "async"]));
 }
+
+const PLUGIN_H: &str = "struct Base { virtual int m(); virtual ~Base(); };\n\
+extern Base *registry[4];\nextern int count;\n\
+struct Registrar { Registrar(Base *b); };\n";
+const CORE_CC: &str = "#include <cstdio>\n#include \"plugin.h\"\n\
+Base *registry[4];\nint count;\n\
+int Base::m() { return 1; }\nBase::~Base() {}\n\
+Registrar::Registrar(Base *b) { registry[count++] = b; }\n\
+int main() {\n    if (count > 0)\n        std::printf(\"%d\\n\", registry[0]->m());\n    else\n        std::printf(\"none\\n\");\n    return 0;\n}\n";
+const PLUGIN_CC: &str = "#include \"plugin.h\"\n\
+struct Derived : Base {\n    int k;\n    Derived(int v) : k(v) {}\n    int m() override { return k; }\n};\n\
+static Registrar r(new Derived(5));\n";
+
+/// C++ code that runs without any statement naming it: a unit's start-up
+/// code (a static registration) and dynamic dispatch (003 §5.2). Two
+/// programs share a core; only `with_plugin` links the plugin, which
+/// registers an object at start-up. A changed initialiser selects the tests
+/// whose processes loaded the plugin; a removed override, and an added one,
+/// select the tests through the polymorphic call `registry[0]->m()`; the test
+/// of the program without the plugin, which neither loads the plugin nor
+/// reaches the call, is selected by none. `retest audit` finds no miss.
+#[test]
+fn startup_code_and_overrides_select_the_tests_they_change() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(dir.join("plugin.h"), PLUGIN_H).unwrap();
+    std::fs::write(dir.join("core.cc"), CORE_CC).unwrap();
+    std::fs::write(dir.join("plugin.cc"), PLUGIN_CC).unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all: with_plugin bare\n\
+         %.o: %.cc plugin.h\n\t$(CXX) -O2 -c -o $@ $<\n\
+         with_plugin: core.o plugin.o\n\t$(CXX) -o $@ core.o plugin.o\n\
+         bare: core.o\n\t$(CXX) -o $@ core.o\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"plugin\"\ncmd = \"./with_plugin\"\n\n[[test]]\nname = \"bare\"\ncmd = \"./bare\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let out = |exe: &str| {
+        let o = std::process::Command::new(dir.join(exe)).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!((out("with_plugin"), out("bare")), ("5\n".to_string(), "none\n".to_string()));
+    retest(dir, &["run"], 0);
+    let step = |src: &str, expect_out: &str, expect: &[&str]| {
+        write_newer(&dir.join("plugin.cc"), src);
+        retest(dir, &["build", "--", "make", "-s"], 0);
+        assert_eq!(out("with_plugin"), expect_out, "{src}");
+        assert_eq!(selected(dir, "dejavu"), set(expect), "{src}");
+        let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+        assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+        retest(dir, &["run"], 0);
+    };
+    // the registration's argument
+    let v1 = PLUGIN_CC.replace("new Derived(5)", "new Derived(6)");
+    step(&v1, "6\n", &["plugin"]);
+    // the override goes: the call reaches Base::m
+    let v2 = v1.replace("    int m() override { return k; }\n", "");
+    step(&v2, "1\n", &["plugin"]);
+    // and comes back
+    step(&v1, "6\n", &["plugin"]);
+}

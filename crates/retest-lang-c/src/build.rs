@@ -67,6 +67,10 @@ pub enum Site {
     /// condition, `if constexpr`, a range-`for`'s implicit test): the `T` edge's
     /// cell is set at `t`, the `F` edge's at `f`.
     Arms { t: Spot, f: Spot },
+    /// The entry of a unit's start-up code (C++ dynamic initialisation, see
+    /// [`startup_procedure`]): the probe goes into a function of its own,
+    /// appended to the unit and run when the program or library is loaded.
+    Startup,
 }
 
 /// Where an arm of a [`Site::Arms`] decision records itself, around the
@@ -2325,6 +2329,72 @@ pub fn opaque_function(
         sites: vec![braces.map_or(Site::None, |(open, close)| Site::Entry { open, close }), Site::None],
         locals: Vec::new(),
         unanalysable: Some(reason),
+        problems: Vec::new(),
+        guarded: false,
+    }
+}
+
+/// The name of a C++ unit's start-up procedure.
+pub const STARTUP: &str = "<static initialisation>";
+
+/// One dynamically initialised variable of a unit's start-up code.
+pub struct Initialiser {
+    /// Its normalised declaration.
+    pub text: String,
+    pub span: Option<Span>,
+    pub refs: Vec<String>,
+    pub calls: Vec<String>,
+}
+
+/// A C++ unit's start-up code as a procedure of its own: the variables of
+/// namespace scope whose initialisation runs code (a constructor, a call, a
+/// `new`), one node each in declaration order, as the unit runs them when the
+/// program (or library) is loaded, before `main`. Its entry is probed from a
+/// function the loader runs, so every test whose processes loaded the unit
+/// traversed it; a changed, added or removed initialiser is a changed node, and
+/// selects them — a registration (`static Registrar r(new Plugin(5));`) has
+/// effects that no statement naming the variable shows. Every C++ unit has
+/// one, empty or not, so the first initialiser added is a change too. It has
+/// no span: it is not a function of the source, and reports leave it out.
+pub fn startup_procedure(inits: Vec<Initialiser>) -> FunctionCfgs {
+    let mut b = CfgBuilder::new(STARTUP);
+    let en = b.add_node(Node::new(NodeKind::Entry, STARTUP));
+    let mut sites = vec![Site::Startup];
+    let mut probes = vec![Probe::Node];
+    let mut last = en;
+    for i in inits {
+        let mut n = Node::new(NodeKind::Call, i.text);
+        n.span = i.span;
+        n.refs = i.refs;
+        n.calls = i.calls;
+        let id = b.add_node(n);
+        b.add_edge(last, id, EdgeLabel::Eps);
+        sites.push(Site::None);
+        probes.push(Probe::Derived);
+        last = id;
+    }
+    let ex = b.add_node(Node::new(NodeKind::Exit, ""));
+    b.add_edge(last, ex, EdgeLabel::Eps);
+    sites.push(Site::None);
+    probes.push(Probe::Derived);
+    b.set_entry(en);
+    b.set_exit(ex);
+    let cond = b.build().expect("a chain from entry to exit is a valid CFG");
+    let n = cond.node_count();
+    let map = Contraction {
+        node: (0..n as u32).map(NodeId).collect(),
+        edge: (0..cond.edge_count() as u32).map(|e| Some(retest_graph::EdgeId(e))).collect(),
+    };
+    FunctionCfgs {
+        stmt: cond.clone(),
+        cond,
+        map,
+        probes,
+        // a constructor may throw or exit: nothing is derived beyond the entry's own cell
+        completes_unless_calls: vec![false; n],
+        sites,
+        locals: Vec::new(),
+        unanalysable: None,
         problems: Vec::new(),
         guarded: false,
     }

@@ -174,6 +174,9 @@ struct Found<'t> {
     /// Definitions without a body (`= default`, `= delete`), with their
     /// qualified names: declarations, not procedures.
     bodiless: Vec<(Ts<'t>, String)>,
+    /// Declarations at namespace scope, in source order: those that
+    /// initialise a variable by running code make the unit's start-up code.
+    namespace_declarations: Vec<Ts<'t>>,
 }
 
 fn walk<'t>(n: Ts<'t>, scope: &mut Vec<String>, anon: bool, src: &[u8], out: &mut Found<'t>) {
@@ -258,6 +261,11 @@ fn walk<'t>(n: Ts<'t>, scope: &mut Vec<String>, anon: bool, src: &[u8], out: &mu
             scope.truncate(depth);
         }
         "declaration" | "field_declaration" | "type_definition" | "friend_declaration" | "alias_declaration" => {
+            if n.kind() == "declaration"
+                && n.parent().is_some_and(|p| matches!(p.kind(), "translation_unit" | "declaration_list"))
+            {
+                out.namespace_declarations.push(n);
+            }
             let mut c = n.walk();
             for k in n.named_children(&mut c) {
                 if matches!(
@@ -461,21 +469,105 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         span,
     }];
     if let Some(body) = n.child_by_field_name("body") {
+        // the class's head (its name and bases): a new base can make a member
+        // override, or hide, what it did not before
+        let head = {
+            let mut c = n.walk();
+            let parts: Vec<Ts<'_>> = n.children(&mut c).filter(|k| k.id() != body.id()).collect();
+            syntax::normalized_siblings(&parts, src)
+        };
         let mut c = body.walk();
         for m in body.named_children(&mut c) {
-            let Some(f) = ordinary.get(&m.id()) else { continue };
+            let Some(f) = ordinary.get(&m.id()).cloned().or_else(|| virtual_member(m, src)) else { continue };
             let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}".into()));
             let u = syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()));
             out.push(Declaration {
                 kind: DeclKind::Function,
-                mentions: u.refs.into_iter().filter(|r| r != f).collect(),
+                mentions: u.refs.into_iter().filter(|r| *r != f).collect(),
                 names: vec![f.clone(), format!("{qualified}::{f}")],
-                text: decls::sealed(format!("{qualified} :: {sig}"), system),
+                text: decls::sealed(format!("{head} :: {sig}"), system),
                 span,
             });
         }
     }
     out
+}
+
+/// The name of a virtual member function declared or defined by `m` (a member
+/// of a class body: `virtual`, `override` or `final`), not a destructor or
+/// operator. It is declared under its name as well as in the class's layout:
+/// a call `p->m(…)` names `m` (see `syntax::uses`), and may reach every
+/// override of `m` in the classes derived from the static type of `p`
+/// (003 §5.2). A new, removed or changed override, anywhere in the program,
+/// changes what that name declares, so every call that names it counts as
+/// affected: the conservative target set of a polymorphic call, every method
+/// of that name.
+fn virtual_member(m: Ts<'_>, src: &[u8]) -> Option<String> {
+    if !matches!(m.kind(), "function_definition" | "field_declaration" | "declaration") {
+        return None;
+    }
+    let mut c = m.walk();
+    let declarators: Vec<Ts<'_>> = m.children_by_field_name("declarator", &mut c).collect();
+    let [d] = declarators[..] else { return None };
+    let f = function_declarator(d)?;
+    let mut c = m.walk();
+    let virtual_kw = m.children(&mut c).any(|k| k.kind() == "virtual");
+    let mut c = f.walk();
+    let specifier = f.children(&mut c).any(|k| k.kind() == "virtual_specifier");
+    if !virtual_kw && !specifier {
+        return None;
+    }
+    let name = f.child_by_field_name("declarator")?;
+    matches!(name.kind(), "field_identifier" | "identifier").then(|| src_text(name, src).to_string())
+}
+
+/// Whether a declaration at namespace scope initialises a variable by running
+/// code when the unit is loaded (C++ dynamic initialisation): an initialiser
+/// that calls, constructs with `new` or holds a lambda; a variable of one of
+/// the unit's classes, or of a template type, constructed (with or without
+/// arguments). Not a declaration of a function or an `extern` one, not a
+/// `constexpr` or `constinit` variable (initialised while compiling), and not
+/// a variable of a `std::` type initialised without a call (a string or
+/// table constant: its value is all it makes, and a change to it affects the
+/// code that names it).
+fn runs_code_to_initialise(d: Ts<'_>, src: &[u8], classes: &BTreeMap<String, ClassInfo>) -> bool {
+    let mut c = d.walk();
+    let head: Vec<Ts<'_>> = d.children(&mut c).collect();
+    if head.iter().any(|k| matches!(src_text(*k, src), "constexpr" | "constinit" | "typedef" | "using")) {
+        return false;
+    }
+    let is_extern = head.iter().any(|k| k.kind() == "storage_class_specifier" && src_text(*k, src) == "extern");
+    let Some(ty) = d.child_by_field_name("type") else { return false };
+    let std_type = src_text(ty, src).trim_start_matches("::").starts_with("std::");
+    let class_type = !std_type
+        && match ty.kind() {
+            "template_type" => true,
+            "type_identifier" | "qualified_identifier" | "class_specifier" | "struct_specifier" => {
+                classes.contains_key(&syntax::last_name(ty, src))
+            }
+            _ => false,
+        };
+    let mut c = d.walk();
+    let declarators: Vec<Ts<'_>> = d.children_by_field_name("declarator", &mut c).collect();
+    declarators.iter().any(|decl| {
+        if function_declarator(*decl).is_some() && decl.kind() != "init_declarator" {
+            return false; // a function's declaration
+        }
+        let runs = |x: Ts<'_>| syntax::contains_kind(x, &["call_expression", "new_expression", "lambda_expression"]);
+        match decl.kind() {
+            "init_declarator" => {
+                let value = decl.child_by_field_name("value");
+                value.is_some_and(runs) || (class_type && !pointer(decl.child_by_field_name("declarator")))
+            }
+            // `T x;`: a class's default constructor, unless only declared here
+            _ => class_type && !is_extern && !pointer(Some(*decl)),
+        }
+    })
+}
+
+/// Whether a declarator declares a pointer or reference (no constructor runs).
+fn pointer(d: Option<Ts<'_>>) -> bool {
+    d.is_some_and(|d| matches!(d.kind(), "pointer_declarator" | "reference_declarator"))
 }
 
 /// When a function whose head has these words may run.
@@ -597,6 +689,43 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
             ),
         });
     }
+    // the unit's start-up code: a procedure of its own (build::startup_procedure)
+    if pre.files.first().is_some_and(is_own) {
+        let names = syntax::Names { locals: &BTreeSet::new(), typedefs: &typedefs, cpp: true };
+        let inits: Vec<crate::build::Initialiser> = found
+            .namespace_declarations
+            .iter()
+            .filter(|d| file_at(d.start_position().row).is_some_and(is_own))
+            .filter(|d| runs_code_to_initialise(**d, src, &found.classes))
+            .map(|d| {
+                let u = syntax::uses_in(*d, src, &names, &|_| false);
+                crate::build::Initialiser {
+                    text: normalized(*d, src),
+                    span: span_at(d.start_position(), d.end_position()),
+                    refs: u.refs.into_iter().collect(),
+                    calls: u.calls,
+                }
+            })
+            .collect();
+        let digest =
+            xxhash_rust::xxh3::xxh3_64(inits.iter().map(|i| i.text.as_str()).collect::<Vec<_>>().join("\n").as_bytes());
+        let cfgs = crate::build::startup_procedure(inits);
+        sites.push(cfgs.sites);
+        guarded.push(false);
+        completes.push(cfgs.completes_unless_calls);
+        functions.push(Procedure {
+            name: crate::build::STARTUP.to_string(),
+            is_static: true,
+            span: None,
+            cond: cfgs.cond,
+            stmt: cfgs.stmt,
+            map: cfgs.map,
+            probes: cfgs.probes,
+            locals: cfgs.locals,
+            unanalysable: None,
+            digest,
+        });
+    }
     for (n, scope) in &found.class_nodes {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         decls_out.extend(class_declaration(*n, scope, src, span_at(n.start_position(), n.end_position()), system));
@@ -644,7 +773,13 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
             noreturn: noreturn.into_iter().collect(),
             problems,
             unattributed_error: None,
-            entry_points: crate::build::ENTRY_POINTS.iter().map(|s| s.to_string()).collect(),
+            // the loader enters the start-up code
+            entry_points: crate::build::ENTRY_POINTS
+                .iter()
+                .copied()
+                .chain([crate::build::STARTUP])
+                .map(String::from)
+                .collect(),
             returns_twice: crate::build::RETURNS_TWICE.iter().map(|s| s.to_string()).collect(),
         },
         sites,

@@ -210,6 +210,19 @@ pub fn instrument_with(
             let before = extra.before.get(&n).map(String::as_str);
             match tu.sites[pi][n.index()] {
                 Site::None => {}
+                Site::Startup => {
+                    let Some(code) = node_probe.as_deref() else { continue };
+                    // run by the loader with the unit's other start-up code
+                    let end = raw.len();
+                    edits.push(Edit {
+                        at: end,
+                        range: (end, end),
+                        open: true,
+                        text: format!(
+                            "\n__attribute__((constructor)) static void __retest_startup(void) {{ {code}; }}\n"
+                        ),
+                    });
+                }
                 Site::Entry { open, close } => {
                     // declarations first (C89), then statements
                     let stmts = join_code(&[node_probe.as_deref(), before]);
@@ -502,6 +515,9 @@ fn place_all(tu: &TuAnalysis, recording: &UnitRecording) -> (Vec<Extra>, UnitRec
     placed.procs = procs.iter().map(|_| Default::default()).collect();
     for (pi, (p, want)) in procs.iter().zip(&recording.procs).enumerate() {
         let sites = &tu.sites[pi];
+        if matches!(sites[p.cond.entry().index()], Site::Startup) {
+            continue; // start-up code: a chain without decisions, recorded by its edges
+        }
         let nested = nested_sites(sites);
         let extra = &mut extras[pi];
         let mut decls: Vec<String> = Vec::new();
@@ -602,7 +618,7 @@ fn nested_sites(sites: &[Site]) -> Vec<bool> {
     let range = |s: &Site| match *s {
         Site::Stmt { start, end, .. } | Site::Expr { start, end } | Site::Cond { start, end } => Some((start, end)),
         Site::Switch { stmt_start, stmt_end, .. } => Some((stmt_start, stmt_end)),
-        Site::Entry { .. } | Site::None | Site::BlockStart { .. } | Site::Arms { .. } => None,
+        Site::Entry { .. } | Site::None | Site::BlockStart { .. } | Site::Arms { .. } | Site::Startup => None,
     };
     let mut starts: Vec<(usize, usize)> =
         sites.iter().enumerate().filter_map(|(i, s)| range(s).map(|(a, _)| (a, i))).collect();

@@ -168,6 +168,9 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
                 let f = strip_parens(f);
                 let member = if names.cpp { cpp_callee_name(f, src) } else { None };
                 if let Some(name) = member {
+                    // the call names the member: a changed declaration of that name (a
+                    // new override or overload, a changed default argument) affects it
+                    u.refs.insert(name.clone());
                     if !u.calls.contains(&name) {
                         u.calls.push(name);
                     }

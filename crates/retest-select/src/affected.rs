@@ -97,9 +97,18 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             let came: Vec<&str> = difference(b, a).collect();
             let detail = match (gone.first(), came.first()) {
                 (Some(g), Some(c)) if !g.starts_with('#') && !c.starts_with('#') => {
-                    // the part that differs: the two texts often share a long prefix
-                    let (g, c) = crate::reason::diff_excerpt(g, c);
-                    format!("the declaration of `{n}` changed: {} → {}", show(&g), show(&c))
+                    // the part that differs (the two texts often share a long prefix),
+                    // after the text's first words, which say what is declared
+                    let head = |t: &str| t.split(' ').take(3).collect::<Vec<_>>().join(" ");
+                    let (ge, ce) = crate::reason::diff_excerpt(g, c);
+                    let with_head = |t: &str, e: String| {
+                        if e.starts_with('…') { format!("{} {e}", head(t)) } else { e }
+                    };
+                    format!(
+                        "the declaration of `{n}` changed: {} → {}",
+                        show(&with_head(g, ge)),
+                        show(&with_head(c, ce))
+                    )
                 }
                 (Some(g), Some(c)) => format!("the declaration of `{n}` changed: {} → {}", show(g), show(c)),
                 (Some(g), None) if b.is_empty() => format!("`{n}` is no longer declared (was {})", show(g)),
