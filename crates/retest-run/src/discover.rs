@@ -262,6 +262,14 @@ pub enum DiscoverError {
         /// The directory given.
         build_dir: PathBuf,
     },
+    /// No scratch directory could be made for what a listing records.
+    #[error(
+        "cannot make a scratch directory: {source} — check that the temporary directory ($TMPDIR or /tmp) is writable"
+    )]
+    Scratch {
+        /// The operating system's reason.
+        source: io::Error,
+    },
     /// `ctest` could not be started.
     #[error("cannot run `ctest` in {}: {source} — install CMake 3.14 or newer and make sure `ctest` is on PATH", build_dir.display())]
     CtestSpawn {
@@ -770,9 +778,14 @@ pub fn from_ctest(build_dir: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
     if !build_dir.join("CTestTestfile.cmake").is_file() {
         return Err(DiscoverError::NotCtestDir { build_dir });
     }
+    // `gtest_discover_tests(… DISCOVERY_MODE PRE_TEST)` and
+    // `catch_discover_tests` run the (instrumented) test binaries while ctest
+    // lists the tests: they record into a directory of their own
+    let traces = tempfile::tempdir().map_err(|source| DiscoverError::Scratch { source })?;
     let output = Command::new("ctest")
         .arg("--show-only=json-v1")
         .current_dir(&build_dir)
+        .env("RETEST_TRACE_DIR", traces.path())
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|source| DiscoverError::CtestSpawn { build_dir: build_dir.clone(), source })?;

@@ -528,3 +528,38 @@ fn gtest_binaries_give_a_test_per_case() {
     let e = retest_run::discover::from_toml(&d.path().join("retest.toml")).unwrap_err().to_string();
     assert!(e.contains("retest.toml:2") && e.contains("build it first"), "{e}");
 }
+
+/// Test binaries that CTest lists by running them (`gtest_discover_tests`
+/// with `DISCOVERY_MODE PRE_TEST`, `catch_discover_tests`) run while
+/// `ctest --show-only` reads the build directory: they get a trace
+/// directory of their own, removed afterwards, and never the one retest's
+/// caller may have.
+#[test]
+fn ctest_listing_records_into_a_scratch_directory() {
+    if !have_cmake() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (src, build) = (root.join("src"), root.join("build"));
+    fs::create_dir_all(&src).unwrap();
+    write(
+        &src,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.14)\nproject(t NONE)\nenable_testing()\n\
+         set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_SOURCE_DIR}/listing.cmake)\n",
+    );
+    // what a PRE_TEST discovery script does: run something, add the tests
+    write(
+        &src,
+        "listing.cmake",
+        "file(WRITE \"${CMAKE_CURRENT_LIST_DIR}/seen.txt\" \"$ENV{RETEST_TRACE_DIR}\")\nadd_test(listed /bin/true)\n",
+    );
+    let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let specs = from_ctest(&build).unwrap();
+    assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["listed"]);
+    let seen = fs::read_to_string(src.join("seen.txt")).unwrap();
+    assert!(!seen.is_empty(), "the listing ran without a trace directory of its own");
+    assert!(!Path::new(&seen).exists(), "the listing's trace directory {seen} was left behind");
+}
