@@ -668,13 +668,9 @@ fn list(binary: &Path, cx: &Context, args: &[String]) -> Result<std::process::Ou
 
 fn listing_failed(binary: &Path, args: &[String], out: &std::process::Output, question: &str) -> String {
     let said = if out.stderr.iter().all(u8::is_ascii_whitespace) { &out.stdout } else { &out.stderr };
-    format!(
-        "`{} {}` failed ({}): {} — {question}",
-        binary.display(),
-        args.join(" "),
-        out.status,
-        String::from_utf8_lossy(said).trim()
-    )
+    let said = String::from_utf8_lossy(said);
+    let said = if said.trim().is_empty() { "no output" } else { said.trim() };
+    format!("`{} {}` failed ({}): {said} — {question}", binary.display(), args.join(" "), out.status)
 }
 
 /// Parses `--gtest_list_tests` output: a suite line (`Suite.`, maybe with a
