@@ -5,6 +5,10 @@
 //! Fig. 13), then `go'` of Fig. 6. Selection is the paper's: the tests that
 //! reach line 40 (t3, t4 and the AlarmElevator test that does), and the audit
 //! finds no miss.
+//!
+//! Then C++ test suites whose cases are tests of their own: GoogleTest
+//! through CMake's `gtest_discover_tests` and CTest, and Catch2 through
+//! `[[catch2]]`; a change selects the cases that ran it, not their binary.
 
 mod common;
 
@@ -487,4 +491,139 @@ fn startup_code_and_overrides_select_the_tests_they_change() {
     step(&v2, "1\n", &["plugin"]);
     // and comes back
     step(&v1, "6\n", &["plugin"]);
+}
+
+/// The library both suites below test: `mul` calls `add`, `neg` neither.
+const CALC_H: &str = "int add(int a, int b);\nint mul(int a, int b);\nint neg(int a);\n";
+const CALC: &str = "#include \"calc.h\"\n\
+int add(int a, int b) { return a + b; }\n\
+int mul(int a, int b) {\n\
+    int r = 0;\n\
+    for (int i = 0; i < b; i++) r = add(r, a);\n\
+    return r;\n\
+}\n\
+int neg(int a) { return -a; }\n";
+
+/// `mul` changed: every call to it reaches the new statement.
+fn calc_changed() -> String {
+    let v = CALC.replace("int r = 0;\n", "int r = 0;\nif (b < 0) return -mul(a, -b);\n");
+    assert_ne!(v, CALC);
+    v
+}
+
+fn write_calc(dir: &Path) {
+    std::fs::write(dir.join("calc.h"), CALC_H).unwrap();
+    std::fs::write(dir.join("calc.cc"), CALC).unwrap();
+}
+
+/// A CMake project with `find_package(GTest)` and `gtest_discover_tests`,
+/// built with `CXX="retest c++"` by `retest build`: `retest run --ctest`
+/// runs one test per GoogleTest case (a `TEST_P` instance included,
+/// disabled cases left out), alone, in the `WORKING_DIRECTORY` and with the
+/// `ENVIRONMENT` the project gives; a change to `mul` selects the cases that
+/// call it, by the names CTest knows them by (`ctest -R` with `--format ctest`
+/// runs exactly those), and a changed `TIMEOUT` selects every case.
+#[test]
+fn ctest_gtest_cases_are_selected_one_by_one() {
+    assert!(have("c++") && have("cmake"), "c++ and cmake are needed (`.ci/run` installs g++, cmake and libgtest-dev)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write_calc(dir);
+    let cmake = "cmake_minimum_required(VERSION 3.14)\nproject(calc CXX)\nenable_testing()\n\
+        find_package(GTest REQUIRED)\ninclude(GoogleTest)\nadd_library(calc calc.cc)\n\
+        add_executable(calc_tests calc_test.cc)\ntarget_link_libraries(calc_tests calc GTest::gtest GTest::gtest_main)\n\
+        gtest_discover_tests(calc_tests WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}\n\
+          PROPERTIES ENVIRONMENT \"CALC_MODE=test\" TIMEOUT 30)\n";
+    std::fs::write(dir.join("CMakeLists.txt"), cmake).unwrap();
+    std::fs::write(
+        dir.join("calc_test.cc"),
+        "#include <gtest/gtest.h>\n#include <cstdio>\n#include <cstdlib>\n#include \"calc.h\"\n\
+         TEST(Add, Small) { EXPECT_EQ(add(2, 3), 5); }\n\
+         TEST(Mul, Small) { EXPECT_EQ(mul(2, 3), 6); }\n\
+         TEST(Neg, Mode) { const char *m = std::getenv(\"CALC_MODE\"); ASSERT_TRUE(m); EXPECT_STREQ(m, \"test\"); EXPECT_EQ(neg(2), -2); }\n\
+         TEST(Neg, Cwd) { std::FILE *f = std::fopen(\"calc.h\", \"r\"); ASSERT_TRUE(f); std::fclose(f); }\n\
+         TEST(Add, DISABLED_Off) { EXPECT_EQ(add(1, 1), 3); }\n\
+         class Square : public ::testing::TestWithParam<int> {};\n\
+         TEST_P(Square, Mul) { int n = GetParam(); EXPECT_EQ(mul(n, n), n * n); }\n\
+         INSTANTIATE_TEST_SUITE_P(Inst, Square, ::testing::Values(0, 4));\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    let b = retest(dir, &["build", "--", "sh", "-c", "cmake -S . -B build >/dev/null && cmake --build build"], 0);
+    assert!(stderr(&b).contains("2 translation unit(s) instrumented"), "{}", stderr(&b));
+    let r = retest(dir, &["run", "--ctest", "build"], 0);
+    // Neg.Mode and Neg.Cwd pass only with the project's ENVIRONMENT and WORKING_DIRECTORY
+    assert!(stdout(&r).contains("6 passed, 0 failed"), "{}", stdout(&r));
+    let names: BTreeSet<String> = test_names(dir).into_iter().collect();
+    // CMake names a TEST_P instance after its parameter's value
+    let all = ["Add.Small", "Mul.Small", "Neg.Mode", "Neg.Cwd", "Inst/Square.Mul/0", "Inst/Square.Mul/4"];
+    assert_eq!(names, set(&all));
+
+    write_newer(&dir.join("calc.cc"), calc_changed());
+    retest(dir, &["build", "--", "cmake", "--build", "build"], 0);
+    let mul = set(&["Mul.Small", "Inst/Square.Mul/0", "Inst/Square.Mul/4"]);
+    assert_eq!(selected(dir, "dejavu"), mul);
+    let re = stdout(&retest(dir, &["select", "--format", "ctest"], 0));
+    let ctest =
+        std::process::Command::new("ctest").args(["-R", re.trim()]).current_dir(dir.join("build")).output().unwrap();
+    let out = String::from_utf8_lossy(&ctest.stdout);
+    assert!(ctest.status.success() && out.contains("out of 3"), "{re}: {out}");
+    for t in &mul {
+        assert!(out.contains(&format!(" {t} ")), "{t} not run by ctest -R {re}: {out}");
+    }
+
+    // CTest's TIMEOUT is part of every case's definition
+    retest(dir, &["run"], 0);
+    write_newer(&dir.join("CMakeLists.txt"), cmake.replace("TIMEOUT 30", "TIMEOUT 20"));
+    retest(dir, &["build", "--", "cmake", "--build", "build"], 0);
+    assert_eq!(selected(dir, "dejavu"), set(&all));
+    let why = stdout(&retest(dir, &["select"], 0));
+    assert!(why.contains("definition changed: timeout 30s → 20s"), "{why}");
+}
+
+/// A Catch2 suite (Debian's catch2, v2) built through `retest build` with
+/// make: `[[catch2]]` makes each test case a test, named after the case,
+/// whatever characters Catch2's test specs read specially (`,`, `[…]`,
+/// `exclude:`), hidden cases left out; a change to `mul` selects the cases
+/// that call it.
+#[test]
+fn catch2_cases_are_selected_one_by_one() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (`.ci/run` installs g++ and catch2)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write_calc(dir);
+    std::fs::write(
+        dir.join("Makefile"),
+        "catch_tests: calc.o tests.o\n\t$(CXX) -o $@ calc.o tests.o -lCatch2WithMain\n\
+         %.o: %.cc calc.h\n\t$(CXX) -O0 -c $< -o $@\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tests.cc"),
+        "#include <catch2/catch.hpp>\n#include \"calc.h\"\n\
+         TEST_CASE(\"add, small\", \"[add]\") { REQUIRE(add(2, 3) == 5); }\n\
+         TEST_CASE(\"mul [by] add\") { REQUIRE(mul(2, 3) == 6); }\n\
+         TEST_CASE(\"exclude: negation\") { REQUIRE(neg(2) == -2); }\n\
+         TEST_CASE(\"~ hidden one\", \"[.]\") { REQUIRE(mul(1, 1) == 1); }\n\
+         SCENARIO(\"mul of zero\") { GIVEN(\"zero\") { REQUIRE(mul(5, 0) == 0); } }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("retest.toml"), "[[catch2]]\nbinary = \"catch_tests\"\ntimeout = 30\n").unwrap();
+    retest(dir, &["init"], 0);
+    let b = retest(dir, &["build", "--", "make", "-s"], 0);
+    assert!(stderr(&b).contains("2 translation unit(s) instrumented"), "{}", stderr(&b));
+    let r = retest(dir, &["run"], 0);
+    assert!(stdout(&r).contains("4 passed, 0 failed"), "{}", stdout(&r));
+    let names: BTreeSet<String> = test_names(dir).into_iter().collect();
+    let all = [
+        "catch_tests/add, small",
+        "catch_tests/mul [by] add",
+        "catch_tests/exclude: negation",
+        "catch_tests/Scenario: mul of zero",
+    ];
+    assert_eq!(names, set(&all));
+
+    write_newer(&dir.join("calc.cc"), calc_changed());
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    assert_eq!(selected(dir, "dejavu"), set(&["catch_tests/mul [by] add", "catch_tests/Scenario: mul of zero"]));
 }

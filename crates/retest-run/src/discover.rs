@@ -3,7 +3,9 @@
 //!
 //! Three sources are understood:
 //! - [`from_toml`]: a `retest.toml` file with `[[test]]` tables (the native
-//!   format; strict — unknown keys and duplicate names are errors);
+//!   format; strict — unknown keys and duplicate names are errors), and
+//!   `[[gtest]]` and `[[catch2]]` tables: test binaries whose cases are
+//!   tests of their own, listed by the binary and run one per process;
 //! - [`from_universe`]: a Siemens-style *universe* file, one shell command per
 //!   non-empty line;
 //! - [`from_ctest`]: the tests a CMake build directory registers with
@@ -201,7 +203,7 @@ pub enum DiscoverError {
     },
     /// The file is not valid TOML, or a value has the wrong type or is
     /// missing.
-    #[error("{}:{line}:{column}: {message} — fix the file (the keys of `[[test]]` and `[[gtest]]` are listed in the comment `retest init` writes, and in the README under `retest run`)", path.display())]
+    #[error("{}:{line}:{column}: {message} — fix the file (the keys of `[[test]]`, `[[gtest]]` and `[[catch2]]` are listed in the README under `retest run`)", path.display())]
     Toml {
         /// The file.
         path: PathBuf,
@@ -262,6 +264,14 @@ pub enum DiscoverError {
         /// The directory given.
         build_dir: PathBuf,
     },
+    /// No scratch directory could be made for what a listing records.
+    #[error(
+        "cannot make a scratch directory: {source} — check that the temporary directory ($TMPDIR or /tmp) is writable"
+    )]
+    Scratch {
+        /// The operating system's reason.
+        source: io::Error,
+    },
     /// `ctest` could not be started.
     #[error("cannot run `ctest` in {}: {source} — install CMake 3.14 or newer and make sure `ctest` is on PATH", build_dir.display())]
     CtestSpawn {
@@ -313,13 +323,16 @@ struct TomlFile {
     #[serde(default)]
     test: Vec<Spanned<TomlTest>>,
     #[serde(default)]
-    gtest: Vec<Spanned<TomlGtest>>,
+    gtest: Vec<Spanned<TomlSuite>>,
+    #[serde(default)]
+    catch2: Vec<Spanned<TomlSuite>>,
 }
 
-/// A GoogleTest binary whose cases are tests of their own.
+/// A test binary whose cases are tests of their own (`[[gtest]]`,
+/// `[[catch2]]`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct TomlGtest {
+struct TomlSuite {
     binary: Spanned<String>,
     #[serde(default)]
     cwd: Option<String>,
@@ -361,7 +374,7 @@ struct TomlTest {
     name: Spanned<String>,
     cmd: Spanned<String>,
     #[serde(default)]
-    cwd: Option<Spanned<String>>,
+    cwd: Option<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
     #[serde(default)]
@@ -386,12 +399,24 @@ struct TomlTest {
 /// timeout = 2.5         # optional, overrides the default
 /// inputs = ["data/big.bin", "tools/"]   # optional: files and directories it reads
 ///                                       # (relative to the toml file's directory)
+///
+/// [[gtest]]             # a GoogleTest binary: one test per case
+/// binary = "build/unit_tests"           # required, relative to the toml file's directory
+/// filter = "Parser.*"   # optional, a --gtest_filter for the listing
+/// # cwd, env, timeout, inputs: as for [[test]], for each of its cases
+///
+/// [[catch2]]            # a Catch2 binary: one test per test case
+/// binary = "build/catch_tests"
+/// filter = "[parser]"   # optional, a Catch2 test spec for the listing
+/// # cwd, env, timeout, inputs: as for [[test]]
 /// ```
 ///
 /// `[dependencies]` is read by [`dependency_settings`].
 ///
 /// Contract:
-/// - Tests are returned in file order. `cwd` defaults to the directory of the
+/// - Tests are returned in file order: the `[[test]]` tables, then every
+///   case of each `[[gtest]]` table, then every case of each `[[catch2]]`
+///   table. `cwd` defaults to the directory of the
 ///   file (made absolute, symbolic links resolved); a relative `cwd` is
 ///   joined to that directory lexically (`.` components are dropped, `..`
 ///   kept; the directory need not exist yet).
@@ -400,25 +425,31 @@ struct TomlTest {
 /// - A timeout must be a positive, finite number of seconds.
 /// - Unknown keys (anywhere), duplicate or empty names, an empty `cmd` and
 ///   values of the wrong type are errors that name the line.
-/// - A file without `[[test]]` tables yields an empty list.
+/// - The cases of a `[[gtest]]` or `[[catch2]]` binary are listed by running
+///   it (see [`Framework`]); each is a test named `binary/case` (the
+///   binary's file name) that runs the binary alone on that case, in the
+///   table's `cwd`, `env` and `timeout`. A binary that does not exist or
+///   whose listing fails is an error naming the table's line.
+/// - A file without test tables yields an empty list.
 pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
     let text = read_text(path)?;
     let path = absolute(path)?;
     let dir = parent_dir(&path);
     let file: TomlFile = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
+    let toml = TomlSource { path: &path, text: &text, dir: &dir };
 
-    let (default_timeout, default_env) = match file.defaults {
+    let defaults = match file.defaults {
         Some(d) => {
-            let t = match &d.timeout {
+            let timeout = match &d.timeout {
                 Some(v) => Some(timeout_value(&path, &text, v)?),
                 None => None,
             };
-            (t, d.env)
+            Context { cwd: dir.clone(), env: d.env, timeout, inputs: Vec::new() }
         }
-        None => (None, BTreeMap::new()),
+        None => Context { cwd: dir.clone(), ..Context::default() },
     };
 
-    let mut first_line: HashMap<String, usize> = HashMap::new();
+    let mut names = Names::default();
     let mut specs = Vec::with_capacity(file.test.len());
     for test in file.test {
         let test = test.into_inner();
@@ -431,10 +462,7 @@ pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
                 message: "test name is empty — give the test a unique, non-empty name".into(),
             });
         }
-        if let Some(&first) = first_line.get(&name) {
-            return Err(DiscoverError::DuplicateName { path, line: name_line, first_line: first, name });
-        }
-        first_line.insert(name.clone(), name_line);
+        names.claim(&path, &name, name_line)?;
 
         let cmd_line = line_of(&text, test.cmd.span().start);
         let cmd = test.cmd.into_inner();
@@ -445,108 +473,204 @@ pub fn from_toml(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
                 message: format!("`cmd` of test `{name}` is empty — give the shell command to run"),
             });
         }
-
-        let cwd = match test.cwd {
-            Some(c) => normalize(&dir.join(c.get_ref())),
-            None => dir.clone(),
-        };
-        let timeout = match &test.timeout {
-            Some(v) => Some(timeout_value(&path, &text, v)?),
-            None => default_timeout,
-        };
-        let mut env = default_env.clone();
-        env.extend(test.env);
-        let inputs = test.inputs.iter().map(|i| normalize(&dir.join(i))).collect();
-        specs.push(TestSpec {
-            key: name.clone(),
-            name,
-            cmd,
-            cwd,
-            env: env.into_iter().collect(),
-            timeout,
-            expect_failure: false,
-            inputs,
-            properties: Vec::new(),
-        });
+        let cx = toml.context(&defaults, test.cwd.as_deref(), test.env, test.timeout.as_ref(), &test.inputs)?;
+        specs.push(cx.spec(name, cmd));
     }
-    for g in file.gtest {
-        let g = g.into_inner();
-        let line = line_of(&text, g.binary.span().start);
-        let binary = normalize(&dir.join(g.binary.get_ref()));
-        let cwd = match &g.cwd {
-            Some(c) => normalize(&dir.join(c)),
-            None => dir.clone(),
-        };
-        let timeout = match &g.timeout {
-            Some(v) => Some(timeout_value(&path, &text, v)?),
-            None => default_timeout,
-        };
-        let mut env = default_env.clone();
-        env.extend(g.env);
-        let cases = gtest_cases(&binary, &cwd, &env, g.filter.as_deref())
-            .map_err(|message| DiscoverError::Invalid { path: path.clone(), line, message })?;
-        let short = binary.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        // relative to the working directory where it can be, so that the
-        // definition does not change when the project moves
-        let program = match binary.strip_prefix(&cwd) {
-            Ok(rel) => format!("./{}", rel.to_string_lossy()),
-            Err(_) => binary.to_string_lossy().into_owned(),
-        };
-        let inputs: Vec<PathBuf> = g.inputs.iter().map(|i| normalize(&dir.join(i))).collect();
-        for case in cases {
-            let name = format!("{short}/{case}");
-            if let Some(&first) = first_line.get(&name) {
-                return Err(DiscoverError::DuplicateName { path, line, first_line: first, name });
+    for (framework, tables) in [(Framework::Gtest, file.gtest), (Framework::Catch2, file.catch2)] {
+        for t in tables {
+            let t = t.into_inner();
+            let line = line_of(&text, t.binary.span().start);
+            let binary = normalize(&dir.join(t.binary.get_ref()));
+            let cx = toml.context(&defaults, t.cwd.as_deref(), t.env, t.timeout.as_ref(), &t.inputs)?;
+            let cases = framework
+                .cases(&binary, &cx, t.filter.as_deref())
+                .map_err(|message| DiscoverError::Invalid { path: path.clone(), line, message })?;
+            let short = binary.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            // relative to the working directory where it can be, so that the
+            // definition does not change when the project moves
+            let program = match binary.strip_prefix(&cx.cwd) {
+                Ok(rel) => format!("./{}", rel.to_string_lossy()),
+                Err(_) => binary.to_string_lossy().into_owned(),
+            };
+            for case in cases {
+                let name = format!("{short}/{case}");
+                names.claim(&path, &name, line)?;
+                let cmd = format!("{} {}", shell_quote(&program), framework.run_args(&case));
+                specs.push(cx.spec(name, cmd));
             }
-            first_line.insert(name.clone(), line);
-            specs.push(TestSpec {
-                key: name.clone(),
-                name,
-                cmd: format!("{} --gtest_filter={}", shell_quote(&program), shell_quote(&case)),
-                cwd: cwd.clone(),
-                env: env.clone().into_iter().collect(),
-                timeout,
-                expect_failure: false,
-                inputs: inputs.clone(),
-                properties: Vec::new(),
-            });
         }
     }
     Ok(specs)
 }
 
-/// The cases of a GoogleTest binary (`Suite.Name`, parameterised ones as
-/// `Prefix/Suite.Name/0`), from `--gtest_list_tests`, disabled ones left out.
-/// The listing runs with a trace directory of its own, so an instrumented
-/// binary records nothing anywhere that matters.
-fn gtest_cases(
-    binary: &Path,
-    cwd: &Path,
-    env: &BTreeMap<String, String>,
-    filter: Option<&str>,
-) -> Result<Vec<String>, String> {
-    if !binary.is_file() {
-        return Err(format!(
-            "GoogleTest binary {} does not exist — build it first (`retest build -- …`), or correct `binary`",
-            binary.display()
-        ));
+/// The `retest.toml` being read: where relative paths start and what line
+/// an error names.
+struct TomlSource<'a> {
+    path: &'a Path,
+    text: &'a str,
+    dir: &'a Path,
+}
+
+/// Where and how the tests of one table run: what the keys every table
+/// has (`cwd`, `env`, `timeout`, `inputs`) make of `[defaults]`.
+#[derive(Clone, Debug, Default)]
+struct Context {
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+    timeout: Option<Duration>,
+    inputs: Vec<PathBuf>,
+}
+
+impl TomlSource<'_> {
+    /// The context of a table: its own keys over `defaults`.
+    fn context(
+        &self,
+        defaults: &Context,
+        cwd: Option<&str>,
+        env: BTreeMap<String, String>,
+        timeout: Option<&Spanned<toml::Value>>,
+        inputs: &[String],
+    ) -> Result<Context, DiscoverError> {
+        let mut all_env = defaults.env.clone();
+        all_env.extend(env);
+        Ok(Context {
+            cwd: cwd.map_or_else(|| defaults.cwd.clone(), |c| normalize(&self.dir.join(c))),
+            env: all_env,
+            timeout: match timeout {
+                Some(v) => Some(timeout_value(self.path, self.text, v)?),
+                None => defaults.timeout,
+            },
+            inputs: inputs.iter().map(|i| normalize(&self.dir.join(i))).collect(),
+        })
     }
+}
+
+impl Context {
+    /// The test `name` that runs `cmd` here.
+    fn spec(&self, name: String, cmd: String) -> TestSpec {
+        TestSpec {
+            key: name.clone(),
+            name,
+            cmd,
+            cwd: self.cwd.clone(),
+            env: self.env.clone().into_iter().collect(),
+            timeout: self.timeout,
+            expect_failure: false,
+            inputs: self.inputs.clone(),
+            properties: Vec::new(),
+        }
+    }
+}
+
+/// The names given so far, with the line of each: a second test of the
+/// same name is an error.
+#[derive(Default)]
+struct Names(HashMap<String, usize>);
+
+impl Names {
+    fn claim(&mut self, path: &Path, name: &str, line: usize) -> Result<(), DiscoverError> {
+        if let Some(&first_line) = self.0.get(name) {
+            return Err(DiscoverError::DuplicateName {
+                path: path.to_path_buf(),
+                line,
+                first_line,
+                name: name.to_string(),
+            });
+        }
+        self.0.insert(name.to_string(), line);
+        Ok(())
+    }
+}
+
+/// A test framework whose binaries list their cases and run one alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framework {
+    /// GoogleTest: cases from `--gtest_list_tests` (`Suite.Name`,
+    /// parameterised ones as `Prefix/Suite.Name/0`), disabled ones left
+    /// out; a case runs with `--gtest_filter=Suite.Name`.
+    Gtest,
+    /// Catch2: test cases from `--list-tests --reporter xml` (v3) or
+    /// `--list-test-names-only` (v2), hidden ones left out (as the listing
+    /// does); a case runs with a test spec that names it alone
+    /// ([`catch2_spec`]) and `--warn NoTests`, so that a spec that matches
+    /// nothing fails instead of passing with nothing run.
+    Catch2,
+}
+
+impl Framework {
+    /// The cases of `binary`, listed in `cx` (with `filter`, in the
+    /// framework's syntax, if given). The listing runs with a trace
+    /// directory of its own, so an instrumented binary records nothing
+    /// anywhere that matters.
+    fn cases(self, binary: &Path, cx: &Context, filter: Option<&str>) -> Result<Vec<String>, String> {
+        if !binary.is_file() {
+            return Err(format!(
+                "test binary {} does not exist — build it first (`retest build -- …`), or correct `binary`",
+                binary.display()
+            ));
+        }
+        match self {
+            Framework::Gtest => {
+                let mut args = vec!["--gtest_list_tests".to_string()];
+                args.extend(filter.map(|f| format!("--gtest_filter={f}")));
+                let out = list(binary, cx, &args)?;
+                if !out.status.success() {
+                    return Err(listing_failed(binary, &args, &out, "is it a GoogleTest binary?"));
+                }
+                Ok(parse_gtest_list(&String::from_utf8_lossy(&out.stdout)))
+            }
+            Framework::Catch2 => {
+                let spec = filter.map(str::to_string);
+                let args: Vec<String> =
+                    ["--list-tests", "--reporter", "xml"].into_iter().map(String::from).chain(spec.clone()).collect();
+                let out = list(binary, cx, &args)?;
+                let text = String::from_utf8_lossy(&out.stdout);
+                if let Some(names) = parse_catch2_xml(&text) {
+                    if !out.status.success() {
+                        return Err(listing_failed(binary, &args, &out, "is it a Catch2 binary?"));
+                    }
+                    return Ok(names);
+                }
+                // Catch2 v2 lists for people whatever the reporter; its exit
+                // status is the number of cases it lists (modulo 256)
+                let args: Vec<String> = std::iter::once("--list-test-names-only".to_string()).chain(spec).collect();
+                let out = list(binary, cx, &args)?;
+                let names = parse_catch2_names(&String::from_utf8_lossy(&out.stdout));
+                if out.status.code() != Some((names.len() % 256) as i32) {
+                    return Err(listing_failed(binary, &args, &out, "is it a Catch2 binary (v2 or v3)?"));
+                }
+                Ok(names)
+            }
+        }
+    }
+
+    /// The arguments (shell-quoted) that run `case` alone.
+    fn run_args(self, case: &str) -> String {
+        match self {
+            Framework::Gtest => format!("--gtest_filter={}", shell_quote(case)),
+            Framework::Catch2 => format!("{} --warn NoTests", shell_quote(&catch2_spec(case))),
+        }
+    }
+}
+
+/// Runs `binary ARGS` in `cx` to list its cases.
+fn list(binary: &Path, cx: &Context, args: &[String]) -> Result<std::process::Output, String> {
     let traces = tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
-    let mut cmd = std::process::Command::new(binary);
-    cmd.arg("--gtest_list_tests").current_dir(cwd).envs(env).env("RETEST_TRACE_DIR", traces.path());
-    if let Some(f) = filter {
-        cmd.arg(format!("--gtest_filter={f}"));
-    }
-    let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "`{} --gtest_list_tests` failed ({}): {} — is it a GoogleTest binary?",
-            binary.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(parse_gtest_list(&String::from_utf8_lossy(&out.stdout)))
+    Command::new(binary)
+        .args(args)
+        .current_dir(&cx.cwd)
+        .envs(&cx.env)
+        .env("RETEST_TRACE_DIR", traces.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))
+}
+
+fn listing_failed(binary: &Path, args: &[String], out: &std::process::Output, question: &str) -> String {
+    let said = if out.stderr.iter().all(u8::is_ascii_whitespace) { &out.stdout } else { &out.stderr };
+    let said = String::from_utf8_lossy(said);
+    let said = if said.trim().is_empty() { "no output" } else { said.trim() };
+    format!("`{} {}` failed ({}): {said} — {question}", binary.display(), args.join(" "), out.status)
 }
 
 /// Parses `--gtest_list_tests` output: a suite line (`Suite.`, maybe with a
@@ -573,6 +697,102 @@ pub fn parse_gtest_list(text: &str) -> Vec<String> {
         }
         out.push(format!("{s}.{case}"));
     }
+    out
+}
+
+/// The test case names of a Catch2 v3 `--list-tests --reporter xml`
+/// listing (the `Name` of every `TestCase` in `MatchingTests`), or `None`
+/// when `text` is no such listing.
+pub fn parse_catch2_xml(text: &str) -> Option<Vec<String>> {
+    let start = text.find("<MatchingTests")?;
+    let rest = &text[start..];
+    let end = rest.find("</MatchingTests>").unwrap_or(rest.len());
+    let mut names = Vec::new();
+    let mut body = &rest[..end];
+    while let Some(i) = body.find("<Name>") {
+        body = &body[i + "<Name>".len()..];
+        let j = body.find("</Name>")?;
+        names.push(xml_unescape(&body[..j]));
+        body = &body[j..];
+    }
+    Some(names)
+}
+
+/// Decodes the character references Catch2's XML writer produces.
+fn xml_unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let Some(semi) = rest.find(';') else { break };
+        let decoded = match &rest[1..semi] {
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "amp" => Some('&'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            e => e
+                .strip_prefix("#x")
+                .map(|h| u32::from_str_radix(h, 16))
+                .or_else(|| e.strip_prefix('#').map(str::parse))
+                .and_then(Result::ok)
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The names of a Catch2 v2 `--list-test-names-only` listing: one per line,
+/// a name that starts with `#` in double quotes.
+pub fn parse_catch2_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| match l.strip_prefix("\"#").and_then(|r| r.strip_suffix('"')) {
+            Some(r) => format!("#{r}"),
+            None => l.to_string(),
+        })
+        .collect()
+}
+
+/// A Catch2 test spec (v2 and v3) that matches the test case `name`.
+///
+/// The name is quoted, so spaces, `[`, `]` and a leading `~` are plain
+/// characters; `\`, `,` and `"` are escaped with `\`. A name that starts
+/// with `exclude:` would negate the pattern even quoted, so its first
+/// letter is upper-cased: Catch2 matches names regardless of case.
+///
+/// What a spec cannot say: Catch2 compares names ignoring case and
+/// surrounding blanks, and reads a `*` at either end of a name as a
+/// wildcard, so the case `Foo` also runs a case `foo`, and a case `*x`
+/// every case ending in `x`. The test then runs more than its case (its
+/// coverage is the union of theirs, never less than its own).
+pub fn catch2_spec(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    out.push('"');
+    let mut rest = name;
+    if name.starts_with("exclude:") {
+        out.push('E');
+        rest = &name[1..];
+    }
+    for c in rest.chars() {
+        if matches!(c, '\\' | ',' | '"') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
     out
 }
 
@@ -770,9 +990,14 @@ pub fn from_ctest(build_dir: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
     if !build_dir.join("CTestTestfile.cmake").is_file() {
         return Err(DiscoverError::NotCtestDir { build_dir });
     }
+    // `gtest_discover_tests(… DISCOVERY_MODE PRE_TEST)` and
+    // `catch_discover_tests` run the (instrumented) test binaries while ctest
+    // lists the tests: they record into a directory of their own
+    let traces = tempfile::tempdir().map_err(|source| DiscoverError::Scratch { source })?;
     let output = Command::new("ctest")
         .arg("--show-only=json-v1")
         .current_dir(&build_dir)
+        .env("RETEST_TRACE_DIR", traces.path())
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|source| DiscoverError::CtestSpawn { build_dir: build_dir.clone(), source })?;

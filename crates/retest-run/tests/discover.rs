@@ -528,3 +528,129 @@ fn gtest_binaries_give_a_test_per_case() {
     let e = retest_run::discover::from_toml(&d.path().join("retest.toml")).unwrap_err().to_string();
     assert!(e.contains("retest.toml:2") && e.contains("build it first"), "{e}");
 }
+
+/// Test binaries that CTest lists by running them (`gtest_discover_tests`
+/// with `DISCOVERY_MODE PRE_TEST`, `catch_discover_tests`) run while
+/// `ctest --show-only` reads the build directory: they get a trace
+/// directory of their own, removed afterwards, and never the one retest's
+/// caller may have.
+#[test]
+fn ctest_listing_records_into_a_scratch_directory() {
+    if !have_cmake() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (src, build) = (root.join("src"), root.join("build"));
+    fs::create_dir_all(&src).unwrap();
+    write(
+        &src,
+        "CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.14)\nproject(t NONE)\nenable_testing()\n\
+         set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_SOURCE_DIR}/listing.cmake)\n",
+    );
+    // what a PRE_TEST discovery script does: run something, add the tests
+    write(
+        &src,
+        "listing.cmake",
+        "file(WRITE \"${CMAKE_CURRENT_LIST_DIR}/seen.txt\" \"$ENV{RETEST_TRACE_DIR}\")\nadd_test(listed /bin/true)\n",
+    );
+    let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let specs = from_ctest(&build).unwrap();
+    assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["listed"]);
+    let seen = fs::read_to_string(src.join("seen.txt")).unwrap();
+    assert!(!seen.is_empty(), "the listing ran without a trace directory of its own");
+    assert!(!Path::new(&seen).exists(), "the listing's trace directory {seen} was left behind");
+}
+
+// ---------------------------------------------------------------------------
+// Catch2
+
+#[test]
+fn catch2_listings_give_one_name_per_case() {
+    // Catch2 v3's XML listing (as its XmlWriter writes it)
+    let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<MatchingTests>\n  <TestCase>\n    \
+               <Name>a &lt; b &amp;&amp; c</Name>\n    <ClassName/>\n    <Tags>[x]</Tags>\n    <SourceInfo>\n      \
+               <File>t.cc</File>\n      <Line>3</Line>\n    </SourceInfo>\n  </TestCase>\n  <TestCase>\n    \
+               <Name>Scenario: vectors grow</Name>\n    <ClassName/>\n    <Tags/>\n  </TestCase>\n</MatchingTests>\n";
+    assert_eq!(retest_run::discover::parse_catch2_xml(xml).unwrap(), ["a < b && c", "Scenario: vectors grow"]);
+    // a v2 binary ignores the reporter when listing
+    assert_eq!(retest_run::discover::parse_catch2_xml("All available test cases:\n  x\n1 test case\n"), None);
+    // v2's names-only listing quotes names that start with `#`
+    assert_eq!(
+        retest_run::discover::parse_catch2_names("a, b\n\"#3 tags\"\n   leading\n\n"),
+        ["a, b", "#3 tags", "   leading"]
+    );
+}
+
+#[test]
+fn catch2_specs_quote_and_escape() {
+    use retest_run::discover::catch2_spec;
+    assert_eq!(catch2_spec("plain"), r#""plain""#);
+    assert_eq!(catch2_spec(r#"a, "b" [c] \d"#), r#""a\, \"b\" [c] \\d""#);
+    assert_eq!(catch2_spec("~not"), r#""~not""#);
+    assert_eq!(catch2_spec("exclude: me"), r#""Exclude: me""#);
+}
+
+/// Test cases whose names Catch2's test specs read specially, in a real
+/// Catch2 binary (Debian's catch2 is v2; `.ci/run` installs it): a
+/// `[[catch2]]` table lists them (hidden ones left out) and each command
+/// runs exactly its case.
+#[test]
+fn catch2_binaries_give_a_test_per_case() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "t.cc",
+        "#include <catch2/catch.hpp>\n\
+         TEST_CASE(\"adds\", \"[maths]\") { REQUIRE(1 + 1 == 2); }\n\
+         TEST_CASE(\"fails\") { REQUIRE(1 + 1 == 3); }\n\
+         TEST_CASE(\"a, b and [c]\", \"[maths][odd]\") { REQUIRE(true); }\n\
+         TEST_CASE(\"quote \\\" and back\\\\slash\") { REQUIRE(true); }\n\
+         TEST_CASE(\"~tilde, exclude: and *star\") { REQUIRE(true); }\n\
+         TEST_CASE(\"exclude: me\") { REQUIRE(true); }\n\
+         TEST_CASE(\"#hash\") { REQUIRE(true); }\n\
+         TEST_CASE(\"hidden\", \"[.]\") { FAIL(); }\n\
+         SCENARIO(\"vectors grow\") { GIVEN(\"one\") { REQUIRE(true); } }\n",
+    );
+    let st = Command::new("g++")
+        .args(["-o", "catch_tests", "t.cc", "-lCatch2WithMain"])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(st.success(), "g++ with Catch2 failed: install g++ and catch2 (`.ci/run` installs them)");
+    let toml = write(d.path(), "retest.toml", "[[catch2]]\nbinary = \"catch_tests\"\ntimeout = 30\n");
+    let specs = from_toml(&toml).unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "catch_tests/adds",
+            "catch_tests/fails",
+            "catch_tests/a, b and [c]",
+            "catch_tests/quote \" and back\\slash",
+            "catch_tests/~tilde, exclude: and *star",
+            "catch_tests/exclude: me",
+            "catch_tests/#hash",
+            "catch_tests/Scenario: vectors grow",
+        ]
+    );
+    assert!(specs.iter().all(|s| s.timeout == Some(Duration::from_secs(30))));
+    for s in &specs {
+        let out = Command::new("sh").args(["-c", &s.cmd]).current_dir(&s.cwd).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Catch2's summary: "All tests passed (1 assertion in 1 test case)",
+        // or "test cases: 1 | 1 failed"
+        assert!(text.contains(" in 1 test case)") || text.contains("test cases: 1 |"), "{}: {text}", s.cmd);
+        assert_eq!(out.status.success(), !s.name.ends_with("fails"), "{}: {text}", s.cmd);
+    }
+    // a filter (a test spec) narrows the listing
+    write(d.path(), "retest.toml", "[[catch2]]\nbinary = \"catch_tests\"\nfilter = \"[maths]\"\n");
+    let names: Vec<String> = from_toml(&toml).unwrap().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["catch_tests/adds", "catch_tests/a, b and [c]"]);
+    // a program that is not a Catch2 binary is an error naming the table
+    write(d.path(), "retest.toml", "\n[[catch2]]\nbinary = \"/bin/false\"\n");
+    let e = from_toml(&toml).unwrap_err().to_string();
+    assert!(e.contains("retest.toml:3") && e.contains("Catch2 binary"), "{e}");
+}
