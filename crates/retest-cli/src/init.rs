@@ -23,6 +23,9 @@ const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
 # --gtest_filter), listed with --gtest_list_tests each time tests are discovered:
 #   [[gtest]]
 #   binary = "build/unit_tests"   # relative to this file; also cwd, env, timeout, filter
+# A Catch2 binary likewise (`binary/Case name`, run alone by its name):
+#   [[catch2]]
+#   binary = "build/catch_tests"
 # Instead of this file you can pass `--universe FILE` (one command per line) or
 # `--ctest BUILD_DIR` to `retest run`.
 #

@@ -358,7 +358,7 @@ pub fn run_build_keeping(
         store.set_meta(MetaKey::BuildRunning.name(), "").or_fail()?;
         if compiled == 0 {
             cx.reporter.note(
-                "no C source was compiled through the wrapper — either everything was up to date, or the build does not use $CC (try `make CC=\"$CC\"` or a clean build)",
+                "no C or C++ source was compiled through the wrapper — either everything was up to date, or the build does not use $CC and $CXX (try `make CC=\"$CC\" CXX=\"$CXX\"` or a clean build)",
             );
         } else {
             cx.reporter.note(&format!("{compiled} translation unit(s) instrumented into snapshot {}", snapshot.0));
