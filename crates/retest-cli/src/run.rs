@@ -41,9 +41,10 @@ pub struct RunArgs {
     /// With --selected: leave the selectively instrumented objects in place.
     #[arg(long, requires = "selected")]
     pub keep_selective: bool,
-    /// With --selected: run on the current, fully instrumented build, with no
-    /// rebuild (default: selective instrumentation when it removes at least a
-    /// quarter of the probes, full otherwise).
+    /// With --selected: run the selected tests on the current, fully
+    /// instrumented build, with no rebuild (default: weighed by the recorded
+    /// test and build times — the whole suite when it costs little more,
+    /// selective instrumentation when it saves more than two rebuilds cost).
     #[arg(long, requires = "selected", conflicts_with = "selective_probes")]
     pub full_probes: bool,
     /// With --selected: always rebuild with selective instrumentation, however few

@@ -885,3 +885,58 @@ fn selective_instrumentation_never_keeps_more_probes_than_full() {
     let full = rest.split_whitespace().next().unwrap();
     assert!(keep.parse::<u32>().unwrap() <= full.parse::<u32>().unwrap(), "{out}");
 }
+
+/// `run --selected` weighs the cycle by what the store recorded: when the
+/// selected test takes nearly all of the suite's time, the whole suite runs
+/// on the current build (every test's coverage measured, none carried over),
+/// and says why; when the time fewer probes would save is less than two
+/// rebuilds cost, the tests run on the current build with no rebuild, and it
+/// says why. Either way the matrix equals a full rerun's.
+#[test]
+fn run_selected_never_costs_more_than_it_saves() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let prog = "#include <stdio.h>\n#include <string.h>\n\
+                int slow_part(int v) { return v * 2; }\n\
+                int fast_part(int v) { return v + 1; }\n\
+                int main(int argc, char **argv) {\n\
+                    if (argc > 1 && strcmp(argv[1], \"slow\") == 0) printf(\"%d\\n\", slow_part(3));\n\
+                    else printf(\"%d\\n\", fast_part(3));\n\
+                    return 0;\n}\n";
+    std::fs::write(dir.join("p.c"), prog).unwrap();
+    std::fs::write(dir.join("Makefile"), "p: p.c\n\t$(CC) -O1 -o p p.c\n").unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"slow\"\ncmd = \"./p slow && sleep 1\"\n\n[[test]]\nname = \"fast\"\ncmd = \"./p fast\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    // the slow test's code changes: it is nearly all of the suite's time
+    write_newer(&dir.join("p.c"), prog.replace("return v * 2;", "return v + v;"));
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    assert_eq!(selection(dir), BTreeSet::from(["slow".to_string()]));
+    let o = retest(dir, &["run", "--selected"], 0);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(err.contains("running the whole suite: the tests to rerun take"), "{err}");
+    assert!(
+        out.contains("ran 2 of 2 tests (1 selected, the others because the whole suite costs little more)"),
+        "{out}"
+    );
+    // the fast test's code changes: the slow one is not run, and no rebuild
+    // pays for the little a selective build would save
+    write_newer(
+        &dir.join("p.c"),
+        prog.replace("return v * 2;", "return v + v;").replace("return v + 1;", "return 1 + v;"),
+    );
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    assert_eq!(selection(dir), BTreeSet::from(["fast".to_string()]));
+    let o = retest(dir, &["run", "--selected"], 0);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.contains("ran 1 of 2 tests (1 selected)"), "{out}");
+    assert!(out.contains("(full instrumentation)"), "{out}");
+    assert!(!err.contains("rebuild with selective"), "{err}");
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+}

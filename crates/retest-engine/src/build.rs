@@ -339,6 +339,7 @@ pub fn run_build_keeping(
         Some(dir) => cmd.env(crate::previous::ENV, dir),
         None => cmd.env_remove(crate::previous::ENV),
     };
+    let started = std::time::Instant::now();
     let status = cmd
         .args(&command[1..])
         .current_dir(cwd)
@@ -356,6 +357,10 @@ pub fn run_build_keeping(
     let _ = std::fs::remove_file(&log);
     if status.success() {
         store.set_meta(MetaKey::BuildRunning.name(), "").or_fail()?;
+        if compiled > 0 {
+            let per_unit = started.elapsed().as_secs_f64() / compiled as f64;
+            store.set_meta(MetaKey::BuildSecondsPerUnit.name(), &format!("{per_unit:.6}")).or_fail()?;
+        }
         if compiled == 0 {
             cx.reporter.note(
                 "no C or C++ source was compiled through the wrapper — either everything was up to date, or the build does not use $CC and $CXX (try `make CC=\"$CC\" CXX=\"$CXX\"` or a clean build)",

@@ -136,6 +136,96 @@ fn rebuild_keeping_previous(
     }
 }
 
+/// Each test's duration (seconds) in the run that recorded its coverage in the
+/// baseline, by name.
+fn recorded_durations(
+    store: &Store,
+    matrix: &[retest_store::MatrixTest],
+    name_of: &HashMap<&str, &str>,
+) -> Result<HashMap<String, f64>, Error> {
+    let mut runs: HashMap<RunId, HashMap<retest_store::TestId, retest_store::Outcome>> = HashMap::new();
+    let mut out = HashMap::new();
+    for m in matrix {
+        let Some(name) = name_of.get(m.key.as_str()) else { continue };
+        if !runs.contains_key(&m.run) {
+            runs.insert(m.run, store.run_results(m.run).or_fail()?);
+        }
+        if let Some(o) = runs[&m.run].get(&m.test) {
+            out.insert(name.to_string(), o.duration.as_secs_f64());
+        }
+    }
+    Ok(out)
+}
+
+/// What a regression cycle is expected to cost, from the store's records:
+/// each test's duration in the run that recorded its coverage (a test with
+/// none counts the median), and the seconds per unit of the last build.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cycle {
+    /// Seconds the tests to run take.
+    rerun: f64,
+    /// Seconds the whole suite takes.
+    all: f64,
+}
+
+impl Cycle {
+    /// The share of an instrumented test's time its probes may take: what
+    /// removing every probe saves at most (instrumented suites run 1.0–1.45
+    /// times as long as plain ones, bench/RESULTS.md).
+    const PROBE_SHARE: f64 = 0.25;
+
+    fn new<'n>(
+        durations: &HashMap<String, f64>,
+        suite: impl Iterator<Item = &'n str>,
+        rerun: &BTreeSet<String>,
+    ) -> Cycle {
+        let mut known: Vec<f64> = durations.values().copied().collect();
+        known.sort_by(f64::total_cmp);
+        let median = known.get(known.len() / 2).copied().unwrap_or(0.0);
+        let mut c = Cycle { rerun: 0.0, all: 0.0 };
+        for name in suite {
+            let t = durations.get(name).copied().unwrap_or(median);
+            c.all += t;
+            if rerun.contains(name) {
+                c.rerun += t;
+            }
+        }
+        c
+    }
+
+    /// Why the whole suite should run instead of the tests to rerun, if it
+    /// should: it costs at most a tenth more, and measures every test's
+    /// coverage instead of carrying it over.
+    fn whole_suite(&self) -> Option<String> {
+        (self.rerun > 0.0 && self.all - self.rerun <= 0.1 * self.rerun).then(|| {
+            format!(
+                "the tests to rerun take {:.2} s of the suite's {:.2} s, so all of them cost at most a tenth more",
+                self.rerun, self.all
+            )
+        })
+    }
+
+    /// Whether rebuilding `units` units with `keep` of `full` probes, and
+    /// rebuilding them fully again after, costs less than fewer probes save
+    /// the tests; else why not.
+    fn selective_pays(&self, keep: u64, full: u64, per_unit: Option<f64>, units: usize) -> Result<(), String> {
+        let Some(per_unit) = per_unit else {
+            return Err("no build time is recorded to weigh two rebuilds against".to_string());
+        };
+        let removed = if full == 0 { 0.0 } else { 1.0 - keep as f64 / full as f64 };
+        let saved = Self::PROBE_SHARE * self.rerun * removed;
+        let rebuilds = 2.0 * per_unit * units as f64;
+        if saved > rebuilds {
+            Ok(())
+        } else {
+            Err(format!(
+                "fewer probes would save at most {saved:.2} s of the tests' {:.2} s, and the two rebuilds would cost about {rebuilds:.2} s",
+                self.rerun
+            ))
+        }
+    }
+}
+
 /// A unit's probe plan: its key, its content hash and the probes of each procedure.
 type UnitPlan = (String, [u8; 16], Vec<Vec<Probe>>);
 
@@ -266,6 +356,16 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
             extra += 1;
         }
     }
+    // what the cycle costs, from the store's records (see `Cycle`): when the
+    // selected tests take nearly the whole suite's time, the whole suite runs
+    // on the current build, and every test's coverage is measured
+    let cycle =
+        Cycle::new(&recorded_durations(store, &matrix, &name_of)?, tests.iter().map(|t| t.name.as_str()), &rerun);
+    let whole_suite = (a.probes == Probes::Auto && rerun.len() < tests.len()).then(|| cycle.whole_suite()).flatten();
+    if let Some(why) = &whole_suite {
+        cx.reporter.note(&format!("running the whole suite: {why}"));
+        rerun.extend(tests.iter().map(|t| t.name.clone()));
+    }
     let count = |p: &[Vec<Probe>], u: &retest_graph::Unit| -> u64 {
         u.procedures
             .iter()
@@ -282,6 +382,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     // the build records Ball–Larus paths, some runs on a selectively probed build
     // record other path ids than on the full build (bench/subjects/lexer)
     let needs_full = a.probes == Probes::Full
+        || whole_suite.is_some()
         || rerun.is_empty()
         || recorded_options(store).paths
         || rerun.iter().any(|t| !old_cov.contains_key(t))
@@ -298,16 +399,30 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     });
     let would_keep: Option<u64> =
         selective_plans.as_ref().map(|plans| new.units.iter().zip(plans).map(|(u, p)| count(p, u.unit)).sum());
-    // two rebuilds (selective, then full again) pay off only when many probes go
-    let worth_it = |keep: u64| a.probes == Probes::Selective || keep.saturating_mul(4) <= probes_full.saturating_mul(3);
-    let (plans, full_probes, probes_selective) = match (selective_plans, would_keep) {
-        (Some(plans), Some(keep)) if worth_it(keep) => (plans, false, keep),
-        (_, keep) => {
+    let rebuilt_units =
+        selective_plans.as_ref().map_or(0, |plans| plans.iter().zip(&full).filter(|(p, f)| p != f).count());
+    let per_unit = store.meta(MetaKey::BuildSecondsPerUnit.name()).or_fail()?.and_then(|v| v.parse::<f64>().ok());
+    // two rebuilds (selective, then full again) pay off only when many probes
+    // go and the time the tests save exceeds what the rebuilds cost
+    let worth_it = |keep: u64| -> Result<(), String> {
+        if a.probes == Probes::Selective {
+            return Ok(());
+        }
+        if keep.saturating_mul(4) > probes_full.saturating_mul(3) {
+            return Err("fewer than a quarter of the probes would go".to_string());
+        }
+        cycle.selective_pays(keep, probes_full, per_unit, rebuilt_units)
+    };
+    let verdict = would_keep.map(worth_it);
+    let (plans, full_probes, probes_selective) = match (selective_plans, would_keep, verdict) {
+        (Some(plans), Some(keep), Some(Ok(()))) => (plans, false, keep),
+        (_, keep, verdict) => {
             if let Some(keep) = keep {
                 let would = if keep == probes_full {
                     format!("would remove none of the {probes_full} probes")
                 } else {
-                    format!("would keep {keep} of {probes_full} probes")
+                    let why = verdict.and_then(Result::err).map(|w| format!(": {w}")).unwrap_or_default();
+                    format!("would keep {keep} of {probes_full} probes{why}")
                 };
                 cx.reporter.note(&format!(
                     "selective instrumentation {would}; the tests run on the current, fully instrumented build (no rebuild; --selective-probes forces it)"
@@ -545,7 +660,9 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         chosen.len(),
         tests.len(),
         stats.selected,
-        if extra > 0 {
+        if whole_suite.is_some() {
+            ", the others because the whole suite costs little more".to_string()
+        } else if extra > 0 {
             format!(", {extra} more whose coverage could not be carried over exactly")
         } else {
             String::new()
@@ -559,4 +676,43 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     let mut report = RunReport::new(summary, chosen.len(), new_snapshot).concluding(conclusion);
     report.stats = Some(stats);
     Ok(report)
+}
+
+#[cfg(test)]
+mod cycle_tests {
+    use std::collections::{BTreeSet, HashMap};
+
+    use super::Cycle;
+
+    fn cycle(durations: &[(&str, f64)], suite: &[&str], rerun: &[&str]) -> Cycle {
+        let d: HashMap<String, f64> = durations.iter().map(|(n, t)| (n.to_string(), *t)).collect();
+        let r: BTreeSet<String> = rerun.iter().map(|s| s.to_string()).collect();
+        Cycle::new(&d, suite.iter().copied(), &r)
+    }
+
+    #[test]
+    fn the_whole_suite_runs_when_it_costs_at_most_a_tenth_more() {
+        let suite = ["a", "b", "c"];
+        let c = cycle(&[("a", 10.0), ("b", 10.0), ("c", 1.0)], &suite, &["a", "b"]);
+        assert_eq!(c, Cycle { rerun: 20.0, all: 21.0 });
+        assert!(c.whole_suite().is_some());
+        let c = cycle(&[("a", 10.0), ("b", 10.0), ("c", 5.0)], &suite, &["a", "b"]);
+        assert!(c.whole_suite().is_none());
+        // nothing known, nothing to weigh: the selection stands
+        assert!(cycle(&[], &suite, &["a"]).whole_suite().is_none());
+        // a test without a record counts the median of the others
+        let c = cycle(&[("a", 1.0), ("b", 3.0)], &suite, &["c"]);
+        assert_eq!(c, Cycle { rerun: 3.0, all: 7.0 });
+    }
+
+    #[test]
+    fn selective_probes_pay_only_when_the_tests_save_more_than_two_rebuilds_cost() {
+        let c = Cycle { rerun: 100.0, all: 200.0 };
+        // half the probes go: at most 12.5 s saved
+        assert!(c.selective_pays(50, 100, Some(1.0), 4).is_ok());
+        let why = c.selective_pays(50, 100, Some(2.0), 4).unwrap_err();
+        assert!(why.contains("12.50 s") && why.contains("16.00 s"), "{why}");
+        assert!(c.selective_pays(50, 100, None, 1).is_err());
+        assert!(c.selective_pays(100, 100, Some(0.0), 0).is_err());
+    }
 }

@@ -31,8 +31,11 @@ pub struct TestSource {
 /// Which probes `retest run --selected` runs the tests on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Probes {
-    /// Selective instrumentation when it removes at least a quarter of the
-    /// probes, the current fully instrumented build otherwise.
+    /// Weighed by the recorded test and build times (`recover::Cycle`): the
+    /// whole suite when it costs little more than the tests to rerun;
+    /// selective instrumentation when it removes at least a quarter of the
+    /// probes and saves the tests more time than two rebuilds cost; the
+    /// current, fully instrumented build otherwise.
     #[default]
     Auto,
     /// The current, fully instrumented build, with no rebuild.

@@ -67,6 +67,10 @@ pub enum MetaKey {
     InstrumentPlan,
     /// The pid of the `retest` process running a build; empty once it succeeded.
     BuildRunning,
+    /// Seconds of wall time per translation unit the last build through the
+    /// wrapper took (its whole command, links included, over the units it
+    /// compiled): what `retest run --selected` expects a rebuild to cost.
+    BuildSecondsPerUnit,
 }
 
 impl MetaKey {
@@ -77,6 +81,7 @@ impl MetaKey {
             MetaKey::TestSource => "test_source",
             MetaKey::InstrumentPlan => "instrument_plan",
             MetaKey::BuildRunning => "build_running",
+            MetaKey::BuildSecondsPerUnit => "build_seconds_per_unit",
         }
     }
 }
