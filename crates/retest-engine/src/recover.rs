@@ -147,10 +147,11 @@ fn recorded_durations(
     let mut out = HashMap::new();
     for m in matrix {
         let Some(name) = name_of.get(m.key.as_str()) else { continue };
-        if !runs.contains_key(&m.run) {
-            runs.insert(m.run, store.run_results(m.run).or_fail()?);
-        }
-        if let Some(o) = runs[&m.run].get(&m.test) {
+        let results = match runs.entry(m.run) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(store.run_results(m.run).or_fail()?),
+        };
+        if let Some(o) = results.get(&m.test) {
             out.insert(name.to_string(), o.duration.as_secs_f64());
         }
     }
