@@ -57,6 +57,9 @@ pub fn run(a: InitArgs) -> Result<(), Fail> {
         std::fs::write(&toml, STARTER).or_fail()?;
         true
     };
+    if !crate::progress::chatty() {
+        return Ok(());
+    }
     println!("created {}", dir.join(retest_store::DB_FILE).display());
     if made_toml {
         println!("created {} (add your tests there)", toml.display());

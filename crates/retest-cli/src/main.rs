@@ -13,6 +13,7 @@ mod coverage;
 mod demo;
 mod fail;
 mod init;
+mod junit;
 mod progress;
 mod run;
 mod select;
@@ -32,6 +33,13 @@ struct Cli {
     /// in the current directory or its nearest parent.
     #[arg(long, global = true, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// Print only errors, warnings and the result lines machines read (no
+    /// notes, summaries or progress bars).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print more: a line per finished test, and what the engine decides.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,6 +70,17 @@ enum Command {
     /// Every selection algorithm on the change since the baseline: tests selected,
     /// analysis time, and misses if `retest audit` ran on the new build.
     CompareAlgorithms(compare::CompareArgs),
+    /// Print a shell completion script: `retest completions bash > /etc/bash_completion.d/retest`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout, or write one page per command into a directory.
+    Man {
+        /// Write `retest.1` and `retest-COMMAND.1` for every command into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// The compiler wrapper for C: use as `CC="retest cc"` (all arguments pass to the compiler).
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
@@ -85,6 +104,13 @@ fn main() -> ExitCode {
         return build::wrapper(cmd == "c++", argv[2..].to_vec());
     }
     let cli = Cli::parse();
+    progress::set_verbosity(if cli.quiet {
+        progress::Verbosity::Quiet
+    } else if cli.verbose {
+        progress::Verbosity::Verbose
+    } else {
+        progress::Verbosity::Normal
+    });
     let store = cli.store.as_deref();
     let result: Result<ExitCode, Fail> = match cli.command {
         Command::Demo(a) => demo::run(a),
@@ -98,6 +124,8 @@ fn main() -> ExitCode {
         Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),
         Command::Audit(a) => audit::run(store, a),
         Command::CompareAlgorithms(a) => compare::run(store, a).map(|_| ExitCode::SUCCESS),
+        Command::Completions { shell } => completions(shell).map(|_| ExitCode::SUCCESS),
+        Command::Man { dir } => man(dir.as_deref()).map(|_| ExitCode::SUCCESS),
         Command::Cc { args } => Ok(build::wrapper(false, args)),
         Command::Cxx { args } => Ok(build::wrapper(true, args)),
     };
@@ -106,6 +134,44 @@ fn main() -> ExitCode {
         // the reader of our output went away (`retest select | head`): nothing to report
         Err(f) if f.what.starts_with("Broken pipe") => ExitCode::SUCCESS,
         Err(f) => fail::exit(&f),
+    }
+}
+
+/// `retest completions SHELL`: the script on stdout.
+fn completions(shell: clap_complete::Shell) -> Result<(), Fail> {
+    use clap::CommandFactory;
+    use fail::OrFail;
+    use std::io::Write;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "retest", &mut out);
+    std::io::stdout().lock().write_all(&out).or_fail()
+}
+
+/// `retest man`: the top page on stdout; `--dir DIR`: a page per command.
+fn man(dir: Option<&std::path::Path>) -> Result<(), Fail> {
+    use clap::CommandFactory;
+    use fail::OrFail;
+    use std::io::Write;
+    let cmd = Cli::command();
+    match dir {
+        None => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut out).or_fail()?;
+            std::io::stdout().lock().write_all(&out).or_fail()
+        }
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| {
+                Fail::new(format!("cannot create {}: {e}", d.display())).hint("give a directory you can write to")
+            })?;
+            clap_mangen::generate_to(cmd, d).map_err(|e| {
+                Fail::new(format!("cannot write the manual pages into {}: {e}", d.display()))
+                    .hint("give a directory you can write to")
+            })?;
+            if progress::chatty() {
+                println!("manual pages written to {} (`man -l {}/retest.1`)", d.display(), d.display());
+            }
+            Ok(())
+        }
     }
 }
 

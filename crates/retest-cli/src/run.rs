@@ -3,7 +3,7 @@
 //! up to date (RECOVER).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::args::{TestSourceArgs, TextOrJson};
 use crate::fail::{Fail, OrFail, TESTS_FAILED};
-use crate::progress;
+use crate::{junit, progress};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// machines, the summary then going to stderr.
     #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
     pub format: TextOrJson,
+    /// Also write the run as JUnit XML to FILE (replaced atomically), for CI
+    /// test reports; with --selected the tests not selected are `<skipped>`.
+    #[arg(long, value_name = "FILE", conflicts_with = "list")]
+    pub junit: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -81,6 +85,16 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
     let (mut store, root) = retest_engine::store::open(store_opt)?;
     let cx = progress::context(&progress::RETEST)?;
     let settings = a.settings();
+    if let Some(f) = &a.junit {
+        junit::check_target(f)?;
+    }
+    let kind = match (a.selected, &a.filter) {
+        (true, _) => "selected",
+        (false, Some(_)) => "filtered",
+        (false, None) => "full",
+    };
+    let suite = junit::Suite::of(&settings.source.resolve(&store), kind);
+    let started = std::time::SystemTime::now();
     let report = if a.selected {
         retest_engine::recover::run_selected(&cx, &mut store, &root, &settings)?
     } else {
@@ -94,6 +108,9 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
         run_tests_now(&cx, &mut store, &root, &settings, &tests)?
     };
     show(&report, a.format)?;
+    if let Some(f) = &a.junit {
+        junit::write(f, &report, &suite, started)?;
+    }
     if let Some(e) = report.error {
         return Err(e);
     }
@@ -130,8 +147,10 @@ fn show(r: &RunReport, format: TextOrJson) -> Result<(), Fail> {
             if r.ran_anything {
                 print_summary(r, &mut std::io::stdout().lock()).or_fail()?;
             }
-            for line in &r.conclusion {
-                println!("{line}");
+            if progress::chatty() {
+                for line in &r.conclusion {
+                    println!("{line}");
+                }
             }
         }
         TextOrJson::Json => {
@@ -161,9 +180,11 @@ fn show(r: &RunReport, format: TextOrJson) -> Result<(), Fail> {
     Ok(())
 }
 
-/// The failed tests and unknowns on stderr, the counts on `out`.
+/// The failed tests and unknowns on stderr, the counts on `out`; with
+/// `--quiet` only the failed and stopped tests and the counts.
 fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let s = &r.summary;
+    let chatty = progress::chatty();
     // a test Ctrl-C stopped did not fail: it did not finish
     let stopped: Vec<&str> = s.results.iter().filter(|t| t.status == "stopped").map(|t| t.name.as_str()).collect();
     for f in s.failed.iter().filter(|f| !stopped.contains(&f.as_str())) {
@@ -172,10 +193,10 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     for t in &stopped {
         eprintln!("STOPPED {t}: interrupted before it finished; its coverage is not known until it runs again");
     }
-    for (t, why) in s.unknown.iter().filter(|(t, _)| !stopped.contains(&t.as_str())) {
+    for (t, why) in s.unknown.iter().filter(|(t, _)| chatty && !stopped.contains(&t.as_str())) {
         eprintln!("coverage unknown for {t}: {why} (it will always be selected)");
     }
-    for (t, why) in &s.deps_unknown {
+    for (t, why) in s.deps_unknown.iter().filter(|_| chatty) {
         eprintln!(
             "dependencies unknown for {t}: {why} (it will always be selected; declare its inputs in retest.toml to change that)"
         );
@@ -192,7 +213,7 @@ fn print_summary(r: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
         if unknown == 0 { String::new() } else { format!(", {unknown} with unknown coverage") },
         if s.stopped { format!(", {} stopped (interrupted)", stopped.len()) } else { String::new() }
     )?;
-    if r.made_baseline {
+    if r.made_baseline && chatty {
         writeln!(out, "coverage recorded for snapshot {}; it is the baseline for `retest select`", r.snapshot.0)?;
     }
     Ok(())

@@ -249,7 +249,7 @@ fn merged_summary(
     };
     for t in chosen {
         let Some((r, _, _)) = by_name.get(t.name.as_str()) else { continue };
-        s.results.push(crate::run::TestResult::new(&t.name, r));
+        s.results.push(crate::run::TestResult::new(t, r));
         match r.outcome.status {
             Status::Passed => s.passed += 1,
             _ => s.failed.push(t.name.clone()),
@@ -262,6 +262,23 @@ fn merged_summary(
         }
     }
     s
+}
+
+/// The tests `run --selected` leaves out, with why, for reports that list
+/// every test of the suite (`--junit`).
+pub(crate) fn not_selected<'a>(
+    left_out: impl Iterator<Item = &'a TestSpec>,
+    baseline: retest_store::SnapshotId,
+) -> Vec<crate::run::NotRun> {
+    left_out
+        .map(|t| {
+            let why = format!(
+                "not selected: no change since the baseline (snapshot {}) reaches the code it ran, its definition or the files it read (`retest explain {}` says more)",
+                baseline.0, t.name
+            );
+            crate::run::NotRun::new(t, why)
+        })
+        .collect()
 }
 
 /// Statistics of one `run --selected`.
@@ -489,6 +506,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     // tests whose old run stopped part-way, and those that stop part-way there,
     // run on the fully instrumented build, rebuilt before the baseline moves.
     let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
+    let not_run = not_selected(tests.iter().filter(|t| !rerun.contains(&t.name)), sel.baseline);
     let on_selective = !selective.is_empty();
     let (first, mut again): (Vec<TestSpec>, Vec<TestSpec>) =
         chosen.iter().cloned().partition(|t| !on_selective || !claims.contains(&t.name));
@@ -498,7 +516,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
             sel.baseline.0
         ))
         .hint("rerun `retest run --selected`");
-        RunReport::new(summary, n, new_snapshot).failed(error)
+        RunReport::new(summary, n, new_snapshot).failed(error).leaving_out(not_run.clone())
     };
     let (run, results, summary) = execute(cx, store, new_snapshot, None, RunKind::Selected, &first, a.jobs, a.timeout)?;
     if summary.stopped {
@@ -674,7 +692,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         tests.len(),
         new_snapshot.0
     );
-    let mut report = RunReport::new(summary, chosen.len(), new_snapshot).concluding(conclusion);
+    let mut report = RunReport::new(summary, chosen.len(), new_snapshot).concluding(conclusion).leaving_out(not_run);
     report.stats = Some(stats);
     Ok(report)
 }

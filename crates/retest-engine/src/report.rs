@@ -2,7 +2,8 @@
 //!
 //! The engine prints nothing. Warnings, notes and progress go to a
 //! [`Reporter`]; the CLI renders them on stderr (bars only on a terminal), a
-//! test collects them, and [`Quiet`] drops them.
+//! test collects them, and [`Quiet`] drops them. [`Reporter::detail`] is for
+//! what only a verbose reader wants.
 
 /// One long step (a bar on a terminal): advanced as items finish.
 pub trait Progress {
@@ -17,6 +18,11 @@ pub trait Reporter: Sync {
     fn warn(&self, text: &str);
     /// What the engine is doing or did (printed as `retest: …`).
     fn note(&self, text: &str);
+    /// What only a reader who asked for detail wants (`--verbose`): a line
+    /// per finished test, say. Dropped unless the reporter shows it.
+    fn detail(&self, text: &str) {
+        let _ = text;
+    }
     /// A step of `len` items called `label` begins.
     fn progress(&self, len: u64, label: &str) -> Box<dyn Progress + '_>;
 }
@@ -46,6 +52,7 @@ impl Reporter for Quiet {
 pub struct Collect {
     pub warnings: std::sync::Mutex<Vec<String>>,
     pub notes: std::sync::Mutex<Vec<String>>,
+    pub details: std::sync::Mutex<Vec<String>>,
 }
 
 impl Reporter for Collect {
@@ -57,6 +64,11 @@ impl Reporter for Collect {
     fn note(&self, text: &str) {
         if let Ok(mut n) = self.notes.lock() {
             n.push(text.to_string());
+        }
+    }
+    fn detail(&self, text: &str) {
+        if let Ok(mut d) = self.details.lock() {
+            d.push(text.to_string());
         }
     }
     fn progress(&self, _: u64, _: &str) -> Box<dyn Progress + '_> {

@@ -22,8 +22,10 @@ pub fn in_place(
     tests: &[TestSpec],
 ) -> Result<RunReport, Error> {
     let chosen: Vec<TestSpec> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
+    let not_run =
+        crate::recover::not_selected(tests.iter().filter(|t| !sel.selected.contains_key(&t.name)), sel.baseline);
     if chosen.is_empty() {
-        return Ok(RunReport::new(RunSummary::default(), 0, sel.baseline).quiet().concluding(format!(
+        return Ok(RunReport::new(RunSummary::default(), 0, sel.baseline).quiet().leaving_out(not_run).concluding(format!(
             "no test is selected: nothing was built since the baseline (snapshot {}) and no test's definition or files changed",
             sel.baseline.0
         )));
@@ -36,7 +38,7 @@ pub fn in_place(
             sel.baseline.0
         ))
         .hint("rerun `retest run --selected`");
-        return Ok(RunReport::new(summary, chosen.len(), sel.baseline).failed(error));
+        return Ok(RunReport::new(summary, chosen.len(), sel.baseline).failed(error).leaving_out(not_run));
     }
     // tests that left the suite leave the baseline
     let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
@@ -49,5 +51,5 @@ pub fn in_place(
         tests.len(),
         sel.baseline.0
     );
-    Ok(RunReport::new(summary, chosen.len(), sel.baseline).concluding(conclusion))
+    Ok(RunReport::new(summary, chosen.len(), sel.baseline).concluding(conclusion).leaving_out(not_run))
 }

@@ -107,6 +107,23 @@ pub struct RunReport {
     /// The run happened, but its result could not be kept as asked (it was
     /// interrupted, or no test ran the project's code): why, and what to do.
     pub error: Option<Error>,
+    /// The tests of the suite this run left out on purpose (`run --selected`:
+    /// the tests not selected), in the suite's order.
+    pub not_run: Vec<NotRun>,
+}
+
+/// A test of the suite that a run did not run, and why.
+#[derive(Debug, Clone)]
+pub struct NotRun {
+    pub name: String,
+    pub cmd: String,
+    pub why: String,
+}
+
+impl NotRun {
+    pub fn new(test: &TestSpec, why: String) -> NotRun {
+        NotRun { name: test.name.clone(), cmd: test.cmd.clone(), why }
+    }
 }
 
 impl RunReport {
@@ -120,6 +137,7 @@ impl RunReport {
             conclusion: Vec::new(),
             stats: None,
             error: None,
+            not_run: Vec::new(),
         }
     }
 
@@ -130,6 +148,11 @@ impl RunReport {
 
     pub(crate) fn failed(mut self, error: Error) -> RunReport {
         self.error = Some(error);
+        self
+    }
+
+    pub(crate) fn leaving_out(mut self, not_run: Vec<NotRun>) -> RunReport {
+        self.not_run = not_run;
         self
     }
 
@@ -277,13 +300,17 @@ pub struct TestResult {
     pub coverage_unknown: Option<String>,
     /// Why the files the test depends on are unknown (it is then always selected).
     pub dependencies_unknown: Option<String>,
+    /// Its command line (not in `retest.run/1`: `retest run --list` shows it).
+    #[serde(skip)]
+    pub cmd: String,
 }
 
 impl TestResult {
-    pub(crate) fn new(name: &str, e: &Executed) -> TestResult {
+    pub(crate) fn new(test: &TestSpec, e: &Executed) -> TestResult {
         let o = outcome_of(&e.outcome);
         TestResult {
-            name: name.to_string(),
+            name: test.name.clone(),
+            cmd: test.cmd.clone(),
             status: o.status,
             code: o.code,
             seconds: o.duration.as_secs_f64(),
@@ -305,6 +332,8 @@ pub struct RunSummary {
     pub deps_unknown: Vec<(String, String)>,
     pub elapsed: Duration,
     pub stopped: bool,
+    /// Tests the run was to run but never started: it was interrupted first.
+    pub not_started: Vec<NotRun>,
 }
 
 /// One test's result as `execute` returns it.
@@ -425,6 +454,7 @@ pub fn execute(
                 stopped: coverage.as_ref().is_ok_and(|c| c.stopped),
             };
             store.record_result(run, matrix, &rec).or_fail()?;
+            cx.reporter.detail(&finished(&tests[o.index].name, &rec.outcome, coverage.as_ref().err()));
             pb.inc(1);
             results.push(Executed { outcome: o, coverage, no_code, deps });
         }
@@ -443,9 +473,14 @@ pub fn execute(
     store.finish_run(run, matrix).or_fail()?;
     let mut s = RunSummary { elapsed: started.elapsed(), stopped: stop.load(Ordering::SeqCst), ..Default::default() };
     results.sort_by_key(|r| r.outcome.index);
+    let started: std::collections::HashSet<usize> = results.iter().map(|r| r.outcome.index).collect();
+    s.not_started = (0..tests.len())
+        .filter(|i| !started.contains(i))
+        .map(|i| NotRun::new(&tests[i], "not run: the run was interrupted (Ctrl-C) before it started".to_string()))
+        .collect();
     for r in &results {
         let name = tests[r.outcome.index].name.clone();
-        s.results.push(TestResult::new(&name, r));
+        s.results.push(TestResult::new(&tests[r.outcome.index], r));
         match r.outcome.status {
             Status::Passed => s.passed += 1,
             _ => s.failed.push(name.clone()),
@@ -458,6 +493,17 @@ pub fn execute(
         }
     }
     Ok((run, results, s))
+}
+
+/// `NAME: STATUS in S s`, for `--verbose`.
+fn finished(name: &str, o: &Outcome, coverage_unknown: Option<&String>) -> String {
+    let status = match (o.status.as_str(), o.code) {
+        ("fail", Some(c)) => format!("fail (exit code {c})"),
+        ("signal", Some(s)) => format!("fail (signal {s})"),
+        (s, _) => s.to_string(),
+    };
+    let unknown = coverage_unknown.map(|why| format!("; coverage unknown: {why}")).unwrap_or_default();
+    format!("{name}: {status} in {:.3} s{unknown}", o.duration.as_secs_f64())
 }
 
 /// Why the coverage of a test that ran no instrumented code is unknown rather

@@ -107,10 +107,13 @@ fn rel_to(root: &Path, p: &Path) -> Option<String> {
 
 /// Whether a source is one a build system writes to check the compiler while
 /// configuring (CMake's `CMakeFiles/…/CMakeCXXCompilerId.cpp`, its
-/// `TryCompile-*` scratch projects): not the project's code, and gone after
-/// the check.
+/// `TryCompile-*` scratch projects and `check_c_source_compiles`; autoconf's
+/// `conftest.c` and `conftest.cpp`; Meson's `meson-private/tmp…/testfile.c`):
+/// not the project's code, and gone after the check.
 fn is_build_system_probe(rel_source: &str) -> bool {
-    rel_source.split('/').any(|c| c == "CMakeFiles")
+    let mut parts = rel_source.split('/');
+    let file = parts.next_back().unwrap_or("");
+    file == "conftest.c" || file == "conftest.cpp" || parts.any(|c| c == "CMakeFiles" || c == "meson-private")
 }
 
 /// Default object name of `-c src` without `-o`.
@@ -659,6 +662,17 @@ mod tests {
         assert!(is_build_system_probe("build/CMakeFiles/CMakeScratch/TryCompile-EgxiFZ/src.cxx"));
         assert!(!is_build_system_probe("build/lexer.cc"));
         assert!(!is_build_system_probe("src/CMakeFilesystem.cc"));
+        assert!(!is_build_system_probe("CMakeFiles"));
+    }
+
+    #[test]
+    fn autoconf_and_meson_checks_are_not_project_code() {
+        assert!(is_build_system_probe("conftest.c"));
+        assert!(is_build_system_probe("build/conftest.cpp"));
+        assert!(is_build_system_probe("build/meson-private/tmpk1b2c3/testfile.c"));
+        assert!(!is_build_system_probe("src/conftest.h"));
+        assert!(!is_build_system_probe("src/myconftest.c"));
+        assert!(!is_build_system_probe("meson-private.c"));
     }
 
     /// Any path reaches the runtime intact through `-D`: quotes, backslashes,
