@@ -2162,6 +2162,7 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         Evaluation::Lambda => true,
     };
     b.guarded = tu.constexpr_statements && matches!(evaluation, Evaluation::Constexpr | Evaluation::Lambda);
+    let b_guarded = b.guarded && evaluation == Evaluation::Constexpr;
     let src = tu.src;
     // parameters are locals (calls through them are indirect)
     if let Some(d) = def.declarator {
@@ -2270,13 +2271,19 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     }
     let braces = def.braces;
     match b.finish(name, decl_group) {
-        Ok(mut f) if !probed => {
+        // a function that may run while compiling and that the parser could
+        // not read whole: where its body ends is uncertain, and a probe placed
+        // by it could land in the wrong function; it stays unprobed, as it
+        // would in C++11 (a change to it is a change of its declaration)
+        Ok(mut f) if !probed || (b_guarded && f.unanalysable.is_some()) => {
             for (site, probe) in f.sites.iter_mut().zip(f.probes.iter_mut()) {
                 *site = Site::None;
                 *probe = Probe::Derived;
             }
             let why = if evaluation == Evaluation::Consteval {
                 "consteval, not probed (it runs only while compiling)"
+            } else if probed {
+                "constexpr and not read whole by the parser, not probed (where its body ends is uncertain)"
             } else {
                 "constexpr in C++11, not probed (C++11 allows no statement in it besides a `return`)"
             };

@@ -43,7 +43,7 @@ impl TuJob {
     /// The jobs of a compilation-database entry: one per C source it compiles;
     /// none for entries that do not compile C.
     pub fn from_compile_command(cc: &CompileCommand) -> Vec<TuJob> {
-        let argv = cc.argv();
+        let argv = unwrapped(cc.argv());
         let Some((compiler, rest)) = argv.split_first() else {
             return Vec::new();
         };
@@ -94,6 +94,23 @@ impl TuJob {
             Some(i) => self.flags.get(i + 1).is_some_and(|l| l.starts_with("c++")),
             None => crate::driver::is_cpp_source(&self.file.to_string_lossy()),
         }
+    }
+}
+
+/// A command run through the wrapper (`retest cc …`, `retest c++ …`, as
+/// a database written under `retest build` records it) as the real compiler
+/// runs it: `$RETEST_CC` (else `cc`) or `$RETEST_CXX` (else `c++`), as the
+/// wrapper does.
+fn unwrapped(argv: Vec<String>) -> Vec<String> {
+    let is_wrapper =
+        argv.first().and_then(|c| Path::new(c).file_name()).is_some_and(|n| n.to_string_lossy().starts_with("retest"));
+    match argv.get(1).map(String::as_str) {
+        Some(which @ ("cc" | "c++")) if is_wrapper => {
+            let (var, default) = if which == "c++" { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
+            let real = std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| default.to_string());
+            std::iter::once(real).chain(argv.into_iter().skip(2)).collect()
+        }
+        _ => argv,
     }
 }
 
@@ -174,6 +191,19 @@ mod tests {
             command: None,
             output: None,
         }
+    }
+
+    #[test]
+    fn a_database_written_through_the_wrapper_runs_the_real_compiler() {
+        let v = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let real = |var: &str, default: &str| {
+            std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or(default.into())
+        };
+        assert_eq!(unwrapped(v("/opt/bin/retest c++ -I../include -c a.cc"))[1..], v("-I../include -c a.cc")[..]);
+        assert_eq!(unwrapped(v("/opt/bin/retest c++ -c a.cc"))[0], real("RETEST_CXX", "c++"));
+        assert_eq!(unwrapped(v("retest-0d8a381 cc -c a.c"))[0], real("RETEST_CC", "cc"));
+        assert_eq!(unwrapped(v("gcc -c a.c")), v("gcc -c a.c"));
+        assert_eq!(unwrapped(v("retest cfg -c a.c")), v("retest cfg -c a.c"));
     }
 
     #[test]

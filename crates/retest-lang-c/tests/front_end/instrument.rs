@@ -751,3 +751,25 @@ fn empty_bodies_are_probed_at_entry() {
     assert!(!ran(&[], "g") && ran(&[], "h"));
     assert!(!ran(&["x"], "k"));
 }
+
+/// A `constexpr` function the parser cannot read whole (here, a nested
+/// function definition, as tree-sitter's error recovery made of fmt's
+/// `basic_format_args::get` in 40 of its 51 units) gets no probe: where its
+/// body ends is uncertain, and an entry probe placed by it once put the
+/// rest of the class inside the function. A function that runs only at run
+/// time keeps its entry probe.
+#[test]
+fn a_constexpr_function_the_parser_cannot_read_whole_is_not_probed() {
+    let d = tempfile::tempdir().unwrap();
+    let src = "constexpr int f(int x) { if (x) { return 1; } int g() { return 2; } return 0; }\n\
+               int h(int x) { if (x) { return 1; } int k() { return 2; } return 0; }\n";
+    std::fs::write(d.path().join("u.cc"), src).unwrap();
+    let pre = run_preprocessor("c++", &["-std=c++17".to_string()], Path::new("u.cc"), d.path()).expect("preprocess");
+    let tu = retest_lang_c::cpp::analyze(&pre, &|f| !f.system, retest_lang_c::cpp::Dialect::DEFAULT);
+    let at = |name: &str| tu.unit.procedures.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("{name}"));
+    let (f, h) = (at("f(int)"), at("h(int)"));
+    assert!(tu.unit.procedures[f].unanalysable.is_some() && tu.unit.procedures[h].unanalysable.is_some());
+    assert!(tu.sites[f].iter().all(|s| matches!(s, retest_lang_c::build::Site::None)), "{:?}", tu.sites[f]);
+    assert!(tu.unit.procedures[f].probes.iter().all(|p| !p.is_probed()));
+    assert!(tu.unit.procedures[h].probes.iter().any(|p| p.is_probed()));
+}
