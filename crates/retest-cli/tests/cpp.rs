@@ -627,3 +627,41 @@ fn catch2_cases_are_selected_one_by_one() {
     retest(dir, &["build", "--", "make", "-s"], 0);
     assert_eq!(selected(dir, "dejavu"), set(&["catch_tests/mul [by] add", "catch_tests/Scenario: mul of zero"]));
 }
+
+/// A header's `static inline` function compiled into two units (a copy in
+/// each) and run from both by
+/// one test counts that test once, per line, branch and function (it counted
+/// once per unit: 2 tests for 1).
+#[test]
+fn header_code_in_several_units_counts_each_test_once() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("h.h"),
+        "static inline int twice(int v) {\n    if (v > 0)\n        return 2 * v;\n    return 0;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.cc"), "#include \"h.h\"\nint from_a(int v) { return twice(v); }\n").unwrap();
+    std::fs::write(
+        dir.join("b.cc"),
+        "#include <cstdio>\n#include \"h.h\"\nint from_a(int);\nint main() { std::printf(\"%d\\n\", from_a(1) + twice(2)); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Makefile"), "p: a.cc b.cc h.h\n\t$(CXX) -O0 -o p a.cc b.cc\n").unwrap();
+    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"one\"\ncmd = \"./p\"\n").unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    let cov = json(&retest(dir, &["coverage", "--format", "json"], 0));
+    let h = cov["files"].as_array().unwrap().iter().find(|f| f["path"] == "h.h").expect("h.h in the report");
+    let lines = h["lines"].as_array().unwrap();
+    assert!(lines.iter().all(|l| l[1].as_u64().unwrap() <= 1), "{h}");
+    assert_eq!(lines.iter().find(|l| l[0] == 3).map(|l| l[1].clone()), Some(1.into()), "{h}");
+    for b in h["branch_outcomes"].as_array().unwrap() {
+        assert!(b[3].as_u64().unwrap() <= 1, "{h}");
+    }
+    for f in h["functions"].as_array().unwrap() {
+        assert_eq!(f["tests"], 1, "{h}");
+    }
+}

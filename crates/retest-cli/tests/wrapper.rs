@@ -163,3 +163,26 @@ fn link_steps_keep_libraries_after_the_objects_that_need_them() {
         assert!(st.success(), "{exe} runs");
     }
 }
+
+/// `retest build` compiles with `$RETEST_CC` when it is set (it took `$CC`,
+/// else `cc`, and dropped the user's choice).
+#[test]
+fn retest_build_keeps_the_real_compiler_the_user_chose() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("m.c"), "int main(void) { return 0; }\n").unwrap();
+    std::fs::write(d.path().join("Makefile"), "m: m.c\n\t$(CC) -o m m.c\n").unwrap();
+    let logging = d.path().join("logging-cc");
+    std::fs::write(&logging, "#!/bin/sh\necho \"$@\" >> \"$(dirname \"$0\")/used\"\nexec cc \"$@\"\n").unwrap();
+    std::fs::set_permissions(&logging, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    retest(d.path(), &["init"], 0);
+    let out = Command::new(retest_bin())
+        .args(["build", "--", "make", "-s"])
+        .current_dir(d.path())
+        .env("RETEST_CC", &logging)
+        .env_remove("CC")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let used = std::fs::read_to_string(d.path().join("used")).unwrap_or_default();
+    assert!(used.contains("m.c") || used.contains(".i"), "the chosen compiler did not run: {used:?}");
+}

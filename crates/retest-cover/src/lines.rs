@@ -199,6 +199,20 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
 #[derive(Default)]
 pub struct Accumulator {
     files: BTreeMap<String, FileCoverage>,
+    /// The test being added (see [`Accumulator::begin_test`]), and what it
+    /// has counted already: a header's line, branch or function compiled into
+    /// several units counts once per test, not once per unit.
+    test: u64,
+    counted: std::collections::HashSet<Counted>,
+}
+
+/// A thing the current test has counted: (file, line), (file, line, block,
+/// label), or (file, function slot).
+#[derive(PartialEq, Eq, Hash)]
+enum Counted {
+    Line(String, u32),
+    Branch(String, u32, u32, String),
+    Function(String, usize),
 }
 
 /// Index of a function within its file's list.
@@ -256,6 +270,13 @@ impl Accumulator {
         UnitShape { procs, bases: unit.edge_bases() }
     }
 
+    /// Starts a test: what [`Accumulator::add_test`] adds until the next
+    /// call counts once, however many of the test's units hold it.
+    pub fn begin_test(&mut self) {
+        self.test += 1;
+        self.counted.clear();
+    }
+
     /// Adds one test's coverage of a unit (unit-wide condition-level edges).
     pub fn add_test(&mut self, unit: &Unit, shape: &UnitShape, edges: &RoaringBitmap) {
         for (i, p) in unit.procedures.iter().enumerate() {
@@ -282,13 +303,18 @@ impl Accumulator {
             lines.sort_unstable();
             lines.dedup();
             for l in lines {
-                fc.lines.entry(l).or_default().tests += 1;
+                if self.counted.insert(Counted::Line(s.file.clone(), l)) {
+                    fc.lines.entry(l).or_default().tests += 1;
+                }
             }
             // a branch counts once per test, however many of its labels it took
             let mut taken: Vec<&(u32, u32, String)> = cond.ones().filter_map(|e| s.branch_of[e].as_ref()).collect();
             taken.sort_unstable();
             taken.dedup();
             for (line, block, label) in taken {
+                if !self.counted.insert(Counted::Branch(s.file.clone(), *line, *block, label.clone())) {
+                    continue;
+                }
                 if let Some(b) = fc
                     .branches
                     .get_mut(line)
@@ -298,7 +324,9 @@ impl Accumulator {
                 }
             }
             let slot = function_slot(fc, &p.name, s.entry_line);
-            fc.functions[slot].tests += 1;
+            if self.counted.insert(Counted::Function(s.file.clone(), slot)) {
+                fc.functions[slot].tests += 1;
+            }
         }
     }
 

@@ -345,8 +345,18 @@ pub fn run_build_keeping(
         .current_dir(cwd)
         .env("CC", format!("{q} cc"))
         .env("CXX", format!("{q} c++"))
-        .env("RETEST_CC", inherited("CC", "cc"))
-        .env("RETEST_CXX", inherited("CXX", "c++"))
+        // the real compilers: $RETEST_CC/$RETEST_CXX when set, else $CC/$CXX
+        .env(
+            "RETEST_CC",
+            std::env::var("RETEST_CC").ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| inherited("CC", "cc")),
+        )
+        .env(
+            "RETEST_CXX",
+            std::env::var("RETEST_CXX")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .unwrap_or_else(|| inherited("CXX", "c++")),
+        )
         .env("RETEST_STORE", &store_dir)
         .env(SNAPSHOT_ENV, snapshot.0.to_string())
         .env(BUILD_LOG_ENV, &log)

@@ -56,6 +56,7 @@ pub fn build_report(store: &Store, snapshot: SnapshotId, only: Option<&[String]>
             continue;
         }
         n += 1;
+        acc.begin_test();
         for (unit, edges) in store.test_coverage(snapshot, m.test).or_fail()? {
             if let Some((u, shape)) = shapes.get(&unit) {
                 acc.add_test(u, shape, &edges);
