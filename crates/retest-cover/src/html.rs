@@ -79,7 +79,7 @@ table.src th{border:none;background:none;font-weight:normal;color:#555;font-size
 table.src tr.hit td.code{background:#dff5df}table.src tr.miss td.code{background:#f9d6d6}\
 table.src td.ln,table.src td.hits,table.src td.br{color:#555;text-align:right}\
 table.src td.br.partial{background:#f6e7a6}table.src td.br.bad{background:#f4b9b9}\
-table.src td.br.good{background:#c8efc8}\
+table.src td.br.good{background:#c8efc8}table.src td.br.good,table.src td.br.partial,table.src td.br.bad{color:#222}\
 tr.decision td{white-space:normal;font-family:sans-serif;padding:4px 6px 10px 3em}\
 div.decision table td,div.decision table th{font-size:.9em}\
 code{font-family:monospace}code.written{text-decoration:underline dotted}\
@@ -437,7 +437,7 @@ fn file_page(
          <dt class=\"good\">2/2</dt><dd>every branch outcome taken</dd>\n\
          <dt class=\"partial\">1/2</dt><dd>some taken</dd>\n\
          <dt class=\"bad\">0/2</dt><dd>none taken</dd>\n\
-         <dt><code class=\"written\">c == LITCHAR</code></dt><dd>a condition as written in the source; hover for \
+         <dt><code class=\"written\" title=\"after macro expansion: c == 'c'\">c == LITCHAR</code></dt><dd>a condition as written in the source; hover for \
          its text after macro expansion</dd>\n\
          <dt>T F ✓ ✗</dt><dd>decision tables: true, false; seen, never seen</dd>\n</dl>"
     );
