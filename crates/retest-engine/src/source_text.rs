@@ -91,9 +91,8 @@ pub fn tokenize(src: &str) -> Vec<Token> {
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             i += 1;
             while i < b.len() {
-                if matches!(b[i], b'+' | b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-                    i += 1;
-                } else if b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] == b'\'' {
+                let exponent_sign = matches!(b[i], b'+' | b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                if exponent_sign || b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] == b'\'' {
                     i += 1;
                 } else {
                     break;
@@ -152,6 +151,9 @@ const MAX_SOURCE_PER_TOKEN: usize = 4;
 /// Conditions with longer preprocessed texts are not looked for.
 const MAX_EXPANDED: usize = 400;
 
+/// (cost of the conditions from here on, end of this condition, start of the next).
+type Step = (usize, usize, usize);
+
 struct Matcher<'a> {
     src: &'a str,
     toks: &'a [Token],
@@ -159,7 +161,7 @@ struct Matcher<'a> {
     close: HashMap<usize, usize>,
     conds: Vec<Vec<&'a str>>,
     spans: Vec<ConditionSpan>,
-    memo: HashMap<(usize, usize), Option<(usize, usize, usize)>>,
+    memo: HashMap<(usize, usize), Option<Step>>,
 }
 
 impl<'a> Matcher<'a> {
@@ -224,11 +226,11 @@ impl<'a> Matcher<'a> {
 
     /// Least cost of conditions `k..` with condition `k` starting at token `i`:
     /// (cost, end of condition `k`, start of condition `k + 1`).
-    fn best(&mut self, k: usize, i: usize) -> Option<(usize, usize, usize)> {
+    fn best(&mut self, k: usize, i: usize) -> Option<Step> {
         if let Some(r) = self.memo.get(&(k, i)) {
             return *r;
         }
-        let mut best: Option<(usize, usize, usize)> = None;
+        let mut best: Option<Step> = None;
         for (j, c) in self.ends(k, i) {
             if k + 1 == self.conds.len() {
                 let ends_expr = j == self.toks.len() || matches!(self.text(j), ")" | ";" | "," | "?" | ":" | "]" | "}");
@@ -242,12 +244,13 @@ impl<'a> Matcher<'a> {
             while t < self.toks.len() && matches!(self.text(t), "&&" | "||" | "!" | "(" | ")" | "?" | ":") {
                 op |= matches!(self.text(t), "&&" | "||" | "?" | ":");
                 t += 1;
-                if op && self.toks[t.min(self.toks.len() - 1)].line == self.spans[k + 1].line && t < self.toks.len() {
-                    if let Some((rest, _, _)) = self.best(k + 1, t)
-                        && best.is_none_or(|b| c + rest < b.0)
-                    {
-                        best = Some((c + rest, j, t));
-                    }
+                if op
+                    && t < self.toks.len()
+                    && self.toks[t].line == self.spans[k + 1].line
+                    && let Some((rest, _, _)) = self.best(k + 1, t)
+                    && best.is_none_or(|b| c + rest < b.0)
+                {
+                    best = Some((c + rest, j, t));
                 }
             }
         }
@@ -309,15 +312,15 @@ fn locate(
     let mut m = Matcher { src, toks, close, conds, spans, memo: HashMap::new() };
     let mut choice: Option<(usize, u32, usize)> = None;
     let starts = toks.partition_point(|t| t.line < first.line);
-    for i in starts..toks.len() {
-        if toks[i].line != first.line {
+    for (i, tok) in toks.iter().enumerate().skip(starts) {
+        if tok.line != first.line {
             break;
         }
         if i > 0 && is_operand_end(m.text(i - 1)) {
             continue;
         }
         if let Some((c, _, _)) = m.best(0, i) {
-            let key = (c, toks[i].col.abs_diff(first.col), i);
+            let key = (c, tok.col.abs_diff(first.col), i);
             if choice.is_none_or(|b| key < b) {
                 choice = Some(key);
             }
