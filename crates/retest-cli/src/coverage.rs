@@ -43,8 +43,9 @@ pub struct CoverageArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Coverage criteria to report: sc, dc, cc, dcc, mcc, fpc, mcdc (Kauffman et
-    /// al. §VI, on each test's set of walked edges), mcdc-unique, mcdc-masking
-    /// (MC/DC per decision evaluation), or `all`. Default for html: all.
+    /// al. §VI, on each test's set of walked edges), mcdc-unique, mcdc-masking,
+    /// mcdc-strict (MC/DC per decision evaluation: unique-cause, masking, strict
+    /// unique-cause), or `all`. Default for html: all.
     #[arg(long, value_delimiter = ',', value_name = "CRITERION,...")]
     criteria: Vec<String>,
     /// How to read the formulas of §VI: as the prose means them, or as printed.

@@ -10,6 +10,15 @@
 //! ([`Input::measures`]), the index starts with a summary of every measure and
 //! shows each criterion per file. All text from the source, the file names and
 //! the test names is escaped.
+//!
+//! Conditions are shown as written in the source when the caller found that
+//! text ([`Input::written`]), with the preprocessed text on hover; otherwise as
+//! preprocessed. Each page explains its colours and numbers (a legend; the
+//! numbers count tests, as the store records per test whether code ran, not how
+//! often), the file table sorts by any column (buttons in its header), and a
+//! file page moves to the next or previous line or decision with something
+//! missing (`n` / `p`, or its buttons). The script for both is inline: the
+//! report loads nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -31,7 +40,14 @@ pub struct Input<'a> {
     pub decisions: &'a [DecisionReport],
     /// Totals of the measures computed (may be empty).
     pub measures: &'a [MeasureReport],
+    /// Per decision (same order as [`Input::decisions`]; shorter or empty:
+    /// unknown), its conditions' texts as written in the source, when found.
+    pub written: &'a [Option<Vec<String>>],
 }
+
+/// The paper the criteria come from (README's table of papers).
+const PAPER_001: &str = "S. Kauffman, C. Moreno, S. Fischmeister, <cite>Annotating Control-Flow Graphs for \
+                         Formalized Test Coverage Criteria</cite>";
 
 /// How many tests are named per vector before "+N more".
 const TESTS_SHOWN: usize = 3;
@@ -59,17 +75,50 @@ th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}\
 th{background:#eee}td.num{text-align:right}\
 .good{background:#c8efc8}.partial{background:#f6e7a6}.bad{background:#f4b9b9}\
 table.src{border:none}table.src td{border:none;padding:0 6px;font-family:monospace;white-space:pre}\
+table.src th{border:none;background:none;font-weight:normal;color:#555;font-size:.85em;text-align:right}\
 table.src tr.hit td.code{background:#dff5df}table.src tr.miss td.code{background:#f9d6d6}\
-table.src td.ln,table.src td.hits,table.src td.br{color:#666;text-align:right}\
+table.src td.ln,table.src td.hits,table.src td.br{color:#555;text-align:right}\
 table.src td.br.partial{background:#f6e7a6}table.src td.br.bad{background:#f4b9b9}\
-table.src td.br.good{background:#c8efc8}\
+table.src td.br.good{background:#c8efc8}table.src td.br.good,table.src td.br.partial,table.src td.br.bad{color:#222}\
 tr.decision td{white-space:normal;font-family:sans-serif;padding:4px 6px 10px 3em}\
 div.decision table td,div.decision table th{font-size:.9em}\
-code{font-family:monospace}.missing{color:#a00}.note{color:#666}";
+code{font-family:monospace}code.written{text-decoration:underline dotted}\
+.missing{color:#8b0000}.note{color:#555}\
+:focus{outline:3px solid #1a5fb4;outline-offset:1px}\
+nav.uncovered{position:sticky;top:0;background:#fff;padding:.3em 0;border-bottom:1px solid #ccc}\
+button{font:inherit}th button.sort{border:none;background:none;padding:0;font-weight:bold;cursor:pointer;color:#222}\
+th button.sort::after{content:' \\2195';color:#555}\
+th[aria-sort=ascending] button.sort::after{content:' \\2191'}th[aria-sort=descending] button.sort::after{content:' \\2193'}\
+dl.legend{display:grid;grid-template-columns:max-content auto;gap:2px 10px;font-size:.9em}\
+dl.legend dt{font-family:monospace;padding:0 6px}dl.legend dd{margin:0}";
 
-fn page(title: &str, body: &str) -> String {
+/// Sorting of the file table (index) by the column of the clicked header button.
+const SORT_JS: &str = "(function(){var t=document.querySelector('table.files');if(!t)return;\
+var b=t.tBodies[0];var hs=t.tHead.rows[0].cells;\
+Array.prototype.forEach.call(t.querySelectorAll('button.sort'),function(btn){btn.addEventListener('click',function(){\
+var th=btn.parentNode,col=th.cellIndex,asc=th.getAttribute('aria-sort')!=='ascending';\
+Array.prototype.forEach.call(hs,function(h){h.removeAttribute('aria-sort');});\
+th.setAttribute('aria-sort',asc?'ascending':'descending');\
+var key=function(r){var c=r.cells[col];var v=c.getAttribute('data-sort');return v===null?c.textContent:+v;};\
+var rows=Array.prototype.slice.call(b.rows);\
+rows.sort(function(x,y){var a=key(x),c=key(y);var d=(typeof a==='number')?a-c:(a<c?-1:a>c?1:0);return asc?d:-d;});\
+rows.forEach(function(r){b.appendChild(r);});});});})();";
+
+/// Moving to the next / previous place with something missing (file pages).
+const NAV_JS: &str = "(function(){var ts=document.querySelectorAll('[data-uncovered]');var cur=-1;\
+var st=document.getElementById('nav-status');\
+function go(d){if(!ts.length)return;cur=(cur+d+ts.length)%ts.length;var e=ts[cur];\
+e.focus();e.scrollIntoView({block:'center'});\
+if(st)st.textContent=(cur+1)+' of '+ts.length+': '+e.getAttribute('data-uncovered');}\
+var n=document.getElementById('next-uncovered'),p=document.getElementById('prev-uncovered');\
+if(n)n.addEventListener('click',function(){go(1);});if(p)p.addEventListener('click',function(){go(-1);});\
+document.addEventListener('keydown',function(ev){if(ev.ctrlKey||ev.metaKey||ev.altKey)return;\
+var tg=ev.target&&ev.target.tagName;if(tg==='INPUT'||tg==='TEXTAREA'||tg==='SELECT')return;\
+if(ev.key==='n'){go(1);ev.preventDefault();}else if(ev.key==='p'){go(-1);ev.preventDefault();}});})();";
+
+fn page(title: &str, body: &str, script: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n{body}</main>\n<script>{script}</script>\n</body>\n</html>\n",
         escape(title)
     )
 }
@@ -86,9 +135,68 @@ fn class(r: Ratio) -> &'static str {
 
 fn cell(r: Ratio) -> String {
     if r.total == 0 {
-        return "<td class=\"num\">–</td>".to_string();
+        return "<td class=\"num\" data-sort=\"101\">–</td>".to_string();
     }
-    format!("<td class=\"num {}\">{:.1}% ({}/{})</td>", class(r), r.percent(), r.hit, r.total)
+    format!(
+        "<td class=\"num {}\" data-sort=\"{:.3}\">{:.1}% ({}/{})</td>",
+        class(r),
+        r.percent(),
+        r.percent(),
+        r.hit,
+        r.total
+    )
+}
+
+/// A header cell of the file table: a button that sorts by its column.
+fn sort_th(label: &str) -> String {
+    format!("<th scope=\"col\"><button type=\"button\" class=\"sort\">{}</button></th>", escape(label))
+}
+
+/// What the abbreviations of the measures stand for.
+fn glossary(b: &mut String, criteria: bool, mcdc: bool) {
+    let _ = writeln!(b, "<h2>Measures</h2>\n<dl class=\"legend\">");
+    let _ = writeln!(
+        b,
+        "<dt>Lines</dt><dd>lines with code that at least one test ran (hit / lines with code)</dd>\n\
+         <dt>Branches</dt><dd>outcomes of conditions and <code>switch</code> targets that at least one test took</dd>\n\
+         <dt>Functions</dt><dd>functions that at least one test called</dd>"
+    );
+    if criteria {
+        let _ = writeln!(
+            b,
+            "<dt>SC</dt><dd>statement coverage</dd>\n<dt>DC</dt><dd>decision coverage: each decision true and false</dd>\n\
+             <dt>CC</dt><dd>condition coverage: each condition true and false</dd>\n\
+             <dt>D/CC</dt><dd>decision/condition coverage: DC and CC together</dd>\n\
+             <dt>MCC</dt><dd>multiple condition coverage: every combination of condition values</dd>\n\
+             <dt>FPC</dt><dd>full predicate coverage: each condition true and false with the decision's outcome equal to it</dd>\n\
+             <dt>MC/DC</dt><dd>modified condition/decision coverage, on runs as sets of edges</dd>"
+        );
+    }
+    if mcdc {
+        let _ = writeln!(
+            b,
+            "<dt>MC/DC (unique-cause)</dt><dd>per decision evaluation, as llvm-cov: conditions not evaluated \
+             (short-circuited) are don't cares</dd>\n\
+             <dt>MC/DC (masking)</dt><dd>per decision evaluation, DO-178C masking: other conditions may change \
+             where their effect is masked</dd>\n\
+             <dt>MC/DC (strict-unique-cause)</dt><dd>per decision evaluation: every other condition evaluated \
+             identically</dd>"
+        );
+    }
+    let _ = writeln!(b, "</dl>");
+    if criteria {
+        let _ = writeln!(
+            b,
+            "<p class=\"note\">SC … MC/DC are the criteria of {PAPER_001}, section VI, on each test's set of \
+             walked edges, counted as obligations met. The decisions are found from the control-flow graph as \
+             that paper's section V describes.</p>"
+        );
+    }
+    let _ = writeln!(
+        b,
+        "<p class=\"note\">Colours: green all covered, yellow partly, red nothing. Numbers count \
+         <strong>tests</strong>: the store records for each test whether code ran, not how many times.</p>"
+    );
 }
 
 /// The page name of file number `i` with path `path`.
@@ -118,9 +226,10 @@ fn mcdc_ratio(ds: &[&DecisionReport], v: Variant) -> Ratio {
 pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let vs = variants(input.decisions);
-    let mut by_file: BTreeMap<&str, Vec<&DecisionReport>> = BTreeMap::new();
-    for d in input.decisions {
-        by_file.entry(d.file.as_str()).or_default().push(d);
+    let mut by_file: BTreeMap<&str, Vec<Shown<'_>>> = BTreeMap::new();
+    for (i, d) in input.decisions.iter().enumerate() {
+        let written = input.written.get(i).and_then(|w| w.as_deref()).filter(|w| w.len() == d.conditions.len());
+        by_file.entry(d.file.as_str()).or_default().push(Shown { d, written });
     }
     let mut paths: Vec<&str> = input.files.keys().map(String::as_str).collect();
     for p in by_file.keys() {
@@ -135,35 +244,39 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
     let mut b = String::new();
     let _ = writeln!(b, "<h1>{}</h1>", escape(input.title));
     if !input.measures.is_empty() {
-        let _ = writeln!(b, "<h2>Summary</h2>\n<table class=\"summary\">\n<tr><th>Measure</th><th>Covered</th></tr>");
+        let _ = writeln!(
+            b,
+            "<h2>Summary</h2>\n<table class=\"summary\">\n<tr><th scope=\"col\">Measure</th><th scope=\"col\">Covered</th></tr>"
+        );
         for m in input.measures {
             let _ = writeln!(
                 b,
-                "<tr data-measure=\"{}\"><td>{}</td>{}</tr>",
+                "<tr data-measure=\"{}\"><th scope=\"row\">{}</th>{}</tr>",
                 m.measure.as_str(),
                 escape(&m.measure.title()),
                 cell(m.total)
             );
         }
         let _ = writeln!(b, "</table>");
-        let _ = writeln!(
-            b,
-            "<p class=\"note\">SC … MC/DC: the criteria of Kauffman et al. (001 §VI) on each test's set of \
-             walked edges, as obligations met; MC/DC (variant): conditions whose independent effect on their \
-             decision's outcome is shown by two evaluations.</p>"
-        );
     }
     let _ = writeln!(b, "<h2>Files</h2>");
-    let _ = write!(b, "<table class=\"files\">\n<tr><th>File</th><th>Lines</th><th>Branches</th><th>Functions</th>");
+    let _ = write!(
+        b,
+        "<table class=\"files\">\n<caption class=\"note\">Sort by a column with the buttons in its header.</caption>\n<thead><tr>"
+    );
+    for h in ["File", "Lines", "Branches", "Functions"] {
+        b.push_str(&sort_th(h));
+    }
     for m in &criteria {
-        let _ = write!(b, "<th>{}</th>", escape(&m.measure.title()));
+        b.push_str(&sort_th(&m.measure.title()));
     }
     for v in &vs {
-        let _ = write!(b, "<th>MC/DC ({})</th>", escape(v.as_str()));
+        b.push_str(&sort_th(&format!("MC/DC ({})", v.as_str())));
     }
-    let _ = writeln!(b, "</tr>");
+    let _ = writeln!(b, "</tr></thead>\n<tbody>");
     let mut totals = (Ratio::default(), Ratio::default(), Ratio::default());
     let mut all_decisions: Vec<&DecisionReport> = Vec::new();
+    let no_decisions = Vec::new();
     for (i, p) in paths.iter().enumerate() {
         let fc = input.files.get(*p).unwrap_or(&empty);
         let lines = Ratio { hit: fc.lines_hit(), total: fc.lines.len() };
@@ -173,11 +286,12 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
             t.hit += r.hit;
             t.total += r.total;
         }
-        let ds = by_file.get(p).cloned().unwrap_or_default();
+        let shown = by_file.get(p).unwrap_or(&no_decisions);
+        let ds: Vec<&DecisionReport> = shown.iter().map(|s| s.d).collect();
         all_decisions.extend(&ds);
         let _ = write!(
             b,
-            "<tr><td><a href=\"{}\">{}</a></td>{}{}{}",
+            "<tr><th scope=\"row\"><a href=\"{}\">{}</a></th>{}{}{}",
             escape(&page_name(i, p)),
             escape(p),
             cell(lines),
@@ -191,49 +305,71 @@ pub fn render(input: &Input<'_>) -> BTreeMap<String, String> {
             b.push_str(&cell(mcdc_ratio(&ds, *v)));
         }
         let _ = writeln!(b, "</tr>");
-        out.insert(page_name(i, p), file_page(input, p, fc, &ds, &vs, &criteria));
+        out.insert(page_name(i, p), file_page(input, p, fc, shown, &vs, &criteria));
     }
-    let _ = write!(b, "<tr><th>Total</th>{}{}{}", cell(totals.0), cell(totals.1), cell(totals.2));
+    let _ = write!(
+        b,
+        "</tbody>\n<tfoot><tr><th scope=\"row\">Total</th>{}{}{}",
+        cell(totals.0),
+        cell(totals.1),
+        cell(totals.2)
+    );
     for m in &criteria {
         b.push_str(&cell(m.total));
     }
     for v in &vs {
         b.push_str(&cell(mcdc_ratio(&all_decisions, *v)));
     }
-    let _ = writeln!(b, "</tr>\n</table>");
-    if !vs.is_empty() {
-        let _ = writeln!(
-            b,
-            "<p class=\"note\">MC/DC: conditions whose independent effect on their decision's outcome is shown, \
-             per variant: unique-cause (as llvm-cov: short-circuited conditions are don't cares), masking \
-             (DO-178C: other conditions may change where masked), strict unique-cause (every other condition \
-             evaluated identically).</p>"
-        );
-    }
-    out.insert("index.html".to_string(), page(input.title, &b));
+    let _ = writeln!(b, "</tr></tfoot>\n</table>");
+    glossary(&mut b, !criteria.is_empty(), !vs.is_empty());
+    out.insert("index.html".to_string(), page(input.title, &b, SORT_JS));
     out
+}
+
+/// A decision and, when found, its conditions as written in the source.
+#[derive(Clone, Copy)]
+struct Shown<'a> {
+    d: &'a DecisionReport,
+    written: Option<&'a [String]>,
+}
+
+impl Shown<'_> {
+    /// Whether the decision lacks something: an outcome, a condition value, or
+    /// an independence pair in some variant.
+    fn gaps(&self) -> bool {
+        self.d.results.iter().any(|m| {
+            !m.outcomes[0]
+                || !m.outcomes[1]
+                || m.conditions.iter().any(|c| !c.evaluated_true || !c.evaluated_false || c.pairs.is_empty())
+        }) || self.d.results.is_empty()
+    }
 }
 
 fn file_page(
     input: &Input<'_>,
     path: &str,
     fc: &FileCoverage,
-    ds: &[&DecisionReport],
+    shown: &[Shown<'_>],
     vs: &[Variant],
     criteria: &[&MeasureReport],
 ) -> String {
+    let ds: Vec<&DecisionReport> = shown.iter().map(|s| s.d).collect();
+    let ds = ds.as_slice();
     let mut b = String::new();
-    let _ = writeln!(b, "<p><a href=\"index.html\">{}</a></p>", escape(input.title));
+    let _ = writeln!(b, "<nav aria-label=\"report\"><a href=\"index.html\">{}</a></nav>", escape(input.title));
     let _ = writeln!(b, "<h1>{}</h1>", escape(path));
     let lines = Ratio { hit: fc.lines_hit(), total: fc.lines.len() };
     let branches = Ratio { hit: fc.branches_hit(), total: fc.branches_total() };
     let functions = Ratio { hit: fc.functions_hit(), total: fc.functions_total() };
-    let _ = write!(b, "<table>\n<tr><th>Lines</th><th>Branches</th><th>Functions</th>");
+    let _ = write!(
+        b,
+        "<table>\n<tr><th scope=\"col\">Lines</th><th scope=\"col\">Branches</th><th scope=\"col\">Functions</th>"
+    );
     for m in criteria {
-        let _ = write!(b, "<th>{}</th>", escape(&m.measure.title()));
+        let _ = write!(b, "<th scope=\"col\">{}</th>", escape(&m.measure.title()));
     }
     for v in vs {
-        let _ = write!(b, "<th>MC/DC ({})</th>", escape(v.as_str()));
+        let _ = write!(b, "<th scope=\"col\">MC/DC ({})</th>", escape(v.as_str()));
     }
     let _ = write!(b, "</tr>\n<tr>{}{}{}", cell(lines), cell(branches), cell(functions));
     for m in criteria {
@@ -246,7 +382,7 @@ fn file_page(
     if !fc.functions.is_empty() {
         let _ = writeln!(
             b,
-            "<h2>Functions</h2>\n<table>\n<tr><th>Function</th><th>Line</th><th>Tests</th><th>Lines</th><th>Branches</th></tr>"
+            "<h2>Functions</h2>\n<table>\n<tr><th scope=\"col\">Function</th><th scope=\"col\">Line</th><th scope=\"col\">Tests that called it</th><th scope=\"col\">Lines</th><th scope=\"col\">Branches</th></tr>"
         );
         let mut fns: Vec<_> = fc.functions.iter().collect();
         fns.sort_by_key(|f| (f.line, f.name.clone()));
@@ -272,11 +408,39 @@ fn file_page(
         }
         let _ = writeln!(b, "</table>");
     }
-    let mut at_line: BTreeMap<u32, Vec<&DecisionReport>> = BTreeMap::new();
-    for d in ds {
-        at_line.entry(d.line).or_default().push(d);
+    let mut at_line: BTreeMap<u32, Vec<Shown<'_>>> = BTreeMap::new();
+    for s in shown {
+        at_line.entry(s.d.line).or_default().push(*s);
     }
-    let _ = writeln!(b, "<h2>Source</h2>");
+    let _ = writeln!(b, "<h2 id=\"source\">Source</h2>");
+    let missed_lines = fc.lines.values().filter(|c| c.tests == 0).count();
+    let gap_decisions = shown.iter().filter(|s| s.gaps()).count();
+    let _ = writeln!(
+        b,
+        "<nav class=\"uncovered\" aria-label=\"uncovered code\"><button type=\"button\" id=\"prev-uncovered\">\
+         ◀ Previous uncovered</button> <button type=\"button\" id=\"next-uncovered\">Next uncovered ▶</button> \
+         <span class=\"note\">(keys <kbd>p</kbd> / <kbd>n</kbd>) {} not run, {} with branches not all \
+         taken, {} with something missing</span> <span id=\"nav-status\" class=\"note\" \
+         aria-live=\"polite\"></span></nav>",
+        plural(missed_lines, "line", "lines"),
+        plural(fc.branches.values().filter(|bs| bs.iter().any(|x| x.tests == 0)).count(), "line", "lines"),
+        plural(gap_decisions, "decision", "decisions"),
+    );
+    let _ = writeln!(
+        b,
+        "<dl class=\"legend\" aria-label=\"legend\">\n\
+         <dt>Tests</dt><dd>the number of tests that ran the line (not how many times it ran: the store \
+         records for each test whether a line ran)</dd>\n\
+         <dt>Branches</dt><dd>outcomes taken by some test / outcomes of the line (hover for each outcome's tests)</dd>\n\
+         <dt style=\"background:#dff5df\">line</dt><dd>run by at least one test</dd>\n\
+         <dt style=\"background:#f9d6d6\">line</dt><dd>code no test ran</dd>\n\
+         <dt class=\"good\">2/2</dt><dd>every branch outcome taken</dd>\n\
+         <dt class=\"partial\">1/2</dt><dd>some taken</dd>\n\
+         <dt class=\"bad\">0/2</dt><dd>none taken</dd>\n\
+         <dt><code class=\"written\" title=\"after macro expansion: c == 'c'\">c == LITCHAR</code></dt><dd>a condition as written in the source; hover for \
+         its text after macro expansion</dd>\n\
+         <dt>T F ✓ ✗</dt><dd>decision tables: true, false; seen, never seen</dd>\n</dl>"
+    );
     let source = input.sources.get(path);
     let text_lines: Vec<&str> = source.map(|s| s.lines().collect()).unwrap_or_default();
     if source.is_none() {
@@ -295,7 +459,11 @@ fn file_page(
             fc.lines.keys().chain(fc.branches.keys()).chain(at_line.keys()).copied().filter(|&l| l > last).collect();
         numbers.extend(extra);
     }
-    let _ = writeln!(b, "<table class=\"src\">");
+    let _ = writeln!(
+        b,
+        "<table class=\"src\">\n<thead><tr><th scope=\"col\">Line</th><th scope=\"col\">Tests</th>\
+         <th scope=\"col\">Branches</th><th scope=\"col\" style=\"text-align:left\">Source</th></tr></thead>\n<tbody>"
+    );
     for n in numbers {
         let code = (n as usize).checked_sub(1).and_then(|i| text_lines.get(i)).copied().unwrap_or("");
         let (row, hits) = match fc.lines.get(&n) {
@@ -303,27 +471,67 @@ fn file_page(
             Some(_) => (" class=\"miss\"", "0".to_string()),
             None => ("", String::new()),
         };
+        let mut missing: Vec<&str> = Vec::new();
+        if fc.lines.get(&n).is_some_and(|c| c.tests == 0) {
+            missing.push("line not run");
+        }
         let (bclass, btext, btitle) = match fc.branches.get(&n) {
             Some(bs) if !bs.is_empty() => {
                 let r = Ratio { hit: bs.iter().filter(|x| x.tests > 0).count(), total: bs.len() };
+                if r.hit < r.total {
+                    missing.push("branch outcomes not taken");
+                }
                 let title: Vec<String> =
                     bs.iter().map(|x| format!("decision {} {}: {} tests", x.block, x.label, x.tests)).collect();
                 (format!(" {}", class(r)), format!("{}/{}", r.hit, r.total), title.join("; "))
             }
             _ => (String::new(), String::new(), String::new()),
         };
+        let nav = if missing.is_empty() {
+            String::new()
+        } else {
+            format!(" tabindex=\"-1\" data-uncovered=\"line {n}: {}\"", missing.join(", "))
+        };
         let _ = writeln!(
             b,
-            "<tr id=\"L{n}\"{row}><td class=\"ln\">{n}</td><td class=\"hits\">{hits}</td><td class=\"br{bclass}\" title=\"{}\">{btext}</td><td class=\"code\">{}</td></tr>",
+            "<tr id=\"L{n}\"{row}{nav}><td class=\"ln\">{n}</td><td class=\"hits\">{hits}</td><td class=\"br{bclass}\" title=\"{}\">{btext}</td><td class=\"code\">{}</td></tr>",
             escape(&btitle),
             escape(code)
         );
-        for d in at_line.get(&n).into_iter().flatten() {
-            let _ = writeln!(b, "<tr class=\"decision\"><td colspan=\"4\">{}</td></tr>", decision_table(d, vs));
+        for s in at_line.get(&n).into_iter().flatten() {
+            let nav = if s.gaps() {
+                format!(" tabindex=\"-1\" data-uncovered=\"decision on line {n}\"")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                b,
+                "<tr class=\"decision\"{nav}><td colspan=\"4\">{}</td></tr>",
+                decision_table(s.d, s.written, vs)
+            );
         }
     }
-    let _ = writeln!(b, "</table>");
-    page(&format!("{} — {}", input.title, path), &b)
+    let _ = writeln!(b, "</tbody>\n</table>");
+    page(&format!("{} — {}", input.title, path), &b, NAV_JS)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A condition (or expression) as shown: the source text with the preprocessed
+/// one on hover when they differ.
+fn shown_code(written: Option<&str>, expanded: &str) -> String {
+    match written {
+        Some(w) if w.split_whitespace().collect::<String>() != expanded.split_whitespace().collect::<String>() => {
+            format!(
+                "<code class=\"written\" title=\"after macro expansion: {}\">{}</code>",
+                escape(expanded),
+                escape(w)
+            )
+        }
+        _ => format!("<code>{}</code>", escape(expanded)),
+    }
 }
 
 fn tests(m: &DecisionMcdc, i: usize) -> String {
@@ -335,7 +543,7 @@ fn tests(m: &DecisionMcdc, i: usize) -> String {
     s.join(", ")
 }
 
-fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
+fn decision_table(d: &DecisionReport, written: Option<&[String]>, vs: &[Variant]) -> String {
     let mut b = String::new();
     let _ = write!(
         b,
@@ -345,7 +553,8 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
         escape(&d.function)
     );
     if let Some(e) = &d.expression {
-        let _ = write!(b, ": <code>{}</code>", escape(e));
+        let w = written.zip(d.structure.as_ref()).map(|(w, s)| s.render(w));
+        let _ = write!(b, ": {}", shown_code(w.as_deref(), e));
     }
     let first = d.results.first();
     if let Some(m) = first {
@@ -356,9 +565,12 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
     if let Some(n) = &d.note {
         let _ = writeln!(b, "<p class=\"note\">{}</p>", escape(n));
     }
-    let _ = write!(b, "<table><tr><th>#</th><th>Condition</th><th>True</th><th>False</th>");
+    let _ = write!(
+        b,
+        "<table><tr><th scope=\"col\">#</th><th scope=\"col\">Condition</th><th scope=\"col\">True</th><th scope=\"col\">False</th>"
+    );
     for v in vs {
-        let _ = write!(b, "<th>{}</th>", escape(v.as_str()));
+        let _ = write!(b, "<th scope=\"col\">{}</th>", escape(v.as_str()));
     }
     let _ = writeln!(b, "</tr>");
     for (i, c) in d.conditions.iter().enumerate() {
@@ -367,8 +579,8 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
             .map(|c| (c.evaluated_true, c.evaluated_false))
             .unwrap_or((false, false));
         let mark = |x: bool| if x { "<td class=\"good\">✓</td>" } else { "<td class=\"bad\">✗</td>" };
-        let _ =
-            write!(b, "<tr><td class=\"num\">C{}</td><td><code>{}</code></td>{}{}", i + 1, escape(c), mark(t), mark(f));
+        let w = written.and_then(|w| w.get(i)).map(String::as_str);
+        let _ = write!(b, "<tr><td class=\"num\">C{}</td><td>{}</td>{}{}", i + 1, shown_code(w, c), mark(t), mark(f));
         for v in vs {
             let Some(m) = d.result(*v) else {
                 let _ = write!(b, "<td class=\"note\">not computed</td>");
@@ -405,10 +617,12 @@ fn decision_table(d: &DecisionReport, vs: &[Variant]) -> String {
         let _ = write!(b, "<p>Evaluations: ");
         let parts: Vec<String> = (0..m.vectors.len())
             .map(|i| {
+                let n = m.tests_of(i).len();
                 format!(
-                    "<code>{}</code> ({}×: {})",
+                    "<code>{}</code> ({} {}: {})",
                     escape(&m.vectors[i].vector.to_string()),
-                    m.vectors[i].evaluations,
+                    n,
+                    if n == 1 { "test" } else { "tests" },
                     tests(m, i)
                 )
             })

@@ -1022,6 +1022,33 @@ pub struct DecisionReport {
     /// Why some variant could not be computed, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Where each condition starts in [`DecisionReport::file`] (`None`: no span,
+    /// or a span in another file), so reports can show the text as written.
+    #[serde(skip)]
+    pub condition_spans: Vec<Option<ConditionSpan>>,
+    /// The decision's structure, to render it with other condition texts.
+    #[serde(skip)]
+    pub structure: Option<Expr>,
+}
+
+/// Where a condition starts in its file: the line and column of its first token in
+/// the preprocessed text (the column is the source's only up to the first macro
+/// expanded on that line) and the line of its last token.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ConditionSpan {
+    /// The line of the first token.
+    pub line: u32,
+    /// The column (1-based, in the preprocessed text) of the first token.
+    pub col: u32,
+    /// The line of the last token.
+    pub end_line: u32,
+}
+
+impl ConditionSpan {
+    /// The span of `s`.
+    pub fn of(s: &retest_graph::Span) -> ConditionSpan {
+        ConditionSpan { line: s.line, col: s.col, end_line: s.end_line }
+    }
 }
 
 impl DecisionReport {
@@ -1063,6 +1090,8 @@ pub fn decision_report(
         line,
         function: function.to_string(),
         expression: structure.as_ref().ok().map(|s| s.render(&conditions)),
+        condition_spans: d.conditions.iter().map(|&c| cfg.node(c).span.as_ref().map(ConditionSpan::of)).collect(),
+        structure: structure.ok(),
         conditions,
         results,
         note: (!notes.is_empty()).then(|| notes.join("; ")),

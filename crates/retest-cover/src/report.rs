@@ -224,6 +224,8 @@ struct DecisionKey {
 
 /// A decision's evaluations gathered over units.
 struct DecisionAcc {
+    /// where each condition starts, in the decision's file
+    spans: Vec<Option<mcdc::ConditionSpan>>,
     structure: Result<Expr, mcdc::StructureError>,
     evaluations: Vec<Evaluation>,
     skipped: BTreeSet<String>,
@@ -303,7 +305,15 @@ impl Suite {
                     ordinal: di,
                     conditions: d.conditions.iter().map(|&c| cfg.node(c).text.clone()).collect(),
                 };
+                let spans = d
+                    .conditions
+                    .iter()
+                    .map(|&c| {
+                        cfg.node(c).span.filter(|s| unit.file_path(s) == key.file).map(|s| mcdc::ConditionSpan::of(&s))
+                    })
+                    .collect();
                 let acc = self.decisions.entry(key).or_insert_with(|| DecisionAcc {
+                    spans,
                     structure: mcdc::decision_structure(cfg, d),
                     evaluations: Vec::new(),
                     skipped: BTreeSet::new(),
@@ -407,6 +417,8 @@ impl Suite {
                 conditions: key.conditions.clone(),
                 results,
                 note: (!notes.is_empty()).then(|| notes.join("; ")),
+                condition_spans: acc.spans,
+                structure: structure.cloned(),
             };
             for m in &self.options.measures {
                 if let Measure::Mcdc(v) = m {

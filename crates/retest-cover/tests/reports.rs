@@ -113,6 +113,7 @@ fn html_golden() {
         sources: &sources,
         decisions: &ds,
         measures: &measures,
+        written: &[Some(vec!["a".to_string(), "b < LIMIT".to_string()])],
     });
     let names: Vec<&str> = pages.keys().map(String::as_str).collect();
     assert_eq!(names, ["000-src_a_b.c.html", "001-util.c.html", "index.html"]);
@@ -126,9 +127,17 @@ fn html_golden() {
     assert!(!page.contains("src=") && !page.contains("href=\"http"), "no external assets");
     // the summary lists the measures, the file table each criterion of §VI per file
     let index = &pages["index.html"];
-    assert!(index.contains("<tr data-measure=\"dc\"><td>DC</td><td class=\"num partial\">77.8% (7/9)</td></tr>"));
-    assert!(index.contains("<tr data-measure=\"mcdc-unique\"><td>MC/DC (unique-cause)</td>"));
-    assert!(index.contains("<th>DC</th>"));
+    assert!(index.contains(
+        "<tr data-measure=\"dc\"><th scope=\"row\">DC</th><td class=\"num partial\" data-sort=\"77.778\">77.8% (7/9)</td></tr>"
+    ));
+    assert!(index.contains("<tr data-measure=\"mcdc-unique\"><th scope=\"row\">MC/DC (unique-cause)</th>"));
+    assert!(index.contains("<button type=\"button\" class=\"sort\">DC</button>"));
+    // conditions as written, the preprocessed text on hover; one the same both ways shown once
+    assert!(page.contains("<code class=\"written\" title=\"after macro expansion: b &lt; 2\">b &lt; LIMIT</code>"));
+    assert!(page.contains(
+        "<code class=\"written\" title=\"after macro expansion: a &amp;&amp; b &lt; 2\">a &amp;&amp; b &lt; LIMIT</code>"
+    ));
+    assert!(page.contains("<td><code>a</code></td>"));
     for (name, text) in &pages {
         insta::assert_snapshot!(format!("html_{name}"), text);
     }

@@ -279,6 +279,16 @@ pub fn write_html(report: &Report, suite: Option<&SuiteReport>, root: &Path, dir
     }
     let decisions: Vec<retest_cover::mcdc::DecisionReport> =
         suite.map(|s| s.decisions.iter().map(|d| d.report.clone()).collect()).unwrap_or_default();
+    // conditions as written: each file tokenized once
+    let mut tokens: BTreeMap<&str, Vec<crate::source_text::Token>> = BTreeMap::new();
+    let written: Vec<Option<Vec<String>>> = decisions
+        .iter()
+        .map(|d| {
+            let src = sources.get(&d.file)?;
+            let toks = tokens.entry(d.file.as_str()).or_insert_with(|| crate::source_text::tokenize(src));
+            crate::source_text::condition_texts(src, toks, &d.conditions, &d.condition_spans)
+        })
+        .collect();
     let title = format!("retest coverage — snapshot {}, {} tests", report.snapshot.0, report.tests);
     let pages = retest_cover::html::render(&retest_cover::html::Input {
         title: &title,
@@ -286,6 +296,7 @@ pub fn write_html(report: &Report, suite: Option<&SuiteReport>, root: &Path, dir
         sources: &sources,
         decisions: &decisions,
         measures: suite.map(|s| s.measures.as_slice()).unwrap_or(&[]),
+        written: &written,
     });
     std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("cannot create {}: {e}", dir.display())))?;
     for (name, text) in pages {

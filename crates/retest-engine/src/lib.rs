@@ -11,7 +11,8 @@
 //! - a **selection** with reasons ([`select`]);
 //! - **RECOVER** ([`recover`]): run the selected tests and bring every test's
 //!   coverage up to date;
-//! - an **audit** ([`audit`]) and **coverage reports** ([`coverage`]).
+//! - an **audit** ([`audit`]) and **coverage reports** ([`coverage`]; conditions
+//!   as written in the source, [`source_text`]).
 //!
 //! It prints nothing: what a user should see while it works goes through a
 //! [`Reporter`], and what it found comes back as values. Failures are
@@ -30,6 +31,7 @@ pub mod report;
 pub mod rerun;
 pub mod run;
 pub mod select;
+pub mod source_text;
 pub mod store;
 pub mod writing;
 
