@@ -939,4 +939,17 @@ fn run_selected_never_costs_more_than_it_saves() {
     assert!(!err.contains("rebuild with selective"), "{err}");
     let a = json(&retest(dir, &["audit", "--format", "json"], 0));
     assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+    // a new test has nothing to carry over: the current build serves, and it says so
+    let toml = std::fs::read_to_string(dir.join("retest.toml")).unwrap();
+    std::fs::write(dir.join("retest.toml"), toml + "\n[[test]]\nname = \"new\"\ncmd = \"./p fast\"\n").unwrap();
+    write_newer(
+        &dir.join("p.c"),
+        prog.replace("return v * 2;", "return v + v;").replace("return v + 1;", "return v + 1 + 0;"),
+    );
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let err = stderr(&retest(dir, &["run", "--selected"], 0));
+    assert!(
+        err.contains("the tests run on the current, fully instrumented build (no rebuild): a test to rerun has no recorded coverage"),
+        "{err}"
+    );
 }

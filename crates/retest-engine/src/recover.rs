@@ -405,6 +405,21 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         || recorded_options(store).paths
         || rerun.iter().any(|t| !old_cov.contains_key(t))
         || rerun.iter().all(|t| claims.contains(t));
+    // say why the current build serves, where nothing else will
+    let full_because = if a.probes == Probes::Full || whole_suite.is_some() || rerun.is_empty() {
+        None
+    } else if recorded_options(store).paths {
+        Some("the build records paths, which a selective build would number differently")
+    } else if rerun.iter().any(|t| !old_cov.contains_key(t)) {
+        Some("a test to rerun has no recorded coverage to carry over")
+    } else if rerun.iter().all(|t| claims.contains(t)) {
+        Some("every test to rerun stopped part-way last time, and such tests run on the full build")
+    } else {
+        None
+    };
+    if let Some(why) = full_because {
+        cx.reporter.note(&format!("the tests run on the current, fully instrumented build (no rebuild): {why}"));
+    }
     let selective_plans = (!needs_full).then(|| {
         let mut plans = selective_probes(&old, &new, &sel.outcome, &map);
         // a unit whose selective plan would keep every probe keeps its own plan
