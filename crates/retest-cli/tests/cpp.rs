@@ -665,3 +665,26 @@ fn header_code_in_several_units_counts_each_test_once() {
         assert_eq!(f["tests"], 1, "{h}");
     }
 }
+
+/// A `?:` in a template argument is a constant expression: no probe goes
+/// there (one did, and the unit no longer compiled: fmt's bundled gtest.h).
+#[test]
+fn a_condition_in_a_template_argument_is_not_probed() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("ta.cc"),
+        "#include <cstdio>\n#include <tuple>\n#include <type_traits>\n\
+         template <class P> int pick(int a, long b) {\n\
+             return std::get<(std::is_convertible<P, long>::value ? 1 : 0)>(std::make_tuple(a, (int)b));\n}\n\
+         int main(int argc, char **) { std::printf(\"%d\\n\", pick<int>(argc, 7)); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Makefile"), "ta: ta.cc\n\t$(CXX) -O0 -o ta ta.cc\n").unwrap();
+    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"t\"\ncmd = \"./ta\"\n").unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let out = std::process::Command::new(dir.join("ta")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n");
+}

@@ -318,6 +318,12 @@ fn is_unevaluated(kind: &str) -> bool {
             | "type_descriptor"
             | "ERROR"
             | "initializer_pair"
+            // C++: evaluated while compiling, or never (a `?:` in a template
+            // argument is a constant expression: a probe there would not compile)
+            | "template_argument_list"
+            | "decltype"
+            | "requires_expression"
+            | "requires_clause"
     )
 }
 
