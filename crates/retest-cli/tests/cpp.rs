@@ -681,10 +681,25 @@ fn a_condition_in_a_template_argument_is_not_probed() {
          int main(int argc, char **) { std::printf(\"%d\\n\", pick<int>(argc, 7)); return 0; }\n",
     )
     .unwrap();
-    std::fs::write(dir.join("Makefile"), "ta: ta.cc\n\t$(CXX) -O0 -o ta ta.cc\n").unwrap();
+    // and a member initialiser that expands a pack (fmt's os.h) keeps no probe
+    // in its arguments: `P((probe, xs...))` is no C++
+    std::fs::write(
+        dir.join("pk.cc"),
+        "#include <cstdio>\nstruct P {\n    int a = 0, flag = 0;\n    P() {}\n    explicit P(int x) : a(x) {}\n\
+             template <typename... T> P(T... xs, int f) : P(xs...) { flag = f; }\n};\n\
+         int main(int argc, char **) { P q(argc); std::printf(\"%d %d\\n\", q.a, q.flag); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all: ta pk\nta: ta.cc\n\t$(CXX) -O0 -o ta ta.cc\npk: pk.cc\n\t$(CXX) -O0 -o pk pk.cc\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"t\"\ncmd = \"./ta\"\n").unwrap();
     retest(dir, &["init"], 0);
     retest(dir, &["build", "--", "make", "-s"], 0);
     let out = std::process::Command::new(dir.join("ta")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n");
+    let out = std::process::Command::new(dir.join("pk")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1 0\n");
 }

@@ -1647,6 +1647,8 @@ impl<'a, 't> Builder<'a, 't> {
                     .find(|x| x.kind() == "argument_list")
                     .and_then(|a| a.named_child(0))
                     .filter(|a| !is_literal(*a, self.src))
+                    // `m(args...)`: a pack expansion is no operand of a comma
+                    .filter(|a| a.kind() != "parameter_pack_expansion")
             };
             let (site, probe) = match first_arg {
                 Some(a) if a.kind() != "comment" && self.misparsed_around(a) => {
