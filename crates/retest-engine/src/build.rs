@@ -20,11 +20,6 @@ use crate::Context;
 use crate::error::{Error, OrFail};
 use crate::store::{self, MetaKey};
 
-fn real_compiler(cplusplus: bool) -> String {
-    let (var, default) = if cplusplus { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
-    std::env::var(var).ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| default.to_string())
-}
-
 /// The wrapper's own options, before the compiler's arguments:
 /// `retest cc [--mcdc] [--paths] COMPILER-ARGS...`. `$RETEST_RECORD`
 /// (`mcdc,paths`, as `retest build --mcdc --paths` sets it) adds to them.
@@ -61,7 +56,7 @@ pub fn wrap_in(
     mut args: Vec<String>,
 ) -> Result<ExitStatus, Error> {
     let record = wrapper_options(&mut args)?;
-    let compiler = real_compiler(cplusplus);
+    let compiler = retest_lang_c::wrap::real_compiler(cplusplus);
     let cwd = cwd.to_path_buf();
     // a command without inputs (`--version`, `-dumpmachine`, as build systems
     // probe the compiler) has nothing to instrument: it needs no store

@@ -106,8 +106,7 @@ fn unwrapped(argv: Vec<String>) -> Vec<String> {
         argv.first().and_then(|c| Path::new(c).file_name()).is_some_and(|n| n.to_string_lossy().starts_with("retest"));
     match argv.get(1).map(String::as_str) {
         Some(which @ ("cc" | "c++")) if is_wrapper => {
-            let (var, default) = if which == "c++" { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
-            let real = std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or_else(|| default.to_string());
+            let real = crate::wrap::real_compiler(which == "c++");
             std::iter::once(real).chain(argv.into_iter().skip(2)).collect()
         }
         _ => argv,

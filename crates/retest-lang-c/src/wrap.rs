@@ -549,6 +549,13 @@ fn run_compiler_captured(compiler: &str, args: &[String], cwd: &Path) -> Result<
     Ok((out.status, out.stderr))
 }
 
+/// The real compiler the wrapper runs: `$RETEST_CXX` (else `c++`) for C++,
+/// `$RETEST_CC` (else `cc`) for C.
+pub fn real_compiler(cplusplus: bool) -> String {
+    let (var, default) = if cplusplus { ("RETEST_CXX", "c++") } else { ("RETEST_CC", "cc") };
+    std::env::var(var).ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| default.to_string())
+}
+
 /// Runs the real compiler with `args` in `cwd`, its output going to ours.
 pub fn run_compiler(compiler: &str, args: &[String], cwd: &Path) -> Result<ExitStatus, WrapError> {
     Command::new(compiler)
