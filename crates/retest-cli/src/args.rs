@@ -46,6 +46,11 @@ pub struct SelectionArgs {
     /// Compare every pair of same-named procedures instead of walking from `main`.
     #[arg(long)]
     pub naive: bool,
+    /// Select no test for changes in constructors and operators, to test them on their own
+    /// (003 §6.4); what is set aside is listed. Also `skip_constructor_and_operator_changes`
+    /// in retest.toml's `[select]`, beside `not_under_test` (driver, setup and oracle code)
+    #[arg(long)]
+    pub skip_constructor_and_operator_changes: bool,
     #[command(flatten)]
     pub source: TestSourceArgs,
 }
@@ -57,6 +62,8 @@ impl SelectionArgs {
             algorithm: self.algorithm,
             naive: self.naive,
             source: self.source.source(),
+            skip_constructors_and_operators: self.skip_constructor_and_operator_changes,
+            scoped: true,
         }
     }
 }

@@ -125,7 +125,14 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     retest_engine::build::run_build(&cx, &mut store, &make, dir, Default::default())?;
 
     println!("\n4. select the tests the change can affect: retest select");
-    let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: source.clone() };
+    let opts = SelectOptions {
+        project: None,
+        algorithm: Algorithm::Dejavu,
+        naive: false,
+        source: source.clone(),
+        skip_constructors_and_operators: false,
+        scoped: true,
+    };
     let sel = compute(&mut store, dir, &opts)?;
     println!(
         "   {} of {} tests selected in {:.3} s; the others cannot behave differently:",

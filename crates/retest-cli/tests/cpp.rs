@@ -703,3 +703,92 @@ fn a_condition_in_a_template_argument_is_not_probed() {
     let out = std::process::Command::new(dir.join("pk")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1 0\n");
 }
+
+/// The reasons of the selected tests, per test, from `select --format json`.
+fn reason_kinds(dir: &Path, extra: &[&str]) -> (BTreeSet<String>, BTreeSet<String>, serde_json::Value) {
+    let mut args = vec!["select", "--format", "json"];
+    args.extend(extra);
+    let v = json(&retest(dir, &args, 0));
+    let mut names = BTreeSet::new();
+    let mut kinds = BTreeSet::new();
+    for t in v["selected"].as_array().unwrap() {
+        names.insert(t["name"].as_str().unwrap().to_string());
+        for r in t["reasons"].as_array().into_iter().flatten() {
+            kinds.insert(r["kind"].as_str().unwrap_or_default().to_string());
+        }
+    }
+    (names, kinds, v)
+}
+
+/// 003 §5.2, Fig. 13: a new override that no test instantiates changes the
+/// target set of the polymorphic call `eptr->go(…)` (static type
+/// `Elevator *`) though no statement of the program changed: every test
+/// through the call is selected, for that reason. A new override of a
+/// method the call cannot reach (`Alarm`'s, an unrelated class) selects
+/// nothing. Then 003 §6.4 and §5.5: a changed constructor selects every
+/// test, and none with `--skip-constructor-and-operator-changes`, which lists
+/// what it set aside; a change in `main`, named driver code by
+/// `not_under_test`, likewise. `retest audit` finds no miss where nothing
+/// was set aside.
+#[test]
+fn polymorphic_call_targets_and_set_aside_changes_select_as_the_paper_says() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let v0 = source();
+    write(dir, &v0);
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    let all = set(&["t1", "t2", "t3", "t4", "alarm_up", "alarm_same"]);
+    let at = |v: &str| {
+        rebuild(dir, v);
+    };
+    // an override in a class no test builds
+    let express = "class Express : public Elevator {\npublic:\n    Express() : Elevator(20) {}\n    void go(int floor) override { Elevator::go(floor + 1); }\n};\n\nint main(";
+    let v1 = v0.replacen("int main(", express, 1);
+    at(&v1);
+    let (names, kinds, v) = reason_kinds(dir, &[]);
+    assert_eq!(names, all, "{v}");
+    assert!(kinds.contains("dispatch"), "{v}");
+    assert!(v.to_string().contains("+Express::go(int)"), "{v}");
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+    // a class outside the call's hierarchy with a method of the same name
+    let other = "class Crane {\npublic:\n    virtual ~Crane() {}\n    virtual void go(int floor) { (void)floor; }\n};\n\nint main(";
+    at(&v0.replacen("int main(", other, 1));
+    let (names, _, v) = reason_kinds(dir, &[]);
+    assert!(!names.contains("t1") && !names.contains("t2"), "unrelated override selected: {v}");
+
+    // a changed default argument of a method the call reaches
+    let v4 = v0.replace("virtual void go(int floor) {", "virtual void go(int floor = 3) {");
+    assert_ne!(v4, v0);
+    at(&v4);
+    assert_eq!(reason_kinds(dir, &[]).0, all);
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+
+    // 003 §6.4: constructor changes set aside
+    let v2 = v0.replace("        current_floor = 1;\n", "        current_floor = 1 + 0;\n");
+    assert_ne!(v2, v0);
+    at(&v2);
+    assert_eq!(reason_kinds(dir, &[]).0, all);
+    let skipped = retest(dir, &["select", "--skip-constructor-and-operator-changes"], 0);
+    assert!(
+        stderr(&skipped).contains("set aside") && stderr(&skipped).contains("Elevator::Elevator(int)"),
+        "{}",
+        stderr(&skipped)
+    );
+    assert!(reason_kinds(dir, &["--skip-constructor-and-operator-changes"]).0.is_empty());
+
+    // 003 §5.5: the driver (`main`) named as not under test
+    let v3 = v0.replace("int floor = argc > 2 ? atoi(argv[2]) : 5;", "int floor = argc > 2 ? atoi(argv[2]) : 6;");
+    assert_ne!(v3, v0);
+    at(&v3);
+    assert_eq!(reason_kinds(dir, &[]).0, all);
+    let toml = std::fs::read_to_string(dir.join("retest.toml")).unwrap();
+    std::fs::write(dir.join("retest.toml"), format!("[select]\nnot_under_test = [\"main(*\"]\n\n{toml}")).unwrap();
+    let s = retest(dir, &["select", "--format", "json"], 0);
+    assert!(json(&s)["selected"].as_array().unwrap().is_empty(), "{}", stdout(&s));
+    assert!(stderr(&s).contains("not_under_test"), "{}", stderr(&s));
+}

@@ -20,6 +20,26 @@ use crate::run::TestSource;
 /// The `retest.toml` whose `[dependencies]` table applies: the one the tests
 /// come from, else the project root's.
 pub fn settings(source: &TestSource, root: &Path, store: &Store) -> Result<DepSettings, Error> {
+    match toml_file(source, root, store) {
+        Some(f) => retest_run::discover::dependency_settings(&f).or_fail(),
+        None => Ok(DepSettings::default()),
+    }
+}
+
+/// The `[select]` table of the same `retest.toml`.
+pub fn select_settings(
+    source: &TestSource,
+    root: &Path,
+    store: &Store,
+) -> Result<retest_run::discover::SelectSettings, Error> {
+    match toml_file(source, root, store) {
+        Some(f) => retest_run::discover::select_settings(&f).or_fail(),
+        None => Ok(Default::default()),
+    }
+}
+
+/// The `retest.toml` whose settings apply, if there is one.
+fn toml_file(source: &TestSource, root: &Path, store: &Store) -> Option<PathBuf> {
     let source = source.resolve(store);
     let file = match &source.tests {
         Some(t) => Some(t.clone()),
@@ -29,10 +49,7 @@ pub fn settings(source: &TestSource, root: &Path, store: &Store) -> Result<DepSe
         }
         None => Some(root.join("retest.toml")),
     };
-    match file.filter(|f| f.is_file()) {
-        Some(f) => retest_run::discover::dependency_settings(&f).or_fail(),
-        None => Ok(DepSettings::default()),
-    }
+    file.filter(|f| f.is_file())
 }
 
 /// The paths `retest` keeps for itself, under the store.

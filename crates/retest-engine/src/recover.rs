@@ -298,7 +298,14 @@ pub struct RecoverStats {
 /// instrumentation when it pays off) and makes the new version the baseline
 /// with every test's coverage brought up to date.
 pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSettings) -> Result<RunReport, Error> {
-    let opts = SelectOptions { project: None, algorithm: Algorithm::Dejavu, naive: false, source: a.source.clone() };
+    let opts = SelectOptions {
+        project: None,
+        algorithm: Algorithm::Dejavu,
+        naive: false,
+        source: a.source.clone(),
+        skip_constructors_and_operators: false,
+        scoped: false,
+    };
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Error::new("no new build to run"))?;
     let tests = discover_tests(&a.source, root, store)?;

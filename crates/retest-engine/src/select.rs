@@ -104,6 +104,12 @@ pub struct SelectOptions {
     /// Compare every pair of same-named procedures instead of walking from the entry.
     pub naive: bool,
     pub source: TestSource,
+    /// Set aside changes in constructors and operators (003 §6.4), as
+    /// `skip_constructor_and_operator_changes` in `retest.toml` does.
+    pub skip_constructors_and_operators: bool,
+    /// Apply the `[select]` table of `retest.toml` (what the user asked to
+    /// set aside); RECOVER's own selection does not.
+    pub scoped: bool,
 }
 
 /// One unit of a version.
@@ -407,7 +413,34 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
     // nothing built since the baseline: the code is the baseline's own, and
     // only definitions and files can have changed
-    let outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    let mut outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    // changes the tester set aside (003 §5.5, §6.4), each said
+    let scope = if opts.scoped { crate::deps::select_settings(&opts.source, root, store)? } else { Default::default() };
+    let skip_ctor_op = opts.skip_constructors_and_operators || scope.skip_constructor_and_operator_changes;
+    if skip_ctor_op || !scope.not_under_test.is_empty() {
+        use retest_select::scope::{Aside, is_constructor_or_operator, set_aside};
+        let hierarchy = retest_select::hierarchy::Hierarchy::new(&old);
+        let aside = |name: &str| {
+            if scope.not_under_test(name) {
+                Some(Aside::NotUnderTest)
+            } else if skip_ctor_op && is_constructor_or_operator(&hierarchy, name) {
+                Some(Aside::ConstructorOrOperator)
+            } else {
+                None
+            }
+        };
+        for (d, why) in set_aside(&mut outcome, &old, &aside) {
+            let why = match why {
+                Aside::NotUnderTest => "driver, setup or oracle code (`not_under_test` in retest.toml)",
+                Aside::ConstructorOrOperator => "a constructor or operator (changes there are set aside)",
+            };
+            warnings.push(format!(
+                "set aside, selects no test: {} — in {}, {why}",
+                d.reason,
+                old.procedure(d.procedure).name
+            ));
+        }
+    }
     let dangerous = match opts.algorithm {
         Algorithm::Dejavu | Algorithm::Partial | Algorithm::Full | Algorithm::Valid | Algorithm::Path => {
             outcome.dangerous.clone()
@@ -728,6 +761,7 @@ fn kind_name(k: &retest_select::ReasonKind) -> &'static str {
         Modified => "modified",
         Affected { .. } => "declaration",
         CallTargets { .. } => "call-targets",
+        Dispatch { .. } => "dispatch",
         IndirectTargets { .. } => "indirect-targets",
         Signature => "signature",
         Flags { .. } => "flags",

@@ -184,6 +184,30 @@ pub enum DeclKind {
     Other,
 }
 
+/// A C++ call of a member function `name` with `args` arguments, as the
+/// front end sees it at the call site.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+pub struct Dispatch {
+    pub name: String,
+    pub receiver: Receiver,
+    pub args: u32,
+}
+
+/// What a call's receiver is known to be.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Receiver {
+    /// An object, pointer or reference of this static class type (its last
+    /// name): `p->m()` with `C *p`, `this->m()` or `m()` in a method of `C`.
+    /// A virtual `m` may reach every override in the classes derived from it.
+    Object(String),
+    /// A call qualified by a class or namespace (`C::m()`): no dynamic dispatch.
+    Qualified(String),
+    /// The static type is not known here (an expression, `auto`, a template
+    /// parameter): every method of that name and arity may be reached.
+    Unknown,
+}
+
 /// One node of a [`Cfg`].
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct Node {
@@ -204,6 +228,11 @@ pub struct Node {
     /// The node calls through a pointer (target unknown statically).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub indirect_call: bool,
+    /// C++: the member calls the node makes, with what the receiver's static
+    /// type is known to be, from which selection computes each call's target
+    /// set in the class hierarchy (003 §5.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dispatch: Vec<Dispatch>,
     /// For the [`NodeKind::Declaration`] node: the procedure's local declarations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decls: Vec<Declaration>,
@@ -218,6 +247,7 @@ impl Node {
             refs: Vec::new(),
             calls: Vec::new(),
             indirect_call: false,
+            dispatch: Vec::new(),
             decls: Vec::new(),
         }
     }

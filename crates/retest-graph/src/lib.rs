@@ -35,4 +35,4 @@ pub use cfg::{
     Cfg, CfgBuilder, CfgError, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId, NodeKind,
     Span,
 };
-pub use unit::{Problem, Procedure, SourceFile, Unit};
+pub use unit::{Class, Method, MethodKind, Problem, Procedure, SourceFile, Unit};

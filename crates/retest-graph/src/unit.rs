@@ -55,6 +55,73 @@ pub struct Procedure {
     pub digest: u64,
 }
 
+/// A C++ class (or struct) as the class hierarchy needs it.
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Class {
+    /// Qualified name (`ns::Outer::C`).
+    pub name: String,
+    /// Direct bases, by last name as written (`Base` for `public ns::Base<T>`).
+    pub bases: Vec<String>,
+    /// Member functions declared or defined in the class body.
+    pub methods: Vec<Method>,
+    pub span: Option<Span>,
+}
+
+impl Class {
+    /// The last component of the name: how calls and bases name the class.
+    pub fn last_name(&self) -> &str {
+        self.name.rsplit("::").next().unwrap_or(&self.name)
+    }
+}
+
+/// What kind of member function.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodKind {
+    Ordinary,
+    Constructor,
+    Destructor,
+    /// `operator…` and conversion functions.
+    Operator,
+}
+
+/// A member function of a [`Class`].
+#[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
+pub struct Method {
+    /// As a call names it (`go`, `operator()`, `~C`).
+    pub name: String,
+    /// The procedure name a definition of it gets: qualified name, parameter
+    /// types as written, qualifiers (`ns::C::go(int) const`).
+    pub key: String,
+    pub kind: MethodKind,
+    /// Declared `virtual`, `override` or `final` (a member that overrides a
+    /// virtual one is virtual too: the hierarchy works that out).
+    pub is_virtual: bool,
+    /// Public: part of the class's interface (a frame calls it, 003 §4.1).
+    pub public: bool,
+    /// Fewest arguments a call may pass (parameters without default).
+    pub min_args: u32,
+    /// Most arguments, `None` for a variadic or parameter pack.
+    pub max_args: Option<u32>,
+}
+
+impl Method {
+    /// Whether a call with `n` arguments can call it.
+    pub fn accepts(&self, n: u32) -> bool {
+        n >= self.min_args && self.max_args.is_none_or(|m| n <= m)
+    }
+}
+
+/// A method key without its parameters and qualifiers: `ns::C::go(int) const`
+/// → `ns::C::go`, `C::operator()(int)` → `C::operator()`.
+pub fn qualified_name(key: &str) -> &str {
+    let from = key.find("operator()").map_or(0, |i| i + "operator()".len());
+    match key[from..].find('(') {
+        Some(i) => &key[..from + i],
+        None => key,
+    }
+}
+
 /// A translation unit.
 #[derive(Clone, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 pub struct Unit {
@@ -80,6 +147,10 @@ pub struct Unit {
     #[serde(default)]
     pub returns_twice: Vec<String>,
     pub problems: Vec<Problem>,
+    /// C++: the classes defined in the unit's project files (not system
+    /// headers), for the class hierarchy of polymorphic calls (003 §5.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<Class>,
     /// A syntax error in the project's own code outside any procedure we could
     /// identify: code may be hidden from the analysis.
     pub unattributed_error: Option<Problem>,
@@ -129,5 +200,18 @@ impl Procedure {
     /// Condition-level edges that map onto statement-level edge `e`.
     pub fn cond_edges_of(&self, e: EdgeId) -> Vec<EdgeId> {
         self.map.preimage(e).collect()
+    }
+}
+
+#[cfg(test)]
+mod qualified_name_tests {
+    use super::qualified_name;
+
+    #[test]
+    fn keys_lose_their_parameters_and_qualifiers() {
+        assert_eq!(qualified_name("ns::C::go(int) const"), "ns::C::go");
+        assert_eq!(qualified_name("C::operator()(int, long)"), "C::operator()");
+        assert_eq!(qualified_name("main(int, char**)"), "main");
+        assert_eq!(qualified_name("<static initialisation>"), "<static initialisation>");
     }
 }

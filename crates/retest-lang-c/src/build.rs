@@ -28,6 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use retest_graph::cfg::{Dispatch, Receiver};
 use retest_graph::coverage::Probe;
 use retest_graph::{
     Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span,
@@ -148,6 +149,54 @@ pub struct TuFacts<'a> {
 pub struct ClassInfo {
     pub bases: Vec<String>,
     pub fields: Vec<String>,
+    /// The data members whose type names a class (the receiver type of a
+    /// call `field->m()` in a method), by name.
+    pub field_types: BTreeMap<String, Declared>,
+}
+
+/// The class a C++ variable's declared type names, for the static type of a
+/// call's receiver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Declared {
+    /// `C x`, `C *x`, `C &x` (the class's last name).
+    Class(String),
+    /// `std::unique_ptr<C> x` and the other smart pointers: `x->m()` calls
+    /// `C`'s member, `x.m()` the pointer's own.
+    Smart(String),
+    /// Declared twice in one function with different types, or with a type
+    /// that names no class (`auto`, a template parameter is still a name).
+    Unknown,
+}
+
+impl Declared {
+    /// What the type `ty` of a declaration names.
+    pub fn of_type(ty: Ts<'_>, src: &[u8]) -> Declared {
+        match ty.kind() {
+            "type_identifier" | "qualified_identifier" => Declared::Class(syntax::last_name(ty, src)),
+            "template_type" => {
+                let name = syntax::last_name(ty, src);
+                let first = ty.child_by_field_name("arguments").and_then(|a| {
+                    let mut c = a.walk();
+                    a.named_children(&mut c).find(|k| k.kind() == "type_descriptor")
+                });
+                match first.and_then(|d| d.child_by_field_name("type")) {
+                    Some(t)
+                        if matches!(name.as_str(), "unique_ptr" | "shared_ptr" | "weak_ptr" | "observer_ptr")
+                            && matches!(t.kind(), "type_identifier" | "qualified_identifier") =>
+                    {
+                        Declared::Smart(syntax::last_name(t, src))
+                    }
+                    _ => Declared::Class(name),
+                }
+            }
+            _ => Declared::Unknown,
+        }
+    }
+
+    /// Joins two declarations of one name.
+    fn join(self, other: Declared) -> Declared {
+        if self == other { self } else { Declared::Unknown }
+    }
 }
 
 /// A local object a scope destroys when it ends (C++).
@@ -239,6 +288,11 @@ struct Builder<'a, 't> {
     /// probe may declare a variable without an initialiser or open a
     /// statement expression (a `switch` then records no case apart).
     guarded: bool,
+    /// C++: the class the function is a member of (its last name).
+    class: Option<String>,
+    /// C++: what the function's parameters, local variables and its class's
+    /// data members are declared as, for the receivers of member calls.
+    types: BTreeMap<String, Declared>,
     _t: std::marker::PhantomData<&'t ()>,
 }
 
@@ -463,7 +517,28 @@ impl<'a, 't> Builder<'a, 't> {
         node.refs = u.refs.into_iter().collect();
         node.calls = u.calls;
         node.indirect_call = u.indirect_call;
+        node.dispatch = u.member_calls.into_iter().filter_map(|c| self.dispatch(c)).collect();
         node
+    }
+
+    /// A member call as selection sees it: its receiver's static type where
+    /// the function's declarations tell it. A plain call `m()` in a method
+    /// may call a member of the method's class (outside one, it calls a free
+    /// function, which selection resolves by name).
+    fn dispatch(&self, c: syntax::MemberCall) -> Option<Dispatch> {
+        use syntax::Written;
+        let receiver = match c.receiver {
+            Written::This => self.class.clone().map_or(Receiver::Unknown, Receiver::Object),
+            Written::Plain => Receiver::Object(self.class.clone()?),
+            Written::Qualified(q) => Receiver::Qualified(q),
+            Written::Variable { name, arrow } => match self.types.get(&name) {
+                Some(Declared::Class(t)) => Receiver::Object(t.clone()),
+                Some(Declared::Smart(t)) if arrow => Receiver::Object(t.clone()),
+                _ => Receiver::Unknown,
+            },
+            Written::Other => Receiver::Unknown,
+        };
+        Some(Dispatch { name: c.name, receiver, args: c.args })
     }
 
     fn add(&mut self, node: Node, group: Option<usize>, site: Site, probe: Probe) -> usize {
@@ -1440,6 +1515,14 @@ impl<'a, 't> Builder<'a, 't> {
             let mut node = Node::new(NodeKind::Call, text);
             node.span = d.span.or_else(|| self.span(at));
             node.calls = if d.class == "auto" { Vec::new() } else { vec![format!("~{}", d.class)] };
+            if d.class != "auto" {
+                // a local object's destructor: its class is its dynamic type
+                node.dispatch = vec![Dispatch {
+                    name: format!("~{}", d.class),
+                    receiver: Receiver::Qualified(d.class.clone()),
+                    args: 0,
+                }];
+            }
             node.refs = vec![d.var.clone()];
             self.groups.push(node.clone());
             let g = self.groups.len() - 1;
@@ -1960,6 +2043,42 @@ fn class_objects(s: Ts<'_>, src: &[u8]) -> Vec<(String, String)> {
     out
 }
 
+/// What the parameters and variables declared in `n` (outside lambdas and
+/// local classes, which are functions of their own) are declared as.
+pub fn declared_types(n: Ts<'_>, src: &[u8], out: &mut BTreeMap<String, Declared>) {
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        match x.kind() {
+            "lambda_expression" | "class_specifier" | "struct_specifier" | "union_specifier" if x.id() != n.id() => {
+                continue;
+            }
+            "parameter_declaration"
+            | "optional_parameter_declaration"
+            | "declaration"
+            | "field_declaration"
+            | "for_range_loop"
+            | "condition_clause" => {
+                if let Some(ty) = x.child_by_field_name("type") {
+                    let declared = Declared::of_type(ty, src);
+                    let mut c = x.walk();
+                    for d in x.children_by_field_name("declarator", &mut c) {
+                        if let Some(name) = syntax::declarator_name(d, src) {
+                            let joined = match out.remove(&name) {
+                                Some(prev) => prev.join(declared.clone()),
+                                None => declared.clone(),
+                            };
+                            out.insert(name, joined);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+}
+
 /// Whether a probe before statement `s` must be braced together with it: unless
 /// `s` is a direct element of a block or of a case's statement list, inserting
 /// `P;` before it would change what the enclosing `if`, loop or label governs.
@@ -2046,6 +2165,8 @@ impl<'a, 't> Builder<'a, 't> {
             cont_depths: Vec::new(),
             tries: Vec::new(),
             guarded: false,
+            class: None,
+            types: BTreeMap::new(),
             _t: std::marker::PhantomData,
         }
     }
@@ -2175,6 +2296,19 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     // parameters are locals (calls through them are indirect)
     if let Some(d) = def.declarator {
         collect_params(d, src, &mut b.locals);
+    }
+    if tu.cpp {
+        b.class = def.class.clone();
+        if let Some(info) = def.class.as_ref().and_then(|c| tu.classes.get(c)) {
+            b.types = info.field_types.clone();
+        }
+        // parameters and locals hide members; two declarations of a name in
+        // different scopes with different types make it unknown
+        let mut local_types: BTreeMap<String, Declared> = BTreeMap::new();
+        for n in def.declarator.into_iter().chain(def.body) {
+            declared_types(n, src, &mut local_types);
+        }
+        b.types.extend(local_types);
     }
     b.locals.extend(def.params.iter().cloned());
     let body = def.body;

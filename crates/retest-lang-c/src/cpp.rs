@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use retest_graph::{DeclKind, Declaration, Problem, Procedure, Span, Unit};
+use retest_graph::{Class, DeclKind, Declaration, Method, MethodKind, Problem, Procedure, Span, Unit};
 use tree_sitter::Node as Ts;
 
 use crate::build::{ClassInfo, Definition, Evaluation, TuFacts, build_function, lambda_bodies};
@@ -243,13 +243,19 @@ fn walk<'t>(n: Ts<'t>, scope: &mut Vec<String>, anon: bool, src: &[u8], out: &mu
                     let mut cc = m.walk();
                     m.children(&mut cc).any(|k| k.kind() == "storage_class_specifier" && src_text(k, src) == "static")
                 };
+                let declared = m.child_by_field_name("type").map(|t| crate::build::Declared::of_type(t, src));
                 let mut cc = m.walk();
                 for d in m.children_by_field_name("declarator", &mut cc) {
-                    if !is_static
-                        && function_declarator(d).is_none()
+                    if function_declarator(d).is_none()
                         && let Some(x) = innermost_name(d)
                     {
-                        info.fields.push(src_text(x, src).to_string());
+                        let field = src_text(x, src).to_string();
+                        if let Some(t) = &declared {
+                            info.field_types.insert(field.clone(), t.clone());
+                        }
+                        if !is_static {
+                            info.fields.push(field);
+                        }
                     }
                 }
             }
@@ -484,13 +490,116 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
             out.push(Declaration {
                 kind: DeclKind::Function,
                 mentions: u.refs.into_iter().filter(|r| *r != f).collect(),
-                names: vec![f.clone(), format!("{qualified}::{f}")],
+                names: vec![format!("{qualified}::{f}")],
                 text: decls::sealed(format!("{head} :: {sig}"), system),
                 span,
             });
         }
     }
     out
+}
+
+/// A class definition as the class hierarchy sees it: its qualified name,
+/// its bases and its member functions (003 §5.2).
+fn class_of(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>) -> Option<Class> {
+    let name = n.child_by_field_name("name").map(|x| compact(x, src, &|_| false))?;
+    let qualified = if scope.is_empty() { name.clone() } else { format!("{scope}::{name}") };
+    let last = qualified.rsplit("::").next().unwrap_or(&qualified).to_string();
+    let mut bases = Vec::new();
+    let mut c = n.walk();
+    for k in n.named_children(&mut c) {
+        if k.kind() == "base_class_clause" {
+            let mut cc = k.walk();
+            for b in k.named_children(&mut cc) {
+                if matches!(b.kind(), "type_identifier" | "qualified_identifier" | "template_type") {
+                    bases.push(syntax::last_name(b, src));
+                }
+            }
+        }
+    }
+    let body = n.child_by_field_name("body")?;
+    let mut public = n.kind() != "class_specifier";
+    let mut methods = Vec::new();
+    let mut c = body.walk();
+    for m in body.named_children(&mut c) {
+        if m.kind() == "access_specifier" {
+            public = src_text(m, src).trim_end_matches(':').trim() == "public";
+            continue;
+        }
+        // a member template declares its member as any other
+        let m = if m.kind() == "template_declaration" {
+            let mut cc = m.walk();
+            let inner = m.named_children(&mut cc).find(|k| k.kind() != "template_parameter_list");
+            match inner {
+                Some(i) => i,
+                None => continue,
+            }
+        } else {
+            m
+        };
+        if !matches!(m.kind(), "function_definition" | "field_declaration" | "declaration") {
+            continue;
+        }
+        let mut cc = m.walk();
+        let virtual_kw = m.children(&mut cc).any(|k| k.kind() == "virtual");
+        let mut cc = m.walk();
+        for d in m.children_by_field_name("declarator", &mut cc) {
+            let Some(fd) = function_declarator(d) else { continue };
+            let Some((mname, key)) = signature_key(fd, src) else { continue };
+            let mname = mname.rsplit("::").next().unwrap_or(&mname).to_string();
+            let mut k = fd.walk();
+            let specifier = fd.children(&mut k).any(|x| x.kind() == "virtual_specifier");
+            let kind = if mname == last {
+                MethodKind::Constructor
+            } else if mname.starts_with('~') {
+                MethodKind::Destructor
+            } else if mname.starts_with("operator") {
+                MethodKind::Operator
+            } else {
+                MethodKind::Ordinary
+            };
+            let (min_args, max_args) = arity(fd, src);
+            methods.push(Method {
+                key: format!("{qualified}::{mname}{key}"),
+                name: mname,
+                kind,
+                is_virtual: virtual_kw || specifier,
+                public,
+                min_args,
+                max_args,
+            });
+        }
+    }
+    Some(Class { name: qualified, bases, methods, span })
+}
+
+/// The fewest and most arguments a call of the function declared by `fd`
+/// passes (`None`: no most, a variadic function or a parameter pack).
+fn arity(fd: Ts<'_>, src: &[u8]) -> (u32, Option<u32>) {
+    let params = if fd.kind() == "operator_cast" {
+        fd.child_by_field_name("declarator").and_then(|a| a.child_by_field_name("parameters"))
+    } else {
+        fd.child_by_field_name("parameters")
+    };
+    let Some(p) = params else { return (0, Some(0)) };
+    let (mut min, mut max, mut variadic) = (0u32, 0u32, false);
+    let mut c = p.walk();
+    for k in p.children(&mut c) {
+        match k.kind() {
+            "parameter_declaration" => {
+                // `(void)` declares no parameter
+                if k.child_by_field_name("declarator").is_none() && src_text(k, src).trim() == "void" {
+                    continue;
+                }
+                min += 1;
+                max += 1;
+            }
+            "optional_parameter_declaration" => max += 1,
+            "variadic_parameter_declaration" | "..." => variadic = true,
+            _ => {}
+        }
+    }
+    (min, (!variadic).then_some(max))
 }
 
 /// The name of a virtual member function declared or defined by `m` (a member
@@ -654,7 +763,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
         let system = file.is_none_or(|f| f.system);
-        decls_out.push(function_declaration(d, src, span, system));
+        decls_out.push(function_declaration(d, src, span, system, &found.classes));
         if !file.is_some_and(is_own) {
             continue;
         }
@@ -726,8 +835,12 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
             digest,
         });
     }
+    let mut classes = Vec::new();
     for (n, scope) in &found.class_nodes {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
+        if !system && let Some(c) = class_of(*n, scope, src, span_at(n.start_position(), n.end_position())) {
+            classes.push(c);
+        }
         decls_out.extend(class_declaration(*n, scope, src, span_at(n.start_position(), n.end_position()), system));
     }
     for (n, qualified) in &found.bodiless {
@@ -772,6 +885,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
             address_taken: address_taken.into_iter().collect(),
             noreturn: noreturn.into_iter().collect(),
             problems,
+            classes,
             unattributed_error: None,
             // the loader enters the start-up code
             entry_points: crate::build::ENTRY_POINTS
@@ -792,8 +906,15 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
 /// A definition's declaration item: its signature, or — for a function that may
 /// run while compiling — its whole text, so that a change to its body is a
 /// change of what every use of its name means.
-fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, system: bool) -> Declaration {
-    let last = d.name.split('(').next().unwrap_or(&d.name).rsplit("::").next().unwrap_or("").to_string();
+fn function_declaration(
+    d: &Definition<'_>,
+    src: &[u8],
+    span: Option<Span>,
+    system: bool,
+    classes: &BTreeMap<String, ClassInfo>,
+) -> Declaration {
+    let qualified = retest_graph::unit::qualified_name(&d.name);
+    let last = qualified.rsplit("::").next().unwrap_or("").to_string();
     let mut text = d.signature(src);
     let mut mentions = BTreeSet::new();
     for h in &d.head {
@@ -807,9 +928,13 @@ fn function_declaration(d: &Definition<'_>, src: &[u8], span: Option<Span>, syst
         mentions.extend(syntax::uses(b, src, &BTreeSet::new(), &|_| false).refs);
     }
     mentions.remove(&last);
+    // a member function is declared under its class's name: a call reaches
+    // it through the class hierarchy, which selection asks for its targets'
+    // declarations (`retest_select::equiv`), not every function of its name
+    let member = d.class.as_ref().is_some_and(|c| classes.contains_key(c));
     Declaration {
         kind: DeclKind::Function,
-        names: vec![last],
+        names: vec![if member { qualified.to_string() } else { last }],
         text: decls::sealed(text, system),
         mentions: mentions.into_iter().collect(),
         span,

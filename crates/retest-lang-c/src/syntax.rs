@@ -91,6 +91,32 @@ pub struct Uses {
     pub label_addrs: Vec<String>,
     /// The subtree contains a syntax error.
     pub has_error: bool,
+    /// C++: the calls of named functions, with how their receivers are
+    /// written, in source order (the builder works out their static types).
+    pub member_calls: Vec<MemberCall>,
+}
+
+/// A C++ call of a named function as written: `p->m(a)`, `C::m()`, `m()`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberCall {
+    pub name: String,
+    pub receiver: Written,
+    pub args: u32,
+}
+
+/// How a call's receiver is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// `this->m()`.
+    This,
+    /// `x.m()` or `x->m()` (`arrow`) on a variable `x`.
+    Variable { name: String, arrow: bool },
+    /// `C::m()`: the innermost qualifier's last name.
+    Qualified(String),
+    /// `m()`: a free function, or a member of the enclosing class.
+    Plain,
+    /// Any other expression: the static type is not known here.
+    Other,
 }
 
 /// Collects [`Uses`] from `n`; `locals` are the names of the procedure's local
@@ -151,6 +177,18 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
                 && matches!(t.kind(), "type_identifier" | "qualified_identifier" | "template_type")
             {
                 let ctor = last_name(t, src);
+                if !ctor.is_empty() {
+                    // `new T(a, b)`, `new T{a, b}`, `new T`
+                    let args = n.child_by_field_name("arguments").map_or(0, |a| {
+                        let mut c = a.walk();
+                        a.named_children(&mut c).filter(|k| k.kind() != "comment").count() as u32
+                    });
+                    u.member_calls.push(MemberCall {
+                        name: ctor.clone(),
+                        receiver: Written::Qualified(ctor.clone()),
+                        args,
+                    });
+                }
                 if !ctor.is_empty() && !u.calls.contains(&ctor) {
                     u.calls.push(ctor);
                 }
@@ -167,10 +205,27 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
             if let Some(f) = n.child_by_field_name("function") {
                 let f = strip_parens(f);
                 let member = if names.cpp { cpp_callee_name(f, src) } else { None };
+                if names.cpp {
+                    let args = n.child_by_field_name("arguments").map_or(0, |a| {
+                        let mut c = a.walk();
+                        a.named_children(&mut c).filter(|k| k.kind() != "comment").count() as u32
+                    });
+                    if let Some((name, receiver)) = written_receiver(f, src, locals) {
+                        u.member_calls.push(MemberCall { name, receiver, args });
+                    }
+                }
                 if let Some(name) = member {
-                    // the call names the member: a changed declaration of that name (a
-                    // new override or overload, a changed default argument) affects it
-                    u.refs.insert(name.clone());
+                    // the call names a function: a changed declaration of that name (a
+                    // new overload, a changed default argument) affects it. A member
+                    // called on an object is declared under its class's name, and
+                    // selection asks for the declarations of the call's targets in
+                    // the class hierarchy instead
+                    if f.kind() != "field_expression" {
+                        u.refs.insert(name.clone());
+                    }
+                    if f.kind() == "qualified_identifier" {
+                        u.refs.insert(compact_name(f, src));
+                    }
                     if !u.calls.contains(&name) {
                         u.calls.push(name);
                     }
@@ -204,6 +259,59 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
     let mut c = n.walk();
     for ch in n.named_children(&mut c) {
         collect(ch, src, names, skip, u);
+    }
+}
+
+/// A qualified name as declarations spell it: `a :: B :: m` → `a::B::m`
+/// (template arguments dropped).
+fn compact_name(f: Ts<'_>, src: &[u8]) -> String {
+    let mut parts = Vec::new();
+    let mut q = f;
+    loop {
+        if let Some(scope) = q.child_by_field_name("scope") {
+            parts.push(last_name(scope, src));
+        }
+        match q.child_by_field_name("name") {
+            Some(n) if n.kind() == "qualified_identifier" => q = n,
+            Some(n) => {
+                parts.push(last_name(n, src));
+                break;
+            }
+            None => break,
+        }
+    }
+    parts.join("::")
+}
+
+/// The name a C++ call names and how its receiver is written; `None` for a
+/// call through a local variable (a function pointer or closure) or an
+/// expression.
+fn written_receiver(f: Ts<'_>, src: &[u8], locals: &BTreeSet<String>) -> Option<(String, Written)> {
+    match f.kind() {
+        "field_expression" => {
+            let name = last_name(f.child_by_field_name("field")?, src);
+            let arg = strip_parens(f.child_by_field_name("argument")?);
+            let arrow = f.child_by_field_name("operator").is_some_and(|o| src_text(o, src) == "->");
+            let receiver = match arg.kind() {
+                "this" => Written::This,
+                "identifier" => Written::Variable { name: src_text(arg, src).to_string(), arrow },
+                _ => Written::Other,
+            };
+            Some((name, receiver))
+        }
+        "qualified_identifier" => {
+            // the innermost qualifier: `a::B::m` → `B`
+            let mut q = f;
+            while let Some(inner) = q.child_by_field_name("name").filter(|x| x.kind() == "qualified_identifier") {
+                q = inner;
+            }
+            let scope = q.child_by_field_name("scope").map(|s| last_name(s, src)).unwrap_or_default();
+            let name = last_name(f, src);
+            Some((name, if scope.is_empty() { Written::Plain } else { Written::Qualified(scope) }))
+        }
+        "identifier" if !locals.contains(src_text(f, src)) => Some((src_text(f, src).to_string(), Written::Plain)),
+        "template_function" => Some((last_name(f, src), Written::Plain)),
+        _ => None,
     }
 }
 

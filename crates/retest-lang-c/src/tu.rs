@@ -432,6 +432,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             address_taken,
             noreturn: noreturn.into_iter().collect(),
             problems,
+            classes: Vec::new(),
             unattributed_error,
             entry_points: crate::build::ENTRY_POINTS.iter().map(|s| s.to_string()).collect(),
             returns_twice: crate::build::RETURNS_TWICE.iter().map(|s| s.to_string()).collect(),

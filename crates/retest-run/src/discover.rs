@@ -321,11 +321,23 @@ struct TomlFile {
     #[serde(default)]
     dependencies: Option<TomlDependencies>,
     #[serde(default)]
+    select: Option<TomlSelect>,
+    #[serde(default)]
     test: Vec<Spanned<TomlTest>>,
     #[serde(default)]
     gtest: Vec<Spanned<TomlSuite>>,
     #[serde(default)]
     catch2: Vec<Spanned<TomlSuite>>,
+}
+
+/// The `[select]` table (see [`select_settings`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlSelect {
+    #[serde(default)]
+    not_under_test: Vec<String>,
+    #[serde(default)]
+    skip_constructor_and_operator_changes: Option<bool>,
 }
 
 /// A test binary whose cases are tests of their own (`[[gtest]]`,
@@ -825,6 +837,42 @@ pub fn dependency_settings(path: &Path) -> Result<DepSettings, DiscoverError> {
         ignore: d.ignore,
         inputs: resolve(&d.inputs),
         tests: d.tests.iter().map(|(k, v)| (k.clone(), resolve(v))).collect(),
+    })
+}
+
+/// The `[select]` table of a `retest.toml`: changes selection sets aside on
+/// the tester's word (003 §5.5 and §6.4).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SelectSettings {
+    /// Patterns (`*`, `?`) of the procedures that are driver, setup or oracle
+    /// code, not code under test: a change in one selects no test.
+    pub not_under_test: Vec<String>,
+    /// Changes in constructors and operators select no test.
+    pub skip_constructor_and_operator_changes: bool,
+}
+
+impl SelectSettings {
+    /// Whether procedure `name` is named by `not_under_test`.
+    pub fn not_under_test(&self, name: &str) -> bool {
+        self.not_under_test.iter().any(|p| wildcard(p.as_bytes(), name.as_bytes()))
+    }
+}
+
+/// Reads the `[select]` table of a `retest.toml` (empty when it has none):
+///
+/// ```toml
+/// [select]
+/// not_under_test = ["*Test::SetUp()", "check_*"]   # driver, setup, oracle code
+/// skip_constructor_and_operator_changes = true      # test those on their own
+/// ```
+pub fn select_settings(path: &Path) -> Result<SelectSettings, DiscoverError> {
+    let text = read_text(path)?;
+    let path = absolute(path)?;
+    let file: TomlFile = toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))?;
+    let Some(s) = file.select else { return Ok(SelectSettings::default()) };
+    Ok(SelectSettings {
+        not_under_test: s.not_under_test,
+        skip_constructor_and_operator_changes: s.skip_constructor_and_operator_changes.unwrap_or(false),
     })
 }
 

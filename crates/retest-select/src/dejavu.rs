@@ -230,8 +230,24 @@ impl Walker<'_, '_, '_> {
         let p = ctx.old.procedure(o);
         let node = p.stmt.node(c);
         let mut any_all = false;
-        for name in &node.calls {
-            let callees = ctx.old.resolve(o.unit, name);
+        // C++ member calls: one labelled out-edge per method the call may
+        // reach (003 §5.2), each entered as a callee; the rest by name
+        // (callees, whether every target is one of them: a target defined
+        // nowhere in the program — pure virtual, or in a library — may be
+        // the one a run calls)
+        let mut sites: Vec<(Vec<ProcRef>, bool)> = node
+            .dispatch
+            .iter()
+            .filter_map(|d| {
+                let targets = ctx.old_classes.targets(d);
+                let per_key: Vec<Vec<ProcRef>> = targets.keys.iter().map(|k| ctx.old.resolve(o.unit, k)).collect();
+                let complete = per_key.iter().all(|v| !v.is_empty());
+                let callees: Vec<ProcRef> = per_key.into_iter().flatten().collect();
+                (!targets.keys.is_empty()).then_some((callees, complete))
+            })
+            .collect();
+        sites.extend(node.calls.iter().map(|name| (ctx.old.resolve(o.unit, name), true)));
+        for (callees, complete) in sites {
             for &callee in &callees {
                 if !self.proctable.contains_key(&callee)
                     && let Some(&callee2) = ctx.pairing.old_to_new.get(&callee)
@@ -240,7 +256,10 @@ impl Walker<'_, '_, '_> {
                 }
             }
             // a name may resolve to several procedures, of which a run calls one
-            if !callees.is_empty() && callees.iter().all(|r| self.proctable.get(r) == Some(&Status::SelectsAll)) {
+            if complete
+                && !callees.is_empty()
+                && callees.iter().all(|r| self.proctable.get(r) == Some(&Status::SelectsAll))
+            {
                 any_all = true;
             }
         }

@@ -15,6 +15,7 @@ use retest_graph::NodeId;
 use retest_graph::NodeKind;
 
 use crate::affected::{Affected, Decl, affected};
+use crate::hierarchy::Hierarchy;
 use crate::program::{Keys, Pairing, ProcRef, Program};
 use crate::reason::{At, ReasonKind};
 
@@ -27,6 +28,9 @@ pub struct Ctx<'p, 'a> {
     pub globals: Affected,
     /// Change in the set of address-taken procedures (added, removed).
     indirect_change: Option<(Vec<String>, Vec<String>)>,
+    /// The class hierarchies of both versions (C++).
+    pub old_classes: Hierarchy<'a>,
+    pub new_classes: Hierarchy<'a>,
 }
 
 /// A node of one version, located, for explanations.
@@ -66,7 +70,16 @@ impl<'p, 'a> Ctx<'p, 'a> {
         let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
         let indirect_change =
             (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));
-        Ctx { old, new, keys, pairing, globals, indirect_change }
+        Ctx {
+            old,
+            new,
+            keys,
+            pairing,
+            globals,
+            indirect_change,
+            old_classes: Hierarchy::new(old),
+            new_classes: Hierarchy::new(new),
+        }
     }
 
     /// Whether the entries of a procedure pair are equivalent; if not, why.
@@ -104,6 +117,12 @@ impl<'p, 'a> Ctx<'p, 'a> {
         if a.text != b.text {
             return Some(ReasonKind::Modified);
         }
+        if let Some(kind) = self.dispatch_difference(&a.dispatch, &b.dispatch) {
+            return Some(kind);
+        }
+        if let Some((name, why)) = self.dispatch_affected(&a.dispatch, &b.dispatch) {
+            return Some(ReasonKind::Affected { name, detail: why });
+        }
         if let Some((name, why)) = locals.first_in(&a.refs).or_else(|| self.globals.first_in(&a.refs)) {
             return Some(ReasonKind::Affected { name: name.to_string(), detail: why.detail.clone() });
         }
@@ -124,6 +143,64 @@ impl<'p, 'a> Ctx<'p, 'a> {
             && let Some((added, removed)) = &self.indirect_change
         {
             return Some(ReasonKind::IndirectTargets { added: added.clone(), removed: removed.clone() });
+        }
+        None
+    }
+
+    /// `OutEdgesEquivalent` for the polymorphic call nodes within a
+    /// statement (003 §5.2): whether each member call reaches the same
+    /// methods in both versions' class hierarchies.
+    pub fn dispatch_difference(
+        &self,
+        old: &[retest_graph::cfg::Dispatch],
+        new: &[retest_graph::cfg::Dispatch],
+    ) -> Option<ReasonKind> {
+        use retest_graph::cfg::Receiver;
+        if old.len() != new.len() {
+            // the same text read another way (a unit stored before member
+            // calls were recorded): no way to tell the targets apart
+            let d = new.first().or(old.first())?;
+            return Some(ReasonKind::Dispatch {
+                call: d.name.clone(),
+                on: String::new(),
+                added: Vec::new(),
+                removed: Vec::new(),
+            });
+        }
+        for (d, d2) in old.iter().zip(new) {
+            let (to, tn) = (self.old_classes.targets(d), self.new_classes.targets(d2));
+            if to.keys != tn.keys || d != d2 {
+                let on = match &d2.receiver {
+                    Receiver::Object(c) | Receiver::Qualified(c) if !tn.by_name => c.clone(),
+                    _ => String::new(),
+                };
+                return Some(ReasonKind::Dispatch {
+                    call: d2.name.clone(),
+                    on,
+                    added: tn.keys.difference(&to.keys).cloned().collect(),
+                    removed: to.keys.difference(&tn.keys).cloned().collect(),
+                });
+            }
+        }
+        None
+    }
+
+    /// A changed declaration of a method a member call may reach (a default
+    /// argument, a return type): members are declared under their qualified
+    /// names, found through the call's targets in either version.
+    fn dispatch_affected(
+        &self,
+        old: &[retest_graph::cfg::Dispatch],
+        new: &[retest_graph::cfg::Dispatch],
+    ) -> Option<(String, String)> {
+        for (d, d2) in old.iter().zip(new) {
+            let keys = self.old_classes.targets(d).keys.into_iter().chain(self.new_classes.targets(d2).keys);
+            for k in keys {
+                let name = retest_graph::unit::qualified_name(&k);
+                if let Some(why) = self.globals.names.get(name) {
+                    return Some((name.to_string(), why.detail.clone()));
+                }
+            }
         }
         None
     }

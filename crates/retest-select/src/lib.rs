@@ -8,9 +8,12 @@
 //! * [`paths`] — path-based selection on Ball–Larus path ids (000 §5).
 //! * [`equiv`] — node equivalence between versions, shared by all algorithms.
 //! * [`affected`] — names affected by declaration changes.
+//! * [`hierarchy`] — C++'s class hierarchy and the target sets of member calls.
 //! * [`program`] — procedures across versions and call resolution.
 //! * [`refine`] — Ball's algorithms applied per procedure pair to the tests DejaVu
 //!   selects, with reasons and, for eliminated tests, why.
+//! * [`scope`] — changes a tester sets aside: driver code (003 §5.5),
+//!   constructors and operators (003 §6.4).
 //! * [`coarse`] — function- and file-level selection (testmon / Ekstazi
 //!   granularity), for comparison.
 //! * [`tests_for`] — from dangerous edges to tests through `TestsOnEdge`.
@@ -23,10 +26,12 @@ pub mod ball;
 pub mod coarse;
 pub mod dejavu;
 pub mod equiv;
+pub mod hierarchy;
 pub mod paths;
 pub mod program;
 pub mod reason;
 pub mod refine;
+pub mod scope;
 
 use std::collections::BTreeMap;
 

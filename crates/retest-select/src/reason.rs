@@ -28,6 +28,11 @@ pub enum ReasonKind {
     Affected { name: String, detail: String },
     /// A procedure called by name resolves to different definitions.
     CallTargets { name: String, old: Vec<String>, new: Vec<String> },
+    /// A member call's target set changed without its text: a polymorphic
+    /// call node's out-edges are no longer equivalent (003 §5.2). `on` is
+    /// the receiver's static type, empty when unknown (`by_name`: the set is
+    /// every method of that name and arity).
+    Dispatch { call: String, on: String, added: Vec<String>, removed: Vec<String> },
     /// The set of procedures reachable through pointers changed.
     IndirectTargets { added: Vec<String>, removed: Vec<String> },
     /// The procedure's signature (return type, parameters, qualifiers) changed.
@@ -112,6 +117,21 @@ impl fmt::Display for Reason {
                 new.join(", "),
                 old.join(", ")
             ),
+            ReasonKind::Dispatch { call, on, added, removed } => {
+                let through = if on.is_empty() {
+                    "on an object of unknown static type: every method of that name and arity".to_string()
+                } else {
+                    format!("on a `{on}`")
+                };
+                write!(f, "{old_at} calls `{call}` ({through}), and the methods it may reach changed")?;
+                if !added.is_empty() {
+                    write!(f, " (+{})", added.join(", +"))?;
+                }
+                if !removed.is_empty() {
+                    write!(f, " (-{})", removed.join(", -"))?;
+                }
+                Ok(())
+            }
             ReasonKind::IndirectTargets { added, removed } => {
                 write!(f, "{old_at} calls through a pointer and the procedures whose address is taken changed")?;
                 if !added.is_empty() {

@@ -13,10 +13,12 @@ use crate::{EdgeIndex, Recorded};
 /// written before version 3 of the schema hold it until migrated); 2 is
 /// [`crate::unitbin`]'s binary layout without the unit's language facts, still
 /// read (they are then [`crate::unitbin::legacy_facts`]); 3 is that layout
-/// with them. All are LZ4-compressed after the tag.
+/// with them, still read; 4 adds C++'s classes and member calls (a unit of
+/// tag 3 reads with none). All are LZ4-compressed after the tag.
 const UNIT_JSON: u8 = 1;
 const UNIT_BIN_NO_FACTS: u8 = 2;
-const UNIT_BIN: u8 = 3;
+const UNIT_BIN_FACTS: u8 = 3;
+const UNIT_BIN: u8 = 4;
 
 pub fn encode_unit(u: &Unit) -> Vec<u8> {
     let mut out = vec![UNIT_BIN];
@@ -40,9 +42,15 @@ pub fn unit_is_current(b: &[u8]) -> bool {
 
 pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
     match b.split_first() {
-        Some((&tag @ (UNIT_BIN | UNIT_BIN_NO_FACTS), rest)) => {
+        Some((&tag @ (UNIT_BIN | UNIT_BIN_FACTS | UNIT_BIN_NO_FACTS), rest)) => {
+            use crate::unitbin::Version;
             let raw = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;
-            crate::unitbin::decode(&raw, tag == UNIT_BIN)
+            let version = match tag {
+                UNIT_BIN_NO_FACTS => Version::NoFacts,
+                UNIT_BIN_FACTS => Version::Facts,
+                _ => Version::Classes,
+            };
+            crate::unitbin::decode(&raw, version)
         }
         Some((&UNIT_JSON, rest)) => {
             let json = lz4_flex::decompress_size_prepended(rest).map_err(|e| e.to_string())?;

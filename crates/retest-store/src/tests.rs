@@ -394,6 +394,49 @@ fn rich_unit() -> Unit {
     u.unattributed_error = Some(problem("syntax error"));
     u.entry_points = vec!["main".into(), "WinMain".into()];
     u.returns_twice = vec!["setjmp".into()];
+    let method = |name: &str, kind: retest_graph::MethodKind, max_args: Option<u32>| retest_graph::Method {
+        name: name.into(),
+        key: format!("ns::C::{name}(int)"),
+        kind,
+        is_virtual: kind == retest_graph::MethodKind::Ordinary,
+        public: max_args.is_some(),
+        min_args: 1,
+        max_args,
+    };
+    u.classes = vec![retest_graph::Class {
+        name: "ns::C".into(),
+        bases: vec!["B".into(), "D".into()],
+        methods: vec![
+            method("go", retest_graph::MethodKind::Ordinary, Some(2)),
+            method("C", retest_graph::MethodKind::Constructor, None),
+            method("~C", retest_graph::MethodKind::Destructor, Some(0)),
+            method("operator()", retest_graph::MethodKind::Operator, Some(300)),
+        ],
+        span: span(4),
+    }];
+    let calls = |p: &mut Procedure| {
+        let g = p.cond.clone();
+        let mut b = CfgBuilder::new(g.name());
+        for (i, (_, n)) in g.nodes().enumerate() {
+            let mut n = n.clone();
+            if n.kind == NodeKind::Call {
+                use retest_graph::cfg::{Dispatch, Receiver};
+                n.dispatch = vec![
+                    Dispatch { name: "go".into(), receiver: Receiver::Object("C".into()), args: 1 },
+                    Dispatch { name: "f".into(), receiver: Receiver::Qualified("ns::C".into()), args: 0 },
+                    Dispatch { name: "h".into(), receiver: Receiver::Unknown, args: 200 + i as u32 },
+                ];
+            }
+            b.add_node(n);
+        }
+        b.set_entry(g.entry());
+        b.set_exit(g.exit());
+        for (_, e) in g.edges() {
+            b.add_edge(e.src, e.dst, e.label.clone());
+        }
+        p.cond = b.build().unwrap();
+    };
+    calls(&mut u.procedures[1]);
     u
 }
 
@@ -414,17 +457,34 @@ fn unit_blobs_round_trip_and_reject_garbage() {
 
 /// A unit of encoding 2, written before units carried their language facts,
 /// reads with the facts its front end assumed (`main`, the `setjmp` family);
-/// one of encoding 3 reads with its own, which may be empty.
+/// one of encoding 3 reads with its own, which may be empty, and no classes
+/// or member calls; one of encoding 4 with all it holds.
 #[test]
 fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
     let mut u = rich_unit();
     u.entry_points.clear();
     u.returns_twice.clear();
-    let raw = unitbin::encode(&u);
-    // encoding 3 ends with the two sequences of facts, here two empty ones
-    assert_eq!(&raw[raw.len() - 2..], &[0, 0]);
-    let mut old = vec![2u8];
-    old.extend(lz4_flex::compress_prepend_size(&raw[..raw.len() - 2]));
+    let blob_of = |tag: u8, version| {
+        let mut b = vec![tag];
+        b.extend(lz4_flex::compress_prepend_size(&unitbin::encode_as(&u, version)));
+        b
+    };
+    let three = blob::decode_unit(&blob_of(3, unitbin::Version::Facts)).unwrap();
+    assert!(three.classes.is_empty());
+    assert!(three.procedures.iter().all(|p| p.cond.nodes().all(|(_, n)| n.dispatch.is_empty())));
+    assert_eq!(three.decls, u.decls);
+    let mut rich = rich_unit();
+    rich.entry_points.clear();
+    rich.returns_twice.clear();
+    assert_eq!(blob::decode_unit(&blob_of(4, unitbin::Version::Classes)).unwrap(), rich);
+    assert!(!rich.classes.is_empty());
+    let old = blob_of(2, unitbin::Version::NoFacts);
+    let mut u = u.clone();
+    for p in &mut u.procedures {
+        let mut three = three.procedures.iter().find(|q| q.name == p.name).unwrap().clone();
+        three.digest = p.digest;
+        *p = three;
+    }
     let back = blob::decode_unit(&old).unwrap();
     assert_eq!(back.entry_points, ["main"]);
     assert!(back.returns_twice.iter().any(|f| f == "setjmp") && back.returns_twice.iter().any(|f| f == "vfork"));
@@ -439,16 +499,20 @@ fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
 fn damaged_binary_units_are_errors_not_panics() {
     let raw = unitbin::encode(&rich_unit());
     for cut in 0..raw.len() {
-        assert!(unitbin::decode(&raw[..cut], true).is_err(), "a unit cut at {cut} of {} decoded", raw.len());
+        assert!(
+            unitbin::decode(&raw[..cut], unitbin::Version::Classes).is_err(),
+            "a unit cut at {cut} of {} decoded",
+            raw.len()
+        );
     }
     let mut extra = raw.clone();
     extra.push(0);
-    assert!(unitbin::decode(&extra, true).is_err());
+    assert!(unitbin::decode(&extra, unitbin::Version::Classes).is_err());
     for i in 0..raw.len() {
         for b in [0u8, 1, 0x7f, 0x80, 0xff] {
             let mut bad = raw.clone();
             bad[i] = b;
-            let _ = unitbin::decode(&bad, true);
+            let _ = unitbin::decode(&bad, unitbin::Version::Classes);
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The compact binary layout of a stored [`Unit`] (blob encodings 2 and 3:
-//! 3 adds the unit's language facts, `entry_points` and `returns_twice`).
+//! The compact binary layout of a stored [`Unit`] (blob encodings 2, 3 and 4:
+//! 3 adds the unit's language facts, `entry_points` and `returns_twice`; 4
+//! adds C++'s classes and each node's member calls, `dispatch`).
 //!
 //! Fields in declaration order; every struct is destructured exhaustively on
 //! both sides, so a field added to a unit type does not compile until it has a
@@ -9,12 +10,13 @@
 //! `Option`s a byte 0/1, then the value; enums a byte (case labels and goto
 //! targets follow as strings, a probe's edge-cell mask as a varint).
 
-use retest_graph::Unit;
 use retest_graph::cfg::{
-    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, Edge, EdgeId, EdgeLabel, Node, NodeId, NodeKind, Span,
+    Cfg, CfgBuilder, Contraction, DeclKind, Declaration, Dispatch, Edge, EdgeId, EdgeLabel, Node, NodeId, NodeKind,
+    Receiver, Span,
 };
 use retest_graph::coverage::Probe;
 use retest_graph::unit::{Problem, Procedure, SourceFile};
+use retest_graph::{Class, Method, MethodKind, Unit};
 
 /// The language facts units of blob encodings 1 and 2 did not carry: what
 /// the front end that wrote them (C and C++ alike) assumed then.
@@ -25,9 +27,26 @@ pub fn legacy_facts(u: &mut Unit) {
         .to_vec();
 }
 
-/// Encoding 3.
+/// What an encoding holds beyond encoding 2's.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Version {
+    /// Encoding 2: no language facts (they are [`legacy_facts`]).
+    NoFacts = 2,
+    /// Encoding 3: the facts.
+    Facts = 3,
+    /// Encoding 4: the facts, classes and member calls.
+    Classes = 4,
+}
+
+/// Encoding 4.
 pub fn encode(u: &Unit) -> Vec<u8> {
-    let mut w = W(Vec::with_capacity(1 << 14));
+    encode_as(u, Version::Classes)
+}
+
+/// `u` in an encoding of `version`, dropping what it cannot hold (older
+/// encodings are written only to test that they still read).
+pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(1 << 14), version);
     let Unit {
         files,
         procedures,
@@ -37,6 +56,7 @@ pub fn encode(u: &Unit) -> Vec<u8> {
         entry_points,
         returns_twice,
         problems,
+        classes,
         unattributed_error,
     } = u;
     w.seq(files, |w, f| {
@@ -80,14 +100,40 @@ pub fn encode(u: &Unit) -> Vec<u8> {
     w.seq(noreturn, |w, s| w.str(s));
     w.seq(problems, W::problem);
     w.opt(unattributed_error, W::problem);
-    w.seq(entry_points, |w, s| w.str(s));
-    w.seq(returns_twice, |w, s| w.str(s));
+    if version >= Version::Facts {
+        w.seq(entry_points, |w, s| w.str(s));
+        w.seq(returns_twice, |w, s| w.str(s));
+    }
+    if version < Version::Classes {
+        return w.0;
+    }
+    w.seq(classes, |w, c| {
+        let Class { name, bases, methods, span } = c;
+        w.str(name);
+        w.seq(bases, |w, s| w.str(s));
+        w.seq(methods, |w, m| {
+            let Method { name, key, kind, is_virtual, public, min_args, max_args } = m;
+            w.str(name);
+            w.str(key);
+            w.byte(match kind {
+                MethodKind::Ordinary => 0,
+                MethodKind::Constructor => 1,
+                MethodKind::Destructor => 2,
+                MethodKind::Operator => 3,
+            });
+            w.bool(*is_virtual);
+            w.bool(*public);
+            w.u32(*min_args);
+            w.opt(max_args, |w, m| w.u32(*m));
+        });
+        w.opt(span, W::span);
+    });
     w.0
 }
 
-/// Decodes encoding 3, or 2 (`facts` false: the facts are [`legacy_facts`]).
-pub fn decode(b: &[u8], facts: bool) -> Result<Unit, String> {
-    let mut r = R { b, pos: 0 };
+/// Decodes encoding `version` (2: the facts are [`legacy_facts`]).
+pub fn decode(b: &[u8], version: Version) -> Result<Unit, String> {
+    let mut r = R { b, pos: 0, version };
     let files = r.seq(|r| Ok(SourceFile { path: r.str()?, system: r.bool()? }))?;
     let procedures = r.seq(|r| {
         Ok(Procedure {
@@ -128,12 +174,39 @@ pub fn decode(b: &[u8], facts: bool) -> Result<Unit, String> {
         unattributed_error: r.opt(R::problem)?,
         entry_points: Vec::new(),
         returns_twice: Vec::new(),
+        classes: Vec::new(),
     };
-    if facts {
+    if version >= Version::Facts {
         u.entry_points = r.seq(R::str)?;
         u.returns_twice = r.seq(R::str)?;
     } else {
         legacy_facts(&mut u);
+    }
+    if version >= Version::Classes {
+        u.classes = r.seq(|r| {
+            Ok(Class {
+                name: r.str()?,
+                bases: r.seq(R::str)?,
+                methods: r.seq(|r| {
+                    Ok(Method {
+                        name: r.str()?,
+                        key: r.str()?,
+                        kind: match r.byte()? {
+                            0 => MethodKind::Ordinary,
+                            1 => MethodKind::Constructor,
+                            2 => MethodKind::Destructor,
+                            3 => MethodKind::Operator,
+                            t => return Err(format!("unknown method kind {t}")),
+                        },
+                        is_virtual: r.bool()?,
+                        public: r.bool()?,
+                        min_args: r.u32()?,
+                        max_args: r.opt(R::u32)?,
+                    })
+                })?,
+                span: r.opt(R::span)?,
+            })
+        })?;
     }
     if r.pos != b.len() {
         return Err("trailing bytes after unit".to_string());
@@ -141,7 +214,7 @@ pub fn decode(b: &[u8], facts: bool) -> Result<Unit, String> {
     Ok(u)
 }
 
-struct W(Vec<u8>);
+struct W(Vec<u8>, Version);
 
 impl W {
     fn byte(&mut self, b: u8) {
@@ -221,7 +294,7 @@ impl W {
         self.u32(g.exit().0);
         self.len(g.node_count());
         for (_, n) in g.nodes() {
-            let Node { kind, text, span, refs, calls, indirect_call, decls } = n;
+            let Node { kind, text, span, refs, calls, indirect_call, dispatch, decls } = n;
             self.byte(match kind {
                 NodeKind::Entry => 0,
                 NodeKind::Exit => 1,
@@ -237,6 +310,25 @@ impl W {
             self.seq(calls, |w, s| w.str(s));
             self.bool(*indirect_call);
             self.seq(decls, W::decl);
+            if self.1 < Version::Classes {
+                continue;
+            }
+            self.seq(dispatch, |w, d| {
+                let Dispatch { name, receiver, args } = d;
+                w.str(name);
+                match receiver {
+                    Receiver::Object(c) => {
+                        w.byte(0);
+                        w.str(c);
+                    }
+                    Receiver::Qualified(c) => {
+                        w.byte(1);
+                        w.str(c);
+                    }
+                    Receiver::Unknown => w.byte(2),
+                }
+                w.u32(*args);
+            });
         }
         self.len(g.edge_count());
         for (_, e) in g.edges() {
@@ -268,6 +360,7 @@ impl W {
 struct R<'a> {
     b: &'a [u8],
     pos: usize,
+    version: Version,
 }
 
 impl<'a> R<'a> {
@@ -388,6 +481,22 @@ impl<'a> R<'a> {
                 calls: self.seq(R::str)?,
                 indirect_call: self.bool()?,
                 decls: self.seq(R::decl)?,
+                dispatch: if self.version >= Version::Classes {
+                    self.seq(|r| {
+                        Ok(Dispatch {
+                            name: r.str()?,
+                            receiver: match r.byte()? {
+                                0 => Receiver::Object(r.str()?),
+                                1 => Receiver::Qualified(r.str()?),
+                                2 => Receiver::Unknown,
+                                t => return Err(format!("unknown receiver {t}")),
+                            },
+                            args: r.u32()?,
+                        })
+                    })?
+                } else {
+                    Vec::new()
+                },
             });
         }
         b.set_entry(entry);

@@ -4,6 +4,7 @@
 mod abi;
 mod builder_properties;
 mod cfg_snapshots;
+mod classes;
 mod containment;
 mod folding;
 mod gnu_attributes;

@@ -1,0 +1,58 @@
+//! Changes a tester chooses not to consider, as 003 lets them:
+//!
+//! * §5.5 — driver, setup and oracle code is not the code under test: a
+//!   change there need not select the tests that run through it (the
+//!   tester checks that code on its own);
+//! * §6.4 — changes in constructors and operators may be set aside, to be
+//!   tested independently ("summarizing such methods, in graphs, as single,
+//!   unchanged nodes").
+//!
+//! Both trade safety for fewer tests, on the tester's word. Nothing is set
+//! aside silently: every dangerous edge left out comes back with why, for the
+//! report.
+
+use crate::dejavu::{Dangerous, Outcome};
+use crate::hierarchy::Hierarchy;
+use crate::program::Program;
+use retest_graph::MethodKind;
+
+/// Why a change was set aside.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Aside {
+    /// In a procedure the settings name as driver, setup or oracle code.
+    NotUnderTest,
+    /// In a constructor or an operator (003 §6.4).
+    ConstructorOrOperator,
+}
+
+/// Whether the procedure named `name` (`ns::C::C(int)`, `C::operator==(…)`)
+/// is a constructor, destructor-free, or an operator: by the hierarchy's
+/// methods, else by its name's form.
+pub fn is_constructor_or_operator(h: &Hierarchy<'_>, name: &str) -> bool {
+    if let Some(kind) = h.kind_of(name) {
+        return matches!(kind, MethodKind::Constructor | MethodKind::Operator);
+    }
+    let head = name.split('(').next().unwrap_or(name);
+    let parts: Vec<&str> = head.rsplit("::").take(2).collect();
+    let last = parts.first().copied().unwrap_or("");
+    last.starts_with("operator") || (parts.len() == 2 && parts[0] == parts[1])
+}
+
+/// Moves out of `outcome.dangerous` every edge of a procedure for which
+/// `aside` says why, and returns them with that reason.
+pub fn set_aside(
+    outcome: &mut Outcome,
+    old: &Program<'_>,
+    aside: &dyn Fn(&str) -> Option<Aside>,
+) -> Vec<(Dangerous, Aside)> {
+    let mut kept = Vec::with_capacity(outcome.dangerous.len());
+    let mut out = Vec::new();
+    for d in std::mem::take(&mut outcome.dangerous) {
+        match aside(&old.procedure(d.procedure).name) {
+            Some(why) => out.push((d, why)),
+            None => kept.push(d),
+        }
+    }
+    outcome.dangerous = kept;
+    out
+}
