@@ -792,3 +792,174 @@ fn polymorphic_call_targets_and_set_aside_changes_select_as_the_paper_says() {
     assert!(json(&s)["selected"].as_array().unwrap().is_empty(), "{}", stdout(&s));
     assert!(stderr(&s).contains("not_under_test"), "{}", stderr(&s));
 }
+
+/// A generated class hierarchy: per class, its base (an earlier class) and
+/// its methods `(name, parameters, virtual)`.
+#[derive(Clone, Debug)]
+struct Hier {
+    classes: Vec<(Option<usize>, Vec<(usize, u32, bool)>)>,
+    /// Call sites: (dynamic class, static class — a base of it or itself,
+    /// method, arguments, how: 0 pointer, 1 reference, 2 object).
+    sites: Vec<(usize, usize, usize, u32, u8)>,
+}
+
+fn hier_strategy() -> impl proptest::strategy::Strategy<Value = Hier> {
+    use proptest::prelude::*;
+    (2usize..6)
+        .prop_flat_map(|n| {
+            let classes = (0..n)
+                .map(|i| {
+                    let base = if i == 0 { Just(None).boxed() } else { proptest::option::of(0..i).boxed() };
+                    let methods = proptest::collection::vec((0usize..2, 1u32..3, proptest::bool::weighted(0.7)), 1..4);
+                    (base, methods)
+                })
+                .collect::<Vec<_>>();
+            (classes, proptest::collection::vec((0..n, any::<u16>(), 0usize..2, 1u32..3, 0u8..3), 4..12))
+        })
+        .prop_map(|(classes, raw)| {
+            // one declaration per (name, parameters) in a class
+            let classes: Vec<(Option<usize>, Vec<(usize, u32, bool)>)> = classes
+                .into_iter()
+                .map(|(b, mut ms)| {
+                    ms.sort();
+                    ms.dedup_by_key(|m| (m.0, m.1));
+                    (b, ms)
+                })
+                .collect();
+            let ancestors = |mut c: usize| {
+                let mut v = vec![c];
+                while let Some(b) = classes[c].0 {
+                    v.push(b);
+                    c = b;
+                }
+                v
+            };
+            let sites = raw
+                .into_iter()
+                .map(|(dynamic, pick, m, args, how)| {
+                    let up = ancestors(dynamic);
+                    let stat = up[pick as usize % up.len()];
+                    (dynamic, if how == 2 { dynamic } else { stat }, m, args, how)
+                })
+                .collect();
+            Hier { classes, sites }
+        })
+}
+
+/// The C++ program of a hierarchy: every method prints its key; `main` runs
+/// each call site that name lookup can resolve, after printing its number.
+fn hier_program(h: &Hier) -> (String, Vec<Option<usize>>) {
+    let params = |n: u32| vec!["int"; n as usize].join(", ");
+    let mut src = String::from("#include <cstdio>\n\n");
+    for (i, (base, methods)) in h.classes.iter().enumerate() {
+        let head = match base {
+            Some(b) => format!("struct C{i} : public C{b}"),
+            None => format!("struct C{i}"),
+        };
+        src.push_str(&format!("{head} {{\n    virtual ~C{i}() {{}}\n"));
+        for (m, n, v) in methods {
+            let args: Vec<String> = (0..*n).map(|k| format!("int a{k}")).collect();
+            let used: Vec<String> = (0..*n).map(|k| format!("(void)a{k};")).collect();
+            src.push_str(&format!(
+                "    {}void m{m}({}) {{ {} std::puts(\"C{i}::m{m}({})\"); }}\n",
+                if *v { "virtual " } else { "" },
+                args.join(", "),
+                used.join(" "),
+                params(*n)
+            ));
+        }
+        src.push_str("};\n\n");
+    }
+    // which sites compile: lookup from the static class finds m with that arity
+    let finds = |mut c: usize, m: usize, n: u32| loop {
+        let ms = &h.classes[c].1;
+        if ms.iter().any(|x| x.0 == m) {
+            return ms.iter().any(|x| x.0 == m && x.1 == n);
+        }
+        match h.classes[c].0 {
+            Some(b) => c = b,
+            None => return false,
+        }
+    };
+    src.push_str("int main() {\n");
+    let mut numbered = Vec::new();
+    for (k, (dynamic, stat, m, n, how)) in h.sites.iter().enumerate() {
+        if !finds(*stat, *m, *n) {
+            numbered.push(None);
+            continue;
+        }
+        numbered.push(Some(k));
+        let args: Vec<String> = (0..*n).map(|a| a.to_string()).collect();
+        src.push_str(&format!("    std::puts(\"site {k}\");\n"));
+        match how {
+            0 => src.push_str(&format!(
+                "    {{ C{stat} *p{k} = new C{dynamic}(); p{k}->m{m}({}); delete p{k}; }}\n",
+                args.join(", ")
+            )),
+            1 => src.push_str(&format!(
+                "    {{ C{dynamic} o{k}; C{stat} &r{k} = o{k}; r{k}.m{m}({}); }}\n",
+                args.join(", ")
+            )),
+            _ => src.push_str(&format!("    {{ C{dynamic} o{k}; o{k}.m{m}({}); }}\n", args.join(", "))),
+        }
+    }
+    src.push_str("    return 0;\n}\n");
+    (src, numbered)
+}
+
+/// 003 §5.2's requirement on the target sets, checked against the compiler:
+/// on random single-inheritance hierarchies (virtual and non-virtual
+/// methods, overloads by arity, hiding) and calls through pointers,
+/// references and objects of a random static type, the method each call
+/// actually runs — printed by the compiled program — is in the target set
+/// selection computes for that call from the front end's unit.
+#[test]
+fn dispatch_targets_contain_every_method_the_compiled_program_reaches() {
+    use proptest::test_runner::{Config, TestRunner};
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let dir = tempfile::tempdir().unwrap();
+    let mut runner = TestRunner::new(Config { cases: 32, failure_persistence: None, ..Config::default() });
+    runner
+        .run(&hier_strategy(), |h| {
+            let (src, numbered) = hier_program(&h);
+            let file = dir.path().join("h.cc");
+            std::fs::write(&file, &src).unwrap();
+            let exe = dir.path().join("h");
+            let cc = std::process::Command::new("c++").arg("-o").arg(&exe).arg(&file).output().unwrap();
+            assert!(cc.status.success(), "{src}\n{}", String::from_utf8_lossy(&cc.stderr));
+            let out = String::from_utf8(std::process::Command::new(&exe).output().unwrap().stdout).unwrap();
+            // what ran at each site: the first method line after its number
+            let mut ran: BTreeMap<usize, String> = BTreeMap::new();
+            let mut site = None;
+            for l in out.lines() {
+                if let Some(k) = l.strip_prefix("site ") {
+                    site = Some(k.parse::<usize>().unwrap());
+                } else if let Some(k) = site.take() {
+                    ran.insert(k, l.to_string());
+                }
+            }
+            let pre = retest_lang_c::run_preprocessor("c++", &[], Path::new("h.cc"), dir.path()).unwrap();
+            let unit = retest_lang_c::cpp::analyze(&pre, &|f| !f.system, retest_lang_c::cpp::Dialect::DEFAULT).unit;
+            let classes = retest_select::hierarchy::Hierarchy::of(&unit.classes);
+            let main = unit.procedures.iter().find(|p| p.name == "main()").expect("main");
+            let calls: Vec<&retest_graph::cfg::Dispatch> = main
+                .stmt
+                .nodes()
+                .flat_map(|(_, n)| n.dispatch.iter())
+                .filter(|d| d.name.starts_with('m') && !d.name.starts_with("main"))
+                .collect();
+            let sites: Vec<usize> = numbered.iter().flatten().copied().collect();
+            proptest::prop_assert_eq!(calls.len(), sites.len(), "{}", src);
+            for (d, k) in calls.iter().zip(&sites) {
+                let targets = classes.targets(d);
+                let actual = &ran[k];
+                proptest::prop_assert!(
+                    targets.keys.contains(actual),
+                    "site {k}: `{actual}` ran, targets {:?} ({d:?})\n{src}",
+                    targets.keys
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
