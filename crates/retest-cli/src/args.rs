@@ -51,6 +51,11 @@ pub struct SelectionArgs {
     /// in retest.toml's `[select]`, beside `not_under_test` (driver, setup and oracle code)
     #[arg(long)]
     pub skip_constructor_and_operator_changes: bool,
+    /// Class-level selection (003 §4): the tests to rerun for changes in this C++ class and
+    /// its bases only (its methods and the ones it inherits); changes elsewhere are counted,
+    /// not considered
+    #[arg(long, value_name = "CLASS")]
+    pub class: Option<String>,
     #[command(flatten)]
     pub source: TestSourceArgs,
 }
@@ -64,6 +69,7 @@ impl SelectionArgs {
             source: self.source.source(),
             skip_constructors_and_operators: self.skip_constructor_and_operator_changes,
             scoped: true,
+            class: self.class.clone(),
         }
     }
 }

@@ -132,6 +132,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
         source: source.clone(),
         skip_constructors_and_operators: false,
         scoped: true,
+        class: None,
     };
     let sel = compute(&mut store, dir, &opts)?;
     println!(

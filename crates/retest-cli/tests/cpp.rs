@@ -963,3 +963,81 @@ fn dispatch_targets_contain_every_method_the_compiled_program_reaches() {
         })
         .unwrap();
 }
+
+/// A class-test driver for the seed's classes (003 §4.2): each test builds
+/// an object and calls a sequence of public methods, as a frame does.
+const CLASS_TESTS: &str = r#"#define main elevator_main
+#include "elevator.cc"
+#undef main
+#include <cstring>
+int main(int argc, char **argv) {
+    const char *t = argc > 1 ? argv[1] : "";
+    if (!strcmp(t, "t1")) { Elevator e(10); e.go(-1); }
+    if (!strcmp(t, "t2")) { Elevator e(10); e.go(5); e.go(5); }
+    if (!strcmp(t, "t3")) { Elevator e(10); e.go(5); e.go(2); }
+    if (!strcmp(t, "t4")) { Elevator e(10); e.go(2); e.go(2); }
+    if (!strcmp(t, "a1")) { AlarmElevator a(10); a.go(3); a.go(3); }
+    if (!strcmp(t, "a2")) { AlarmElevator a(10); a.check_weight(2000); }
+    return 0;
+}
+"#;
+
+/// 003 §4.2 with class tests: `go'` (Fig. 6) selects the class tests of
+/// `Elevator` that reach line 40 — t2, t3 and t4 (each calls `go` a second
+/// time from a floor it reached) — and not t1; `which_floor`, new, pairs
+/// with nothing. The class `AlarmElevator`, derived from it and built
+/// against the modified base, is retested: its test that runs the inherited
+/// `go` past line 40. A change in `Alarm`, outside both classes, selects no
+/// class test of either (intraclass testing, §5.1) and is counted, while
+/// the program-level selection takes the test that reaches it.
+#[test]
+fn class_level_selection_retests_the_class_and_its_derived_classes() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let v0 = source();
+    std::fs::write(dir.join("elevator.cc"), &v0).unwrap();
+    std::fs::write(dir.join("class_tests.cc"), CLASS_TESTS).unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "class_tests: class_tests.cc elevator.cc\n\t$(CXX) -O0 -o $@ class_tests.cc\n",
+    )
+    .unwrap();
+    let mut toml = String::new();
+    for t in ["t1", "t2", "t3", "t4", "a1", "a2"] {
+        toml.push_str(&format!("[[test]]\nname = \"{t}\"\ncmd = \"./class_tests {t}\"\n\n"));
+    }
+    std::fs::write(dir.join("retest.toml"), toml).unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    let class = |c: &str| {
+        let v = json(&retest(dir, &["select", "--class", c, "--format", "json"], 0));
+        v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    };
+    let v1 = v0.replace("#define ELEVATOR_V 0", "#define ELEVATOR_V 1");
+    write_newer(&dir.join("elevator.cc"), &v1);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let elevator: BTreeSet<String> = class("Elevator");
+    assert!(set(&["t2", "t3", "t4"]).is_subset(&elevator) && !elevator.contains("t1"), "{elevator:?}");
+    let derived: BTreeSet<String> = class("AlarmElevator");
+    assert!(derived.contains("a1") && !derived.contains("a2"), "{derived:?}");
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+    retest(dir, &["run"], 0);
+
+    // Alarm changes: no class test of Elevator or AlarmElevator, but the program's
+    write_newer(&dir.join("elevator.cc"), &v1.replace("{ alarm_on = 1; }", "{ alarm_on = 2; }"));
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    assert!(class("Elevator").is_empty());
+    assert!(class("AlarmElevator").is_empty());
+    let s = retest(dir, &["select", "--class", "AlarmElevator"], 0);
+    assert!(stderr(&s).contains("not considered"), "{}", stderr(&s));
+    assert_eq!(selected(dir, "dejavu"), set(&["a2"]));
+    let bad = retest(dir, &["select", "--class", "Escalator"], 2);
+    assert!(
+        stderr(&bad).contains("no class `Escalator`") && stderr(&bad).contains("AlarmElevator"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -305,6 +305,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         source: a.source.clone(),
         skip_constructors_and_operators: false,
         scoped: false,
+        class: None,
     };
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Error::new("no new build to run"))?;

@@ -110,6 +110,9 @@ pub struct SelectOptions {
     /// Apply the `[select]` table of `retest.toml` (what the user asked to
     /// set aside); RECOVER's own selection does not.
     pub scoped: bool,
+    /// Class-level selection (003 §4): only changes in this class (by last
+    /// name) and its bases count.
+    pub class: Option<String>,
 }
 
 /// One unit of a version.
@@ -410,10 +413,28 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
             .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
             .collect(),
     );
-    let mode = if opts.naive { Mode::Naive } else { Mode::Inter };
+    // a class's frame reaches its methods pairwise (retest_select::frames)
+    let mode = if opts.naive || opts.class.is_some() { Mode::Naive } else { Mode::Inter };
     // nothing built since the baseline: the code is the baseline's own, and
     // only definitions and files can have changed
     let mut outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    if let Some(class) = &opts.class {
+        let hierarchy = retest_select::hierarchy::Hierarchy::new(&old);
+        let Some(procedures) = retest_select::frames::class_procedures(&hierarchy, &old, class) else {
+            let known = hierarchy.class_names();
+            return Err(Error::usage(format!("no class `{class}` in the baseline's code")).hint(if known.is_empty() {
+                "--class selects for a C++ class; the baseline has none".to_string()
+            } else {
+                format!("classes: {}", known.join(", "))
+            }));
+        };
+        let outside = retest_select::frames::restrict_to(&mut outcome, &procedures);
+        if outside > 0 {
+            warnings.push(format!(
+                "class-level selection of `{class}` (003 §4): {outside} changed edge(s) outside `{class}` and its bases are not considered"
+            ));
+        }
+    }
     // changes the tester set aside (003 §5.5, §6.4), each said
     let scope = if opts.scoped { crate::deps::select_settings(&opts.source, root, store)? } else { Default::default() };
     let skip_ctor_op = opts.skip_constructors_and_operators || scope.skip_constructor_and_operator_changes;

@@ -97,6 +97,30 @@ impl<'a> Hierarchy<'a> {
         self.by_method.get(name)?.iter().find(|m| m.key == key).map(|m| m.kind)
     }
 
+    /// The qualified names of the classes of last name `class` and of all
+    /// their bases (transitively); `None` when there is no such class.
+    pub fn with_bases(&self, class: &str) -> Option<BTreeSet<String>> {
+        self.classes.get(class)?;
+        let mut out = BTreeSet::new();
+        let mut visited = BTreeSet::new();
+        let mut stack = vec![class.to_string()];
+        while let Some(name) = stack.pop() {
+            if !visited.insert(name.clone()) {
+                continue;
+            }
+            for c in self.classes.get(name.as_str()).into_iter().flatten() {
+                out.insert(c.name.clone());
+                stack.extend(c.bases.iter().cloned());
+            }
+        }
+        Some(out)
+    }
+
+    /// The last names of the classes the program defines.
+    pub fn class_names(&self) -> Vec<&'a str> {
+        self.classes.keys().copied().collect()
+    }
+
     /// Whether the program defines a class of this last name.
     pub fn has_class(&self, name: &str) -> bool {
         self.classes.contains_key(name)

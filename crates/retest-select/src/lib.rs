@@ -12,6 +12,7 @@
 //! * [`program`] — procedures across versions and call resolution.
 //! * [`refine`] — Ball's algorithms applied per procedure pair to the tests DejaVu
 //!   selects, with reasons and, for eliminated tests, why.
+//! * [`frames`] — class-level selection: a class's framed CCFG (003 §4).
 //! * [`scope`] — changes a tester sets aside: driver code (003 §5.5),
 //!   constructors and operators (003 §6.4).
 //! * [`coarse`] — function- and file-level selection (testmon / Ekstazi
@@ -26,6 +27,7 @@ pub mod ball;
 pub mod coarse;
 pub mod dejavu;
 pub mod equiv;
+pub mod frames;
 pub mod hierarchy;
 pub mod paths;
 pub mod program;
