@@ -793,11 +793,14 @@ fn polymorphic_call_targets_and_set_aside_changes_select_as_the_paper_says() {
     assert!(stderr(&s).contains("not_under_test"), "{}", stderr(&s));
 }
 
-/// A generated class hierarchy: per class, its base (an earlier class) and
-/// its methods `(name, parameters, virtual)`.
+/// A generated class: its base (an earlier class) and its methods `(name,
+/// parameters, virtual)`.
+type GenClass = (Option<usize>, Vec<(usize, u32, bool)>);
+
+/// A generated class hierarchy.
 #[derive(Clone, Debug)]
 struct Hier {
-    classes: Vec<(Option<usize>, Vec<(usize, u32, bool)>)>,
+    classes: Vec<GenClass>,
     /// Call sites: (dynamic class, static class — a base of it or itself,
     /// method, arguments, how: 0 pointer, 1 reference, 2 object).
     sites: Vec<(usize, usize, usize, u32, u8)>,
@@ -818,7 +821,7 @@ fn hier_strategy() -> impl proptest::strategy::Strategy<Value = Hier> {
         })
         .prop_map(|(classes, raw)| {
             // one declaration per (name, parameters) in a class
-            let classes: Vec<(Option<usize>, Vec<(usize, u32, bool)>)> = classes
+            let classes: Vec<GenClass> = classes
                 .into_iter()
                 .map(|(b, mut ms)| {
                     ms.sort();
@@ -1027,7 +1030,7 @@ fn class_level_selection_retests_the_class_and_its_derived_classes() {
     retest(dir, &["run"], 0);
 
     // Alarm changes: no class test of Elevator or AlarmElevator, but the program's
-    write_newer(&dir.join("elevator.cc"), &v1.replace("{ alarm_on = 1; }", "{ alarm_on = 2; }"));
+    write_newer(&dir.join("elevator.cc"), v1.replace("{ alarm_on = 1; }", "{ alarm_on = 2; }"));
     retest(dir, &["build", "--", "make", "-s"], 0);
     assert!(class("Elevator").is_empty());
     assert!(class("AlarmElevator").is_empty());
