@@ -340,6 +340,51 @@ fn googletest_cases_are_selected_one_by_one_and_printed_as_a_filter() {
     assert!(stderr(&refused).contains("not GoogleTest cases"), "{}", stderr(&refused));
 }
 
+/// GoogleTest death tests through `retest run`, in both styles: `threadsafe`
+/// (the parent clone()s a child onto an 8 KiB stack of its own, which execs
+/// the test binary again to run the statement; fmt's suite sets it) and
+/// `fast` (a forked child runs the statement). Each passes, as in a plain
+/// build, and the code that ran only in the dying process counts as the
+/// test's: a change to it selects both death tests and not the third test.
+/// The threadsafe child once died of a stack overflow in the exec
+/// interposers (the coverage runtime's, then the file tracker's) before its
+/// exec, and the death test failed with the child's output empty.
+#[test]
+fn death_tests_of_both_styles_pass_and_keep_the_dying_process_coverage() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let lib = "#include <cstdio>\n#include <cstdlib>\n\
+               void die(const char *why) { std::fprintf(stderr, \"fatal: %s\", why); std::abort(); }\n\
+               int twice(int v) { return 2 * v; }\n";
+    let tests = "#include <gtest/gtest.h>\nvoid die(const char *);\nint twice(int);\n\
+                 TEST(Death, Threadsafe) {\n    GTEST_FLAG_SET(death_test_style, \"threadsafe\");\n\
+                     EXPECT_DEATH(die(\"don't panic!\"), \"don't panic!\");\n}\n\
+                 TEST(Death, Fast) {\n    GTEST_FLAG_SET(death_test_style, \"fast\");\n\
+                     EXPECT_DEATH(die(\"don't panic!\"), \"don't panic!\");\n}\n\
+                 TEST(Life, Twice) { EXPECT_EQ(twice(2), 4); }\n";
+    std::fs::write(d.path().join("lib.cc"), lib).unwrap();
+    std::fs::write(d.path().join("t.cc"), tests).unwrap();
+    std::fs::write(
+        d.path().join("Makefile"),
+        "unit_tests: lib.cc t.cc\n\t$(CXX) -O0 -o unit_tests lib.cc t.cc -lgtest -lgtest_main -pthread\n",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("retest.toml"), "[[gtest]]\nbinary = \"unit_tests\"\n").unwrap();
+    retest(d.path(), &["init"], 0);
+    let b = retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert!(
+        d.path().join("unit_tests").exists(),
+        "building with GoogleTest failed: install libgtest-dev (`.ci/run` installs it)\n{}",
+        stderr(&b)
+    );
+    let r = retest(d.path(), &["run"], 0);
+    assert!(stdout(&r).contains("3 passed"), "{}\n{}", stdout(&r), stderr(&r));
+
+    write_newer(&d.path().join("lib.cc"), lib.replace("\"fatal: %s\"", "\"fatal error: %s\""));
+    retest(d.path(), &["build", "--", "make", "-s"], 0);
+    assert_eq!(selected(d.path(), "dejavu"), set(&["unit_tests/Death.Threadsafe", "unit_tests/Death.Fast"]));
+}
+
 /// Runs that leave C++ code part-way keep their coverage, as C's do: an
 /// exception unwinding through instrumented frames, `std::exit`, work done in
 /// a `std::thread` and a `std::async` task give, per test, the executed lines

@@ -105,6 +105,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_ADD(p, v) __sync_fetch_and_add((p), (v))
 #define RT_OR(p, v) __sync_fetch_and_or((p), (v))
 #define RT_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define RT_NOINLINE __attribute__((noinline))
 #else
 /* Without GNU builtins the runtime is correct for single-threaded
    programs only. */
@@ -115,6 +116,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_ADD(p, v) ((*(p) += (v)) - (v))
 #define RT_OR(p, v) (*(p) |= (v))
 #define RT_FENCE_ACQUIRE() ((void) 0)
+#define RT_NOINLINE
 #endif
 
 /* glibc declares most exec functions `noexcept` in C++; a definition must
@@ -1656,6 +1658,14 @@ static rt_fexecve_fn rt_next_fexecve;
 static int rt_next_resolved;
 #endif
 
+/* The next definitions of the exec functions are looked up when the image
+   starts (a constructor of every copy, whether or not it records), not at
+   the exec: an exec may come from a child that must run nothing but
+   async-signal-safe code on a tiny stack -- a vfork child, or GoogleTest's
+   threadsafe death test, whose clone() child runs on 8 KiB and exec's the
+   test binary: dlsym there overflowed that stack, and the child died before
+   the death test's statement ran (fmt's assert_test.fail). The lookup at the
+   exec remains for an exec called from an earlier object's constructor. */
 static void rt_resolve_next(void)
 {
 #ifndef RETEST_RT_NO_DLSYM
@@ -1675,13 +1685,23 @@ static void rt_resolve_next(void)
 #endif
 }
 
+#if defined(__GNUC__) && !defined(RETEST_RT_NO_DLSYM)
+__attribute__((constructor(101)))
+static void rt_resolve_at_start(void)
+{
+    rt_resolve_next();
+}
+#endif
+
 static int rt_sys_execve(const char *path, char *const argv[], char *const envp[])
 {
     return (int) syscall(SYS_execve, path, argv, envp);
 }
 
-/* execvp's fallback for a file without a #! line: run it with /bin/sh. */
-static void rt_exec_script(const char *path, char *const argv[], char *const envp[])
+/* execvp's fallback for a file without a #! line: run it with /bin/sh.
+   Not inlined, nor is the next function: their buffers stay off the stack
+   of every other exec. */
+RT_NOINLINE static void rt_exec_script(const char *path, char *const argv[], char *const envp[])
 {
     char *nargv[RT_ARGV_STACK];
     size_t argc = 0, i;
@@ -1704,7 +1724,7 @@ static void rt_exec_script(const char *path, char *const argv[], char *const env
 }
 
 /* PATH search for execvp/execvpe/execlp when libc's is not reachable. */
-static int rt_execvpe_fallback(const char *file, char *const argv[], char *const envp[])
+RT_NOINLINE static int rt_execvpe_fallback(const char *file, char *const argv[], char *const envp[])
 {
     char buf[RT_PATH_MAX];
     const char *path, *p, *end;
@@ -1843,20 +1863,27 @@ static char *const *rt_exec_env(char *const envp[], char **stackv)
     return out;
 }
 
-static int rt_exec(int search, const char *file, char *const argv[], char *const envp_in[])
+/* The exec itself: the next definition, or the system call. */
+static int rt_exec_next(int search, const char *file, char *const argv[], char *const envp[])
+{
+    if (search) {
+        return rt_next_execvpe != NULL ? rt_next_execvpe(file, argv, envp)
+                                       : rt_execvpe_fallback(file, argv, envp);
+    }
+    return rt_next_execve != NULL ? rt_next_execve(file, argv, envp) : rt_sys_execve(file, argv, envp);
+}
+
+/* An exec by the image that records: its final trace first, and the trace
+   directory passed on. Not inlined into rt_exec, so that its frame (the
+   copied environment) is not taken on the stack of an exec that does not
+   record (see rt_exec). */
+RT_NOINLINE static int rt_exec_recorded(int search, const char *file, char *const argv[], char *const envp_in[])
 {
     int flushed, r;
     char *stackv[RT_ARGV_STACK];
     char *const *envp = rt_exec_env(envp_in, stackv);
-    rt_resolve_next();
     flushed = rt_before_exec();
-    if (search) {
-        r = rt_next_execvpe != NULL ? rt_next_execvpe(file, argv, envp)
-                                    : rt_execvpe_fallback(file, argv, envp);
-    } else {
-        r = rt_next_execve != NULL ? rt_next_execve(file, argv, envp)
-                                   : rt_sys_execve(file, argv, envp);
-    }
+    r = rt_exec_next(search, file, argv, envp);
     rt_exec_failed(flushed);
     if (envp != envp_in && envp != (char *const *) stackv) {
         int saved = errno;
@@ -1864,6 +1891,19 @@ static int rt_exec(int search, const char *file, char *const argv[], char *const
         errno = saved;
     }
     return r;
+}
+
+/* An image that does not own the runtime's state -- a vfork child, a raw
+   clone() child (GoogleTest's threadsafe death tests) -- or that records
+   nothing has no trace to write: its exec is the next definition's, with no
+   more stack and no other call than libc's own exec would make. */
+static int rt_exec(int search, const char *file, char *const argv[], char *const envp[])
+{
+    rt_resolve_next();
+    if (!rt_owns_image()) {
+        return rt_exec_next(search, file, argv, envp);
+    }
+    return rt_exec_recorded(search, file, argv, envp);
 }
 
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[]) RT_THROW
@@ -1886,23 +1926,26 @@ RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) 
     return rt_exec(1, file, argv, envp);
 }
 
-RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp_in[]) RT_THROW
+static int rt_fexec_next(int fd, char *const argv[], char *const envp[])
+{
+    if (rt_next_fexecve != NULL) {
+        return rt_next_fexecve(fd, argv, envp);
+    }
+#if defined(SYS_execveat) && defined(AT_EMPTY_PATH)
+    return (int) syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+RT_NOINLINE static int rt_fexec_recorded(int fd, char *const argv[], char *const envp_in[])
 {
     int flushed, r;
     char *stackv[RT_ARGV_STACK];
     char *const *envp = rt_exec_env(envp_in, stackv);
-    rt_resolve_next();
     flushed = rt_before_exec();
-    if (rt_next_fexecve != NULL) {
-        r = rt_next_fexecve(fd, argv, envp);
-    } else {
-#if defined(SYS_execveat) && defined(AT_EMPTY_PATH)
-        r = (int) syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
-#else
-        errno = ENOSYS;
-        r = -1;
-#endif
-    }
+    r = rt_fexec_next(fd, argv, envp);
     rt_exec_failed(flushed);
     if (envp != envp_in && envp != (char *const *) stackv) {
         int saved = errno;
@@ -1910,6 +1953,16 @@ RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp_in[]) RT_THRO
         errno = saved;
     }
     return r;
+}
+
+/* as rt_exec */
+RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) RT_THROW
+{
+    rt_resolve_next();
+    if (!rt_owns_image()) {
+        return rt_fexec_next(fd, argv, envp);
+    }
+    return rt_fexec_recorded(fd, argv, envp);
 }
 
 #define RT_EXECL_BODY(search, name, arg, with_env)                                          \

@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define RETEST_DEPS_ENV_DIR "RETEST_DEPS_DIR"
@@ -66,13 +67,30 @@ static int log_pid = -1;
 static char trace_dir[PATH_MAX];
 static char lib_path[PATH_MAX];
 static unsigned long exec_counter;
+/* Built at start-up from the two above, so that the exec path builds nothing
+   long (see "exec" below). */
+static char log_prefix[PATH_MAX + 8];     /* <trace_dir>/deps. */
+static size_t log_prefix_len;
+static char dir_entry[PATH_MAX + 32];     /* RETEST_DEPS_DIR=<trace_dir> */
+static char preload_entry[PATH_MAX + 16]; /* LD_PRELOAD=<lib_path> */
 
 /* ---- raw system calls -------------------------------------------------- */
 
-static long raw_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
-
 static int raw_open(const char *path, int flags, int mode) {
     return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+/* Writes `v` in decimal at `out` (room for 21 bytes); returns its length. */
+static size_t put_dec(char *out, unsigned long v) {
+    char tmp[24];
+    size_t i = sizeof tmp, n;
+    do {
+        tmp[--i] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    n = sizeof tmp - i;
+    memcpy(out, tmp + i, n);
+    return n;
 }
 
 
@@ -117,28 +135,42 @@ static int first_time(char kind, const char *path) {
 
 /* ---- the log ---------------------------------------------------------- */
 
+/* After a fork the child writes a file of its own. The name is built on the
+   stack at its exact size: a child that only exec's may run on a few KiB. */
 static void open_log(void) {
-    char name[PATH_MAX + 64];
     int pid = (int)syscall(SYS_getpid);
     if (log_fd >= 0 && log_pid == pid) return;
     if (!trace_dir[0]) return;
-    /* after a fork the child writes a file of its own */
-    snprintf(name, sizeof name, "%s/deps.%d.log", trace_dir, pid);
-    log_fd = raw_open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    {
+        char name[log_prefix_len + 32];
+        size_t n = log_prefix_len;
+        memcpy(name, log_prefix, n);
+        n += put_dec(name + n, (unsigned long)pid);
+        memcpy(name + n, ".log", 5);
+        log_fd = raw_open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    }
     log_pid = pid;
 }
 
-static void emit_line(const char *line, size_t n) {
+/* Writes one line, given in pieces, with one writev(2). */
+static void emit_pieces(const struct iovec *iov, int n) {
     int saved = errno;
     open_log();
-    if (log_fd >= 0 && raw_write(log_fd, line, n) < 0) {
+    if (log_fd >= 0 && syscall(SYS_writev, log_fd, iov, n) < 0) {
         /* the program closed our descriptor: open again and retry once */
         log_fd = -1;
         log_pid = -1;
         open_log();
-        if (log_fd >= 0) raw_write(log_fd, line, n);
+        if (log_fd >= 0) syscall(SYS_writev, log_fd, iov, n);
     }
     errno = saved;
+}
+
+static void emit_line(const char *line, size_t n) {
+    struct iovec iov;
+    iov.iov_base = (void *)line;
+    iov.iov_len = n;
+    emit_pieces(&iov, 1);
 }
 
 static void emit(char kind, const char *path) {
@@ -471,86 +503,217 @@ void *dlopen(const char *file, int mode) {
 
 /* ---- exec --------------------------------------------------------------------- */
 
+/*
+ * An exec may come from a process that may run nothing but async-signal-safe
+ * code, on a small stack: a vfork child, or the clone() child of a GoogleTest
+ * threadsafe death test, which runs on 8 KiB and exec's the test binary (with
+ * 24 KiB of buffers here it died of a stack overflow before the death test's
+ * statement ran). So the exec path takes no lock and calls no malloc (but for
+ * an environment of thousands of entries), no stdio and no dlsym (the next
+ * functions are looked up at start-up); the entries it passes on are built at
+ * start-up or at their exact size, and each line goes out with one writev,
+ * the working directory of a relative path read into a short buffer first.
+ */
+
 extern char **environ;
+
+static int (*next_execve)(const char *, char *const[], char *const[]);
+static int (*next_posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                               const posix_spawnattr_t *, char *const[], char *const[]);
+static int (*next_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                                const posix_spawnattr_t *, char *const[], char *const[]);
+
+#define PRELOAD_KEY "LD_PRELOAD="
+#define EXEC_KEY RETEST_DEPS_ENV_EXEC "="
+/* Environments up to this many entries are copied on the stack. */
+#define ENV_ON_STACK 1024
+
+static void resolve_exec(void) {
+    *(void **)&next_execve = dlsym(RTLD_NEXT, "execve");
+    *(void **)&next_posix_spawn = dlsym(RTLD_NEXT, "posix_spawn");
+    *(void **)&next_posix_spawnp = dlsym(RTLD_NEXT, "posix_spawnp");
+}
+
+static int call_execve(const char *path, char *const argv[], char *const envp[]) {
+    if (!next_execve) resolve_exec(); /* an exec from a constructor that ran before ours */
+    if (next_execve) return next_execve(path, argv, envp);
+    return (int)syscall(SYS_execve, path, argv, envp);
+}
 
 static int has_prefix(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
-/*
- * A copy of `envp` that carries what the next image needs: this library in
- * LD_PRELOAD, the trace directory, and the exec's nonce. `storage` holds the
- * new strings; the result is malloc'ed (freed by the caller if exec fails).
- */
-static char **child_env(char *const envp[], const char *nonce, char storage[3][PATH_MAX + 64]) {
-    size_t n = 0, i, k = 0;
-    char **out;
-    const char *preload = NULL;
-    while (envp && envp[n]) n++;
-    out = (char **)malloc((n + 4) * sizeof *out);
-    if (!out) return NULL;
-    for (i = 0; i < n; i++) {
-        if (has_prefix(envp[i], "LD_PRELOAD=")) {
-            preload = envp[i] + strlen("LD_PRELOAD=");
+/* What the next image's environment takes from `envp`: `n` entries at most,
+   and an LD_PRELOAD entry: `preload` (this library is in it, or there was
+   none), or NULL for one of `joined` bytes that puts this library before
+   the program's `program_preload`. */
+struct env_plan {
+    size_t n;
+    const char *preload;
+    const char *program_preload;
+    size_t joined;
+};
+
+static void plan_env(char *const envp[], struct env_plan *p) {
+    const char *lp = NULL;
+    size_t n = 0;
+    while (envp && envp[n]) {
+        if (has_prefix(envp[n], PRELOAD_KEY)) lp = envp[n] + strlen(PRELOAD_KEY);
+        n++;
+    }
+    p->n = n;
+    p->program_preload = lp;
+    p->joined = 1;
+    if (!lp || !lp[0]) {
+        p->preload = preload_entry;
+    } else if (strstr(lp, lib_path)) {
+        p->preload = lp - strlen(PRELOAD_KEY);
+    } else {
+        p->preload = NULL;
+        p->joined = strlen(PRELOAD_KEY) + strlen(lib_path) + 1 + strlen(lp) + 1;
+    }
+}
+
+/* Fills `out` (room for p->n + 4) with a copy of `envp` that carries what the
+   next image needs: this library in LD_PRELOAD (`joined`, of p->joined
+   bytes, holds the entry when it is a new one), the trace directory, and
+   the exec's nonce (`exec_entry`). */
+static void fill_env(char *const envp[], const struct env_plan *p, char **out, char *joined, char *exec_entry) {
+    size_t i, k = 0;
+    const char *preload = p->preload;
+    for (i = 0; i < p->n; i++) {
+        if (has_prefix(envp[i], PRELOAD_KEY) || has_prefix(envp[i], RETEST_DEPS_ENV_DIR "=") ||
+            has_prefix(envp[i], EXEC_KEY))
             continue;
-        }
-        if (has_prefix(envp[i], RETEST_DEPS_ENV_DIR "=") || has_prefix(envp[i], RETEST_DEPS_ENV_EXEC "=")) continue;
         out[k++] = envp[i];
     }
-    if (preload && strstr(preload, lib_path))
-        snprintf(storage[0], sizeof storage[0], "LD_PRELOAD=%s", preload);
-    else if (preload && preload[0])
-        snprintf(storage[0], sizeof storage[0], "LD_PRELOAD=%s:%s", lib_path, preload);
-    else
-        snprintf(storage[0], sizeof storage[0], "LD_PRELOAD=%s", lib_path);
-    out[k++] = storage[0];
-    snprintf(storage[1], sizeof storage[1], RETEST_DEPS_ENV_DIR "=%s", trace_dir);
-    out[k++] = storage[1];
-    snprintf(storage[2], sizeof storage[2], RETEST_DEPS_ENV_EXEC "=%s", nonce);
-    out[k++] = storage[2];
-    out[k] = NULL;
-    return out;
-}
-
-static void next_nonce(char *nonce, size_t size) {
-    snprintf(nonce, size, "%d.%lu", (int)syscall(SYS_getpid), __sync_add_and_fetch(&exec_counter, 1));
-}
-
-static void about_to_exec(const char *nonce, const char *path) {
-    char line[PATH_MAX + 96];
-    char buf[PATH_MAX];
-    const char *abs = absolute(AT_FDCWD, path, buf);
-    size_t n = (size_t)snprintf(line, sizeof line, "X %s %s\n", nonce, abs ? abs : path);
-    if (n < sizeof line) emit_line(line, n);
-}
-
-static void exec_failed(const char *nonce, const char *path, int err) {
-    char line[96];
-    size_t n = (size_t)snprintf(line, sizeof line, "F %s\n", nonce);
-    emit_line(line, n);
-    /* a candidate of a PATH search that is not there: a program that
-       appears there later runs instead */
-    if (path && (err == ENOENT || err == ENOTDIR)) {
-        char buf[PATH_MAX];
-        const char *abs = absolute(AT_FDCWD, path, buf);
-        if (abs) emit('M', abs);
+    if (!preload) {
+        size_t a = strlen(PRELOAD_KEY), b = strlen(lib_path);
+        memcpy(joined, PRELOAD_KEY, a);
+        memcpy(joined + a, lib_path, b);
+        joined[a + b] = ':';
+        memcpy(joined + a + b + 1, p->program_preload, p->joined - a - b - 1);
+        preload = joined;
     }
+    out[k++] = (char *)preload;
+    out[k++] = dir_entry;
+    out[k++] = exec_entry;
+    out[k] = NULL;
+}
+
+/* Writes RETEST_DEPS_EXEC=<pid>.<count> into `entry` (64 bytes); returns the
+   nonce, the part after `=`. */
+static char *new_nonce(char *entry) {
+    size_t k = strlen(EXEC_KEY), n;
+    memcpy(entry, EXEC_KEY, k);
+    n = k + put_dec(entry + k, (unsigned long)syscall(SYS_getpid));
+    entry[n++] = '.';
+    n += put_dec(entry + n, __sync_add_and_fetch(&exec_counter, 1));
+    entry[n] = 0;
+    return entry + k;
+}
+
+/* Writes "<head><nonce> <path>\n" (`nonce` may be NULL: "<head><path>\n"),
+   `path` made absolute against the working directory, which is read into
+   `cwd` (`cap` bytes). Returns 0, or -1 when `cwd` is too short. */
+static int emit_path_in(const char *head, const char *nonce, const char *path, char *cwd, size_t cap) {
+    struct iovec iov[7];
+    int n = 0, saved = errno;
+    iov[n].iov_base = (void *)head;
+    iov[n++].iov_len = strlen(head);
+    if (nonce) {
+        iov[n].iov_base = (void *)nonce;
+        iov[n++].iov_len = strlen(nonce);
+        iov[n].iov_base = (void *)" ";
+        iov[n++].iov_len = 1;
+    }
+    if (path[0] != '/') {
+        if (syscall(SYS_getcwd, cwd, cap) < 0) {
+            int err = errno;
+            errno = saved;
+            return err == ERANGE ? -1 : 0;
+        }
+        iov[n].iov_base = cwd;
+        iov[n++].iov_len = strlen(cwd);
+        iov[n].iov_base = (void *)"/";
+        iov[n++].iov_len = 1;
+    }
+    iov[n].iov_base = (void *)path;
+    iov[n++].iov_len = strlen(path);
+    iov[n].iov_base = (void *)"\n";
+    iov[n++].iov_len = 1;
+    emit_pieces(iov, n);
+    errno = saved;
+    return 0;
+}
+
+__attribute__((noinline)) static void emit_path_long(const char *head, const char *nonce, const char *path) {
+    char cwd[PATH_MAX];
+    (void)emit_path_in(head, nonce, path, cwd, sizeof cwd);
+}
+
+static void emit_path(const char *head, const char *nonce, const char *path) {
+    char cwd[256];
+    if (emit_path_in(head, nonce, path, cwd, sizeof cwd) != 0) emit_path_long(head, nonce, path);
+}
+
+/* The exec's F line, and, for a candidate of a PATH search that is not there,
+   an M line: a program that appears there later runs instead. Not deduplicated
+   as emit() does: that takes a lock, which a forked child may find held. */
+static void exec_failed(const char *nonce, const char *path, int err) {
+    struct iovec iov[3];
+    iov[0].iov_base = (void *)"F ";
+    iov[0].iov_len = 2;
+    iov[1].iov_base = (void *)nonce;
+    iov[1].iov_len = strlen(nonce);
+    iov[2].iov_base = (void *)"\n";
+    iov[2].iov_len = 1;
+    emit_pieces(iov, 3);
+    if (path && path[0] && (err == ENOENT || err == ENOTDIR)) emit_path("M ", NULL, path);
+}
+
+static int traced_execve(const char *path, char *const argv[], char *const envp[], const struct env_plan *p,
+                         char **env, char *joined) {
+    char exec_entry[64];
+    const char *nonce = new_nonce(exec_entry);
+    int r, saved;
+    fill_env(envp, p, env, joined, exec_entry);
+    emit_path("X ", nonce, path);
+    r = call_execve(path, argv, env);
+    saved = errno;
+    exec_failed(nonce, path, saved);
+    errno = saved;
+    return r;
+}
+
+/* An environment too large for the stack. */
+__attribute__((noinline)) static int traced_execve_heap(const char *path, char *const argv[], char *const envp[],
+                                                        const struct env_plan *p) {
+    char **env = (char **)malloc((p->n + 4) * sizeof *env);
+    char *joined = (char *)malloc(p->joined);
+    int r, saved;
+    if (!env || !joined) {
+        free(env);
+        free(joined);
+        return call_execve(path, argv, envp);
+    }
+    r = traced_execve(path, argv, envp, p, env, joined);
+    saved = errno;
+    free(env);
+    free(joined);
+    errno = saved;
+    return r;
 }
 
 int execve(const char *path, char *const argv[], char *const envp[]) {
-    char nonce[64];
-    char storage[3][PATH_MAX + 64];
-    char **env;
-    int r, saved;
-    REAL(execve);
-    if (!trace_dir[0]) return real_execve(path, argv, envp);
-    next_nonce(nonce, sizeof nonce);
-    env = child_env(envp, nonce, storage);
-    about_to_exec(nonce, path);
-    r = real_execve(path, argv, env ? env : (char **)envp);
-    saved = errno;
-    exec_failed(nonce, path, saved);
-    free(env);
-    errno = saved;
-    return r;
+    struct env_plan p;
+    if (!trace_dir[0]) return call_execve(path, argv, envp);
+    plan_env(envp, &p);
+    if (p.n + 4 <= ENV_ON_STACK && p.joined <= PATH_MAX) {
+        char *env[p.n + 4];
+        char joined[p.joined];
+        return traced_execve(path, argv, envp, &p, env, joined);
+    }
+    return traced_execve_heap(path, argv, envp, &p);
 }
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
@@ -558,7 +721,7 @@ int execv(const char *path, char *const argv[]) { return execve(path, argv, envi
 /* The PATH search of execvp, so that each candidate goes through execve. */
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
     const char *p, *path;
-    char cand[PATH_MAX];
+    size_t flen = strlen(file);
     int last = ENOENT;
     if (!file[0]) {
         errno = ENOENT;
@@ -570,7 +733,13 @@ int execvpe(const char *file, char *const argv[], char *const envp[]) {
     for (p = path;; p++) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if ((size_t)snprintf(cand, sizeof cand, "%.*s%s%s", (int)len, p, len ? "/" : "", file) < sizeof cand) {
+        if (len + 1 + flen < PATH_MAX) {
+            char cand[len + 1 + flen + 1]; /* its exact size: see "exec" above */
+            size_t k = 0;
+            memcpy(cand, p, len);
+            k = len;
+            if (len) cand[k++] = '/';
+            memcpy(cand + k, file, flen + 1);
             execve(cand, argv, envp);
             if (errno == EACCES) last = EACCES;
             else if (errno != ENOENT && errno != ENOTDIR) return -1;
@@ -645,21 +814,26 @@ int execle(const char *path, const char *arg, ...) {
 
 static int spawn(int search, pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                  const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
-    char nonce[64];
-    char storage[3][PATH_MAX + 64];
-    char **env;
+    char exec_entry[64];
+    const char *nonce;
+    struct env_plan p;
+    char **env = NULL, *joined = NULL;
     int r;
-    REAL(posix_spawn);
-    REAL(posix_spawnp);
+    if (!next_posix_spawn || !next_posix_spawnp) resolve_exec();
     if (!trace_dir[0])
-        return search ? real_posix_spawnp(pid, file, fa, attr, argv, envp) : real_posix_spawn(pid, file, fa, attr, argv, envp);
-    next_nonce(nonce, sizeof nonce);
-    env = child_env(envp, nonce, storage);
-    about_to_exec(nonce, file);
-    r = search ? real_posix_spawnp(pid, file, fa, attr, argv, env ? env : (char **)envp)
-               : real_posix_spawn(pid, file, fa, attr, argv, env ? env : (char **)envp);
+        return search ? next_posix_spawnp(pid, file, fa, attr, argv, envp) : next_posix_spawn(pid, file, fa, attr, argv, envp);
+    /* the parent's side: an ordinary context, where malloc is fine */
+    plan_env(envp, &p);
+    env = (char **)malloc((p.n + 4) * sizeof *env);
+    joined = (char *)malloc(p.joined);
+    nonce = new_nonce(exec_entry);
+    if (env && joined) fill_env(envp, &p, env, joined, exec_entry);
+    emit_path("X ", nonce, file);
+    r = search ? next_posix_spawnp(pid, file, fa, attr, argv, env && joined ? env : (char **)envp)
+               : next_posix_spawn(pid, file, fa, attr, argv, env && joined ? env : (char **)envp);
     if (r != 0) exec_failed(nonce, search ? NULL : file, r);
     free(env);
+    free(joined);
     return r;
 }
 
@@ -683,11 +857,15 @@ __attribute__((constructor)) static void retest_deps_start(void) {
     char line[PATH_MAX + 96];
     long n;
     size_t len;
+    resolve_exec();
     if (!d || !d[0] || strlen(d) >= sizeof trace_dir) return;
     strcpy(trace_dir, d);
     /* this library's own path, to put back into LD_PRELOAD where a program drops it */
     if (dladdr((void *)retest_deps_start, &self) && self.dli_fname && strlen(self.dli_fname) < sizeof lib_path)
         strcpy(lib_path, self.dli_fname);
+    log_prefix_len = (size_t)snprintf(log_prefix, sizeof log_prefix, "%s/deps.", trace_dir);
+    snprintf(dir_entry, sizeof dir_entry, RETEST_DEPS_ENV_DIR "=%s", trace_dir);
+    snprintf(preload_entry, sizeof preload_entry, PRELOAD_KEY "%s", lib_path);
     n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     len = (size_t)snprintf(line, sizeof line, "P %s %s\n", nonce && nonce[0] ? nonce : "-", exe);

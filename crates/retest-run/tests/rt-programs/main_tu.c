@@ -8,9 +8,12 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,6 +78,13 @@ static int do_exec(const char *variant, const char *path, const char *name)
 }
 
 static pthread_barrier_t barrier;
+
+static int clone_child(void *arg)
+{
+    char **args = (char **) arg;
+    execv(args[0], args);
+    return 127;
+}
 
 static void *thread_main(void *arg)
 {
@@ -198,6 +208,26 @@ int main(int argc, char **argv)
         }
         waitpid(child, &status, 0);
         E(21);
+        printf("%ld\n", (long) child);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    }
+    if (strcmp(s, "clone") == 0 && argc == 4) {
+        /* What GoogleTest's threadsafe death tests do: a raw clone() child,
+           on a stack of its own of argv[2] pages (GoogleTest gives it two)
+           with an inaccessible page below, exec's at once. */
+        char *args[] = { argv[3], (char *) "exec2-arg", NULL };
+        long page = sysconf(_SC_PAGESIZE), pages = atol(argv[2]);
+        char *stack;
+        pid_t child;
+        int status;
+        E(23);
+        stack = (char *) mmap(NULL, (size_t) ((pages + 1) * page), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (stack == MAP_FAILED || mprotect(stack, (size_t) page, PROT_NONE) != 0) return 1;
+        child = clone(clone_child, stack + (pages + 1) * page - 64, SIGCHLD, args);
+        if (child < 0) return 1;
+        waitpid(child, &status, 0);
+        E(24);
         printf("%ld\n", (long) child);
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
     }

@@ -81,6 +81,40 @@ fn a_statically_linked_program_makes_the_dependencies_unknown() {
     assert!(why.contains("/s ran and could not be observed"), "{why}");
 }
 
+/// A raw `clone()` child on a stack of one page -- GoogleTest's threadsafe
+/// death tests give theirs two and exec the test binary from it -- execs a
+/// program named by a relative path, and the tracker follows: the exec is
+/// logged with its absolute path and matched by the new image's start, and
+/// what that image reads is a dependency. The tracker's exec path once took
+/// 24 KiB of stack there, and the child died before its exec.
+#[test]
+fn a_clone_child_on_a_one_page_stack_execs_and_is_followed() {
+    let (d, w) = setup();
+    std::fs::write(
+        w.join("c.c"),
+        "#define _GNU_SOURCE 1\n#include <sched.h>\n#include <signal.h>\n#include <sys/mman.h>\n\
+         #include <sys/wait.h>\n#include <unistd.h>\n\
+         static char *args[] = { \"./drive.sh\", \"inputs/d1.txt\", 0 };\n\
+         static int child(void *a) { (void)a; execv(args[0], args); return 127; }\n\
+         int main(void) {\n    long page = sysconf(_SC_PAGESIZE);\n\
+             char *stack = mmap(0, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n\
+             int status;\n    pid_t pid;\n\
+             if (stack == MAP_FAILED || mprotect(stack, page, PROT_NONE) != 0) return 1;\n\
+             pid = clone(child, stack + 2 * page - 64, SIGCHLD, 0);\n\
+             if (pid < 0 || waitpid(pid, &status, 0) != pid) return 1;\n\
+             return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;\n}\n",
+    )
+    .unwrap();
+    let st = Command::new(cc()).args(["-O1", "-o", "c", "c.c"]).current_dir(&w).status().unwrap();
+    assert!(st.success());
+    let o = observe(d.path(), "./c > /dev/null");
+    assert!(o.unknown_because().is_none(), "{:?}", o.unknown_because());
+    let d = o.dependencies();
+    for f in ["c", "drive.sh", "inputs/d1.txt"] {
+        assert!(d.content.contains(&w.join(f)), "{f} is a dependency: {:?}", d.content);
+    }
+}
+
 /// A command searched on `PATH` and not found in a directory before the one
 /// it ran from: a program put there later would run instead, so the path is
 /// an absent dependency — also when the search is `execvp`'s (here `env`'s),

@@ -655,6 +655,35 @@ fn vfork_child_exec_leaves_the_parent_alone() {
     assert_eq!(cells(child_t), BTreeMap::from([((C, SECT_EDGES), vec![0, 1])]));
 }
 
+/// A raw `clone()` child on a stack of one page -- GoogleTest's threadsafe
+/// death tests give theirs two and exec the test binary from it -- execs
+/// through the runtime as through libc: no trace of its own (it does not own
+/// the image), the exec'ed program's trace, the parent's untouched; and
+/// likewise in an image that records nothing. The exec path once looked up
+/// the next `execve` with dlsym there, on that stack, and the child died of
+/// the overflow (fmt's `assert_test.fail`).
+#[test]
+fn a_clone_child_on_a_one_page_stack_execs() {
+    let p = programs();
+    let args = ["clone", "1", p.prog2.to_str().unwrap()];
+    let r = run(&p.prog, &args);
+    assert_eq!(r.status.code(), Some(0), "the clone child's exec failed");
+    let child: u64 = r.stdout.trim().parse().unwrap();
+    let traces = clean_traces(r.dir.path());
+    assert_eq!(traces.len(), 2, "{traces:#?}");
+    let parent_t = traces.iter().find(|t| t.pid == r.pid).expect("parent trace");
+    let child_t = traces.iter().find(|t| t.pid == child).expect("exec'ed child trace");
+    assert_eq!(parent_t.flags, TraceFlags::EXIT);
+    assert_eq!(cells(parent_t), prog_cells(&[0, 23, 24], &[], &[0], &[]));
+    assert_eq!(child_t.flags, TraceFlags::EXIT);
+    assert_eq!(cells(child_t), BTreeMap::from([((C, SECT_EDGES), vec![0, 1])]));
+
+    let r = run_with(&p.prog, &args, |cmd| {
+        cmd.env_remove("RETEST_TRACE_DIR");
+    });
+    assert_eq!(r.status.code(), Some(0), "the clone child's exec failed in an inert image");
+}
+
 #[test]
 fn unit_with_unknown_abi_marks_the_trace_incomplete() {
     let r = run(&programs().prog, &["badabi"]);
