@@ -57,6 +57,7 @@ impl SelectionArgs {
             algorithm: self.algorithm,
             naive: self.naive,
             source: self.source.source(),
+            baseline: None,
         }
     }
 }
