@@ -369,3 +369,80 @@ fn concurrent_shards_lose_nothing_and_a_killed_one_is_completed_by_its_rerun() {
     let v = json(&retest(f, &["select", "--format", "json"], 0));
     assert!(selected_names(&v).is_empty(), "{ctx}: complete");
 }
+
+/// The README's CI recipe (between `<!-- ci-recipe:begin -->` and
+/// `<!-- ci-recipe:end -->`): its sections, each a title and its lines.
+fn ci_recipe(readme: &str) -> Vec<(String, Vec<String>)> {
+    let start = readme.find("<!-- ci-recipe:begin -->").expect("the README has a CI recipe");
+    let end = readme.find("<!-- ci-recipe:end -->").unwrap();
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in readme[start..end].lines().skip(1) {
+        if line.starts_with("```") || line.trim().is_empty() {
+            continue;
+        }
+        match line.strip_prefix("# ") {
+            Some(title) => sections.push((title.to_string(), Vec::new())),
+            None => sections.last_mut().expect("a section title first").1.push(line.to_string()),
+        }
+    }
+    sections
+}
+
+/// The README's CI recipe with one SQLite store per shard, run as written on
+/// the bundled example: the build job, four worker jobs (`K` of `N` = 4) and
+/// the fan-in job, each section as one shell script with the real `retest` on
+/// the PATH. The fan-in's baseline is complete and one worker's; every line
+/// of the recipe is in the README's GitHub Actions and GitLab CI files.
+#[test]
+fn ci_recipe_with_one_store_per_shard_runs_as_written() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let recipe = ci_recipe(&readme);
+    let titles: Vec<&str> = recipe.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["build job", "worker job K of N", "fan-in job"]);
+    // the CI files hold the same commands
+    let after = &readme[readme.find("<!-- ci-recipe:end -->").unwrap()..];
+    let yaml: Vec<&str> = after.split("```yaml").skip(1).take(2).map(|b| b.split("```").next().unwrap()).collect();
+    assert_eq!(yaml.len(), 2, "a GitHub Actions and a GitLab CI file");
+    for (title, lines) in &recipe {
+        for l in lines {
+            for (ci, y) in ["GitHub Actions", "GitLab CI"].iter().zip(&yaml) {
+                assert!(y.lines().any(|yl| yl.trim().trim_start_matches("- ") == l), "{ci} lacks `{l}` ({title})");
+            }
+        }
+    }
+
+    let one = example_copy();
+    baseline(one.path());
+    let d = example_copy();
+    let bin_dir = retest_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let job = |lines: &[String], k: u32| -> Output {
+        let script = format!("set -e\n{}\n", lines.join("\n"));
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(d.path())
+            .env("PATH", &path)
+            .env("CI", "1")
+            .env("K", k.to_string())
+            .env("N", "4")
+            .env_remove("RETEST_STORE")
+            .env_remove("RETEST_STORE_URL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}\nstdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+        out
+    };
+    job(&recipe[0].1, 0);
+    for k in 1..=4 {
+        job(&recipe[1].1, k);
+        assert!(d.path().join(format!("junit-{k}.xml")).is_file() && d.path().join(format!("shard-{k}.db")).is_file());
+    }
+    let out = stdout(&job(&recipe[2].1, 0));
+    assert!(
+        out.contains("merged 4 shard(s) (40 test records)") && out.contains("complete: every one of the 40"),
+        "{out}"
+    );
+    assert!(out.contains("0 of 40 tests selected"), "{out}");
+    assert_eq!(raw_matrix(d.path()), raw_matrix(one.path()), "the fan-in's baseline is one worker's");
+}
