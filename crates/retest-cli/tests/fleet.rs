@@ -446,3 +446,33 @@ fn ci_recipe_with_one_store_per_shard_runs_as_written() {
     assert!(out.contains("0 of 40 tests selected"), "{out}");
     assert_eq!(raw_matrix(d.path()), raw_matrix(one.path()), "the fan-in's baseline is one worker's");
 }
+
+/// An incomplete baseline (three of four shards recorded) followed by a
+/// change: `run --selected` measures the tests no shard recorded in full,
+/// with the others it selects, and ends with the matrix a full run of the
+/// changed program records.
+#[test]
+fn run_selected_on_an_incomplete_baseline_measures_the_missing_tests() {
+    let truth = example_copy();
+    retest(truth.path(), &["init"], 0);
+    apply_change(truth.path(), "throttle-gain");
+    retest_exits(truth.path(), &["run", "-j2"], &[0, 1]);
+
+    let d = example_copy();
+    let f = d.path();
+    retest(f, &["init"], 0);
+    retest(f, &["build", "--", "make", "-s", "-j2"], 0);
+    for k in 1..=3 {
+        retest(f, &["run", "-j2", "--partition", &format!("count:{k}/4")], 0);
+    }
+    let missing: BTreeSet<String> = listed(f, "count:4/4").into_iter().collect();
+    apply_change(f, "throttle-gain");
+    let v = json(&retest(f, &["select", "--format", "json"], 0));
+    let sel = selected_names(&v);
+    assert!(missing.is_subset(&sel), "the unrecorded tests are selected: {missing:?} ⊄ {sel:?}");
+    let ran = ran(&retest_exits(f, &["run", "--selected", "--format", "json"], &[0, 1]));
+    assert!(missing.is_subset(&ran), "and run: {missing:?} ⊄ {ran:?}");
+    assert_eq!(raw_matrix(f), raw_matrix(truth.path()), "the matrix of a full run on the new version");
+    let v = json(&retest(f, &["select", "--format", "json"], 0));
+    assert!(v["baseline_missing"].as_array().unwrap().is_empty(), "{v}");
+}
