@@ -98,10 +98,11 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
     if let Some(f) = &a.junit {
         junit::check_target(f)?;
     }
-    let kind = match (a.selected, &a.filter) {
-        (true, _) => "selected",
-        (false, Some(_)) => "filtered",
-        (false, None) => "full",
+    let kind = match (a.selected, &a.filter, a.partition) {
+        (true, _, _) => "selected",
+        (false, Some(_), _) => "filtered",
+        (false, None, Some(_)) => "shard",
+        (false, None, None) => "full",
     };
     let suite = junit::Suite::of(&settings.source.resolve(&store), kind);
     let started = std::time::SystemTime::now();

@@ -434,10 +434,18 @@ fn ci_recipe_with_one_store_per_shard_runs_as_written() {
         out
     };
     job(&recipe[0].1, 0);
+    let mut in_reports = 0;
     for k in 1..=4 {
         job(&recipe[1].1, k);
-        assert!(d.path().join(format!("junit-{k}.xml")).is_file() && d.path().join(format!("shard-{k}.db")).is_file());
+        assert!(d.path().join(format!("shard-{k}.db")).is_file());
+        // each worker's report names every test: its own run, the others skipped
+        let junit = std::fs::read_to_string(d.path().join(format!("junit-{k}.xml"))).unwrap();
+        assert!(junit.contains(r#"<property name="retest.run" value="shard"/>"#), "{junit}");
+        assert_eq!(junit.matches("<testcase ").count(), 40, "{junit}");
+        let skipped = junit.matches(&format!("not in shard hash:{k}/4: another worker runs it")).count();
+        in_reports += 40 - skipped;
     }
+    assert_eq!(in_reports, 40, "every test ran in exactly one worker's report");
     let out = stdout(&job(&recipe[2].1, 0));
     assert!(
         out.contains("merged 4 shard(s) (40 test records)") && out.contains("complete: every one of the 40"),
@@ -475,4 +483,38 @@ fn run_selected_on_an_incomplete_baseline_measures_the_missing_tests() {
     assert_eq!(raw_matrix(f), raw_matrix(truth.path()), "the matrix of a full run on the new version");
     let v = json(&retest(f, &["select", "--format", "json"], 0));
     assert!(v["baseline_missing"].as_array().unwrap().is_empty(), "{v}");
+}
+
+/// Shards that took their tests from a universe file: the store merged into
+/// (the build's, which no run has told where the tests are) learns it from
+/// the shards, so a later selection lists the suite and compares the tests'
+/// definitions.
+#[test]
+fn a_merge_into_the_builds_store_keeps_where_the_tests_come_from() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path();
+    std::fs::write(
+        f.join("prog.c"),
+        "#include <stdlib.h>\nint main(int c, char **v) { int n = c > 1 ? atoi(v[1]) : 0;\n  if (n & 1) return 0;\n  return n > 100;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(f.join("Makefile"), "prog: prog.c\n\t$(CC) -o prog prog.c\n").unwrap();
+    let universe: String = (0..20).map(|i| format!("./prog {i}\n")).collect();
+    std::fs::write(f.join("universe.txt"), universe).unwrap();
+    retest(f, &["init"], 0);
+    retest(f, &["build", "--", "make", "-s"], 0);
+    let db = f.join(".retest/store.db");
+    let build = f.join("build.db");
+    std::fs::copy(&db, &build).unwrap();
+    for k in 1..=2 {
+        put_store(&build, &db);
+        retest(f, &["run", "--universe", "universe.txt", "--partition", &format!("hash:{k}/2")], 0);
+        std::fs::copy(&db, f.join(format!("shard{k}.db"))).unwrap();
+    }
+    put_store(&build, &db);
+    retest(f, &["merge", "shard1.db", "shard2.db"], 0);
+    let o = retest(f, &["select", "--format", "json"], 0);
+    let v = json(&o);
+    assert_eq!(v["tests_total"], 20);
+    assert!(v["warnings"].as_array().unwrap().is_empty() && stderr(&o).is_empty(), "{v}\n{}", stderr(&o));
 }

@@ -13,8 +13,10 @@
 //! Each shard's matrix rows are copied into the target's snapshot of the
 //! same build — tests matched by key, units by content hash, file states by
 //! (path, kind, hash), the results of the runs that recorded them with
-//! them — replacing the rows the target held for those tests, in one
-//! transaction per shard; the snapshot then becomes the baseline, with the
+//! them — replacing the rows the target held for those tests, each shard's
+//! rows in one transaction (after the tests, file states and runs they
+//! refer to: an interruption leaves at most unreferenced runs); the
+//! snapshot then becomes the baseline, with the
 //! union of the shards' suites as what it is to cover. Every input is
 //! checked before anything is written, and inputs are opened read-only.
 
@@ -227,6 +229,14 @@ pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
         if i >= from {
             copy_rows(&mut target, snapshot, shard)?;
         }
+    }
+    // where the shards found their tests, when the target does not know
+    // (a build's store: no run has remembered one)
+    let source = crate::store::MetaKey::TestSource.name();
+    if target.meta(source).or_fail()?.is_none()
+        && let Some(v) = shards.iter().find_map(|s| s.store.meta(source).ok().flatten())
+    {
+        target.set_meta(source, &v).or_fail()?;
     }
     // the suite: the union of what every shard (and the target) was to cover
     let all = target.tests().or_fail()?;
