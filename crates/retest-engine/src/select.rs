@@ -361,6 +361,11 @@ pub fn why_text(algorithm: Algorithm, old_units: &[Loaded], w: &Why) -> String {
 /// one consistent view of the store ([`Store::read_view`]): workers that
 /// record shards meanwhile are neither blocked nor half seen.
 pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Error> {
+    // the view builds a missing index and forgets it: store them first (a
+    // store that cannot be written is read as it is)
+    if let Some(b) = opts.baseline.or_else(|| store.baseline().ok().flatten()) {
+        let _ = store.store_missing_indexes(b);
+    }
     store.read_view(|s| compute_in(s, root, opts)).or_fail()?
 }
 

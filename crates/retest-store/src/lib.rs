@@ -1285,6 +1285,13 @@ impl Store {
         blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)))
     }
 
+    /// Builds and stores the edge index of every unit of a matrix that has
+    /// none (a run killed before it finished leaves them missing), so that
+    /// reads — in a read view too — find them stored.
+    pub fn store_missing_indexes(&mut self, snapshot: SnapshotId) -> Result<()> {
+        self.write(|tx| index_missing(tx, snapshot))
+    }
+
     /// Removes from a matrix every test not in `keep` (tests that left the
     /// suite), with their coverage; the edge index of the units they covered
     /// is rebuilt in the same transaction.

@@ -1013,3 +1013,47 @@ fn a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others() {
     // the old baseline's matrix is as it was
     assert_eq!(s.edge_index(old, u).unwrap().tests_on_edge(0), Some(&bm(&[t(0), t(2)])));
 }
+
+/// Inside a read view a missing edge index is built from the view's
+/// coverage and not stored (the view does not write); outside one,
+/// `store_missing_indexes` stores every missing one. A view does not see
+/// what another connection commits after its first read.
+#[test]
+fn a_read_view_sees_one_moment_and_stores_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let mut s = Store::init(&dir).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+    let ids = s.upsert_tests(&[("a".into(), "a".into()), ("b".into(), "b".into())]).unwrap();
+    let run = s.begin_run(snap, "shard").unwrap();
+    let rec = |t: TestId| TestRecord {
+        test: t,
+        outcome: outcome("pass"),
+        coverage: Ok(vec![(u, bm(&[0]))]),
+        recorded: vec![],
+        deps: None,
+        stopped: false,
+    };
+    // a run killed before it finished: no index
+    s.record_result(run, Some(snap), &rec(ids[0])).unwrap();
+    assert!(stored_index_units(&s, snap).is_empty());
+    let mut other = Store::open(&dir).unwrap();
+    let (first, second) = s
+        .read_view(|v| {
+            let first = v.edge_index(snap, u).unwrap();
+            // another worker records meanwhile
+            other.record_result(run, Some(snap), &rec(ids[1])).unwrap();
+            let rows = v.matrix_tests(snap).unwrap().len();
+            (first, (rows, v.edge_index(snap, u).unwrap()))
+        })
+        .unwrap();
+    assert_eq!(first.tests_on_edge(0), Some(&bm(&[ids[0].0 as u32])));
+    assert_eq!(second.0, 1, "the view does not see the other worker's row");
+    assert_eq!(second.1, first);
+    assert!(stored_index_units(&s, snap).is_empty(), "nothing stored by the view");
+    s.store_missing_indexes(snap).unwrap();
+    assert_eq!(stored_index_units(&s, snap), vec![u.0]);
+    assert_eq!(s.edge_index(snap, u).unwrap().tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
+}
