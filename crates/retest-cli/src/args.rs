@@ -70,6 +70,7 @@ impl SelectionArgs {
             skip_constructors_and_operators: self.skip_constructor_and_operator_changes,
             scoped: true,
             class: self.class.clone(),
+            baseline: None,
         }
     }
 }

@@ -11,7 +11,7 @@ use retest_store::Store;
 
 use crate::fail::{Fail, OrFail};
 use retest_engine::run::{RunKind, RunSummary, TestSource, discover_tests, execute};
-use retest_engine::select::{Algorithm, SelectOptions, compute};
+use retest_engine::select::{SelectOptions, compute};
 
 use crate::progress::{self, Terminal};
 
@@ -125,15 +125,7 @@ fn demo(dir: &Path, a: &DemoArgs) -> Result<ExitCode, Fail> {
     retest_engine::build::run_build(&cx, &mut store, &make, dir, Default::default())?;
 
     println!("\n4. select the tests the change can affect: retest select");
-    let opts = SelectOptions {
-        project: None,
-        algorithm: Algorithm::Dejavu,
-        naive: false,
-        source: source.clone(),
-        skip_constructors_and_operators: false,
-        scoped: true,
-        class: None,
-    };
+    let opts = SelectOptions { source: source.clone(), scoped: true, ..Default::default() };
     let sel = compute(&mut store, dir, &opts)?;
     println!(
         "   {} of {} tests selected in {:.3} s; the others cannot behave differently:",

@@ -14,6 +14,7 @@ mod demo;
 mod fail;
 mod init;
 mod junit;
+mod merge;
 mod progress;
 mod run;
 mod select;
@@ -60,6 +61,8 @@ enum Command {
     Coverage(coverage::CoverageArgs),
     /// Run the tests and record their outcomes and coverage (the baseline).
     Run(run::RunArgs),
+    /// Combine the stores CI workers recorded their shards into (`run --partition`) into one.
+    Merge(merge::MergeArgs),
     /// The tests to rerun for the change since the baseline, with reasons.
     Select(select::SelectArgs),
     /// Why one test is or is not selected.
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
         Command::Cfdg(a) => cfdg::run(a).map(|_| ExitCode::SUCCESS),
         Command::Coverage(a) => coverage::run(store, a),
         Command::Run(a) => run::run(store, a),
+        Command::Merge(a) => merge::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Select(a) => select::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Explain(a) => select::explain(store, a).map(|_| ExitCode::SUCCESS),
         Command::Audit(a) => audit::run(store, a),

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use retest_engine::run::{Probes, RunReport, RunSettings, run_tests_now, tests_to_run};
+use retest_run::partition::Partition;
 use serde::Serialize;
 
 use crate::args::{TestSourceArgs, TextOrJson};
@@ -30,6 +31,14 @@ pub struct RunArgs {
     /// Timeout per test in seconds, for tests that set none.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// Run one shard of the tests, for CI workers that split the suite:
+    /// `hash:K/N` (shard K of N by a stable hash of each test's key — XXH64 —
+    /// so a test keeps its shard as others come and go) or `count:K/N`
+    /// (round-robin over the tests sorted by key: even shards). Applies after
+    /// --filter and --selected. A shard's run makes the build the baseline,
+    /// complete once every shard has recorded.
+    #[arg(long, value_name = "hash:K/N|count:K/N", value_parser = parse_partition, conflicts_with_all = ["selective_probes", "keep_selective"])]
+    pub partition: Option<Partition>,
     /// Run only the tests selected for the change since the baseline, on a build
     /// instrumented only where the change can have an effect, and bring every
     /// test's coverage up to date (RECOVER); the new version becomes the baseline.
@@ -70,6 +79,7 @@ impl RunArgs {
             timeout: self.timeout,
             build: self.build.clone(),
             keep_selective: self.keep_selective,
+            partition: self.partition,
             probes: if self.full_probes {
                 Probes::Full
             } else if self.selective_probes {
@@ -88,10 +98,11 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
     if let Some(f) = &a.junit {
         junit::check_target(f)?;
     }
-    let kind = match (a.selected, &a.filter) {
-        (true, _) => "selected",
-        (false, Some(_)) => "filtered",
-        (false, None) => "full",
+    let kind = match (a.selected, &a.filter, a.partition) {
+        (true, _, _) => "selected",
+        (false, Some(_), _) => "filtered",
+        (false, None, Some(_)) => "shard",
+        (false, None, None) => "full",
     };
     let suite = junit::Suite::of(&settings.source.resolve(&store), kind);
     let started = std::time::SystemTime::now();
@@ -118,6 +129,11 @@ pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
         return Ok(ExitCode::from(retest_engine::interrupt::EXIT_CODE));
     }
     Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(TESTS_FAILED) })
+}
+
+/// `--partition`'s values: the parse error says what is wrong.
+fn parse_partition(v: &str) -> Result<Partition, String> {
+    v.parse::<Partition>().map_err(|e| e.why)
 }
 
 /// `retest.run/1`.

@@ -24,6 +24,7 @@ pub mod coverage;
 pub mod deps;
 pub mod error;
 pub mod interrupt;
+pub mod merge;
 pub mod previous;
 pub mod record;
 pub mod recover;

@@ -294,18 +294,37 @@ pub struct RecoverStats {
     pub recompute_seconds: f64,
 }
 
+/// The baseline a sharded `run --selected` compares against when an earlier
+/// shard of the same cycle already moved the baseline: while the baseline is
+/// the newest snapshot, incomplete, and a sharded `run --selected` carried
+/// its coverage over from another snapshot, that one — so every shard of the
+/// cycle makes the same selection, and each its part of the same T′.
+fn shard_origin(store: &Store) -> Result<Option<retest_store::SnapshotId>, Error> {
+    let Some(b) = store.baseline().or_fail()? else { return Ok(None) };
+    let newest = store.newest_snapshot().or_fail()?.map(|s| s.id);
+    if newest != Some(b) {
+        return Ok(None);
+    }
+    let incomplete = store.missing_tests(b).or_fail()?.is_some_and(|m| !m.is_empty());
+    Ok(if incomplete { store.origin(b).or_fail()? } else { None })
+}
+
 /// `retest run --selected`: selects, runs T′ (rebuilding with selective
 /// instrumentation when it pays off) and makes the new version the baseline
 /// with every test's coverage brought up to date.
 pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSettings) -> Result<RunReport, Error> {
+    // a shard runs on the build as it stands (the fleet builds once), and
+    // selects against the version the first shard carried coverage over from
+    let a = &RunSettings { probes: if a.partition.is_some() { Probes::Full } else { a.probes }, ..a.clone() };
+    let against = match a.partition {
+        Some(_) => shard_origin(store)?,
+        None => None,
+    };
     let opts = SelectOptions {
-        project: None,
         algorithm: Algorithm::Dejavu,
-        naive: false,
         source: a.source.clone(),
-        skip_constructors_and_operators: false,
-        scoped: false,
-        class: None,
+        baseline: against,
+        ..Default::default()
     };
     let sel = compute(store, root, &opts)?;
     let new_snapshot = sel.new_snapshot.ok_or_else(|| Error::new("no new build to run"))?;
@@ -504,6 +523,17 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     // (it removes what was half written), however current the objects' plans are
     let unfinished = !rerun.is_empty() && crate::build::last_build_interrupted(store)?;
     let rebuild = !stale.is_empty() || unfinished;
+    if let (Some(p), true) = (&a.partition, rebuild) {
+        let why = if unfinished {
+            "the last build did not finish".to_string()
+        } else {
+            format!("the objects of {} are not fully instrumented", stale.join(", "))
+        };
+        return Err(Error::new(format!(
+            "shard {p} would have to rebuild before its tests run ({why}); shards run on the build as it stands"
+        ))
+        .hint("build once with `retest build -- CMD` before the shards run (or run `retest run --selected` without --partition)"));
+    }
     let (argv, cwd) = if !rebuild && selective.is_empty() {
         (Vec::new(), root.to_path_buf())
     } else {
@@ -529,7 +559,20 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     // tests whose old run stopped part-way, and those that stop part-way there,
     // run on the fully instrumented build, rebuilt before the baseline moves.
     let chosen: Vec<_> = tests.iter().filter(|t| rerun.contains(&t.name)).cloned().collect();
-    let not_run = not_selected(tests.iter().filter(|t| !rerun.contains(&t.name)), sel.baseline);
+    let mut not_run = not_selected(tests.iter().filter(|t| !rerun.contains(&t.name)), sel.baseline);
+    // a shard runs its part of T′ and carries over its part of the others:
+    // over the shards, every test's row is written exactly once
+    let (chosen, owned): (Vec<TestSpec>, Option<BTreeSet<String>>) = match &a.partition {
+        None => (chosen, None),
+        Some(p) => {
+            let mine = p.select(&chosen, |t| t.key.as_str());
+            let kept: Vec<TestSpec> = tests.iter().filter(|t| !rerun.contains(&t.name)).cloned().collect();
+            let owned = mine.iter().chain(&p.select(&kept, |t| t.key.as_str())).map(|t| t.name.clone()).collect();
+            let names: BTreeSet<&str> = mine.iter().map(|t| t.name.as_str()).collect();
+            not_run.extend(crate::run::not_in_shard(chosen.iter().filter(|t| !names.contains(t.name.as_str())), p));
+            (mine, Some(owned))
+        }
+    };
     let on_selective = !selective.is_empty();
     let (first, mut again): (Vec<TestSpec>, Vec<TestSpec>) =
         chosen.iter().cloned().partition(|t| !on_selective || !claims.contains(&t.name));
@@ -611,6 +654,9 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
     let mut old_deps = store.matrix_deps(sel.baseline).or_fail()?;
     let mut rows = Vec::new();
     for t in &tests {
+        if owned.as_ref().is_some_and(|o| !o.contains(&t.name)) {
+            continue;
+        }
         let Some(&id) = test_ids.get(&t.name) else { continue };
         let mut recorded: Vec<(UnitId, Recorded)> = Vec::new();
         let (state, cov, run_id) = if let Some(&(r, run, full)) = by_name.get(t.name.as_str()) {
@@ -659,7 +705,13 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         rows.push(MatrixRow { test: id, run: run_id, state, coverage, recorded, deps });
     }
     let recompute_seconds = t_rec.elapsed().as_secs_f64();
-    store.advance_baseline(new_snapshot, &rows).or_fail()?;
+    match &a.partition {
+        None => store.advance_baseline(new_snapshot, &rows).or_fail()?,
+        Some(_) => {
+            let suite = crate::run::suite_ids(store, &tests)?;
+            store.advance_baseline_shard(new_snapshot, &rows, &suite, Some(sel.baseline)).or_fail()?;
+        }
+    }
 
     // ordinary objects again for the next build
     save_plans(store, &[])?;
@@ -697,8 +749,21 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         run_seconds: summary.elapsed.as_secs_f64(),
         recompute_seconds,
     };
+    let shard = a.partition.map(|p| format!("shard {p}: ")).unwrap_or_default();
+    let brought = match &a.partition {
+        None => format!("coverage of all {} tests brought up to date", tests.len()),
+        Some(_) => {
+            let missing = store.missing_tests(new_snapshot).or_fail()?.map_or(0, |m| m.len());
+            let rest = if missing == 0 {
+                "every test of the suite has a record".to_string()
+            } else {
+                format!("{missing} tests still have no record (the other shards)")
+            };
+            format!("coverage of this shard's {} tests brought up to date, {rest}", rows.len())
+        }
+    };
     let conclusion = format!(
-        "ran {} of {} tests ({} selected{}); probes {} of {} ({}); coverage of all {} tests brought up to date: snapshot {} is the baseline",
+        "{shard}ran {} of {} tests ({} selected{}); probes {} of {} ({}); {brought}: snapshot {} is the baseline",
         chosen.len(),
         tests.len(),
         stats.selected,
@@ -712,7 +777,6 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         stats.probes_selective,
         stats.probes_full,
         if full_probes { "full instrumentation" } else { "selective instrumentation" },
-        tests.len(),
         new_snapshot.0
     );
     let mut report = RunReport::new(summary, chosen.len(), new_snapshot).concluding(conclusion).leaving_out(not_run);

@@ -21,14 +21,31 @@ pub fn in_place(
     sel: &Selection,
     tests: &[TestSpec],
 ) -> Result<RunReport, Error> {
-    let chosen: Vec<TestSpec> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
-    let not_run =
+    let selected: Vec<TestSpec> = tests.iter().filter(|t| sel.selected.contains_key(&t.name)).cloned().collect();
+    let chosen = match &a.partition {
+        Some(p) => p.select(&selected, |t| t.key.as_str()),
+        None => selected,
+    };
+    let mine: std::collections::HashSet<&str> = chosen.iter().map(|t| t.name.as_str()).collect();
+    let mut not_run =
         crate::recover::not_selected(tests.iter().filter(|t| !sel.selected.contains_key(&t.name)), sel.baseline);
-    if chosen.is_empty() {
+    if let Some(p) = &a.partition {
+        not_run.extend(crate::run::not_in_shard(
+            tests.iter().filter(|t| sel.selected.contains_key(&t.name) && !mine.contains(t.name.as_str())),
+            p,
+        ));
+    }
+    if sel.selected.is_empty() {
         return Ok(RunReport::new(RunSummary::default(), 0, sel.baseline).quiet().leaving_out(not_run).concluding(format!(
             "no test is selected: nothing was built since the baseline (snapshot {}) and no test's definition or files changed",
             sel.baseline.0
         )));
+    }
+    if chosen.is_empty() {
+        let p = a.partition.as_ref().map(|p| p.to_string()).unwrap_or_default();
+        return Ok(RunReport::new(RunSummary::default(), 0, sel.baseline).quiet().leaving_out(not_run).concluding(
+            format!("no selected test is in shard {p}: {} selected, all run by other shards", sel.selected.len()),
+        ));
     }
     let (_, _, summary) =
         execute(cx, store, sel.baseline, Some(sel.baseline), RunKind::Selected, &chosen, a.jobs, a.timeout)?;
@@ -41,10 +58,8 @@ pub fn in_place(
         return Ok(RunReport::new(summary, chosen.len(), sel.baseline).failed(error).leaving_out(not_run));
     }
     // tests that left the suite leave the baseline
-    let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
-    let keep: Vec<retest_store::TestId> =
-        store.tests().or_fail()?.into_iter().filter(|t| suite.contains(t.key.as_str())).map(|t| t.id).collect();
-    store.retain_matrix_tests(sel.baseline, &keep).or_fail()?;
+    let keep = crate::run::suite_ids(store, tests)?;
+    store.make_baseline(sel.baseline, &keep).or_fail()?;
     let conclusion = format!(
         "ran {} of {} tests (nothing was built since the baseline: selected for their definitions or files); their records in the baseline (snapshot {}) are replaced",
         chosen.len(),

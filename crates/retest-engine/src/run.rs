@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use retest_run::discover::{self, TestSpec};
 use retest_run::exec::{RunOptions, Status, TestOutcome, run_tests};
+use retest_run::partition::Partition;
 use retest_run::scratch::TraceRoot;
 use retest_store::{Outcome, SnapshotId, Store, TestRecord};
 
@@ -61,6 +62,8 @@ pub struct RunSettings {
     pub keep_selective: bool,
     /// `run --selected`: which probes.
     pub probes: Probes,
+    /// Only this shard of the tests (`--partition`), after every other filter.
+    pub partition: Option<Partition>,
 }
 
 /// What a run is, as the store records it.
@@ -70,6 +73,9 @@ pub enum RunKind {
     Full,
     /// Some tests (`--filter`), recorded into the newest snapshot.
     Partial,
+    /// One shard of the suite (`--partition`): recorded into the newest
+    /// snapshot, which becomes the baseline, complete once every shard has run.
+    Shard,
     /// The tests `run --selected` chose (RECOVER).
     Selected,
     /// The whole suite run by `retest audit`, recorded beside the baseline.
@@ -82,6 +88,7 @@ impl RunKind {
         match self {
             RunKind::Full => "full",
             RunKind::Partial => "partial",
+            RunKind::Shard => "shard",
             RunKind::Selected => "selected",
             RunKind::Audit => "audit",
         }
@@ -556,12 +563,14 @@ impl UnrecordedWatch {
     fn start(store_dir: &Path) -> UnrecordedWatch {
         let dir = store_dir.join(retest_run::trace::UNRECORDED_DIR);
         let me = dir.join(format!(".run-{}", std::process::id()));
+        // marked first, then cleaned: two runs starting at once (shards of one
+        // store) each see the other, and neither removes the other's mark
+        // (without the directory nothing is reported: the run is as before)
+        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
         // what a killed run left is stale: its groups may come again
         if !other_runs_alive(&dir) {
-            let _ = std::fs::remove_dir_all(&dir);
+            remove_reports(&dir, Some(&me));
         }
-        // without the directory nothing is reported: the run is as before
-        let _ = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&me, b""));
         UnrecordedWatch { dir, me, charged: Default::default(), images: Default::default() }
     }
 
@@ -659,9 +668,31 @@ impl UnrecordedWatch {
             retest_run::trace::read_unrecorded(&self.dir).into_iter().filter(|u| !charged.contains(&u.path)).collect();
         let _ = std::fs::remove_file(&self.me);
         if !other_runs_alive(&self.dir) {
-            let _ = std::fs::remove_dir_all(&self.dir);
+            // a run that marked itself meanwhile keeps the directory
+            remove_reports(&self.dir, None);
+            let _ = std::fs::remove_dir(&self.dir);
         }
         left
+    }
+}
+
+/// Removes the reports in `dir` (and the marks of runs no longer alive),
+/// keeping `keep` and the marks of live runs.
+fn remove_reports(dir: &Path, keep: Option<&Path>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if Some(p.as_path()) == keep {
+            continue;
+        }
+        let name = e.file_name();
+        let live = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".run-"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .is_some_and(retest_run::exec::process_alive);
+        if !live {
+            let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+        }
     }
 }
 
@@ -680,7 +711,7 @@ fn shown_command(command: &[String]) -> String {
     if command.is_empty() { "command line unknown".to_string() } else { command.join(" ") }
 }
 
-/// The tests of `a.source` that `a.filter` keeps.
+/// The tests of `a.source` that `a.filter` and `a.partition` keep.
 pub fn tests_to_run(store: &mut Store, root: &Path, a: &RunSettings) -> Result<Vec<TestSpec>, Error> {
     let mut tests = discover_tests(&a.source, root, store)?;
     a.source.remember(store)?;
@@ -691,12 +722,32 @@ pub fn tests_to_run(store: &mut Store, root: &Path, a: &RunSettings) -> Result<V
             return Err(Error::usage(format!("no test matches `{f}`")).hint("`retest run --list` shows the test names"));
         }
     }
+    if let Some(p) = &a.partition {
+        // an empty shard is no error: a small suite over many workers leaves some idle
+        tests = p.select(&tests, |t| t.key.as_str());
+    }
     Ok(tests)
 }
 
-/// `retest run`: runs `tests` (the suite, or the part `a.filter` keeps) on the
-/// newest build and records their coverage; the whole suite's becomes the
-/// baseline.
+/// The ids of the tests of `suite`, registering those the store does not
+/// know yet (a new test another shard runs is part of the suite too).
+pub(crate) fn suite_ids(store: &mut Store, suite: &[TestSpec]) -> Result<Vec<retest_store::TestId>, Error> {
+    let names: Vec<retest_store::TestName> = suite
+        .iter()
+        .map(|t| retest_store::TestName { key: t.key.clone(), name: t.name.clone(), cmd: t.cmd.clone() })
+        .collect();
+    store.upsert_tests_named(&names).or_fail()
+}
+
+/// Why a test of the suite is not in shard `p`, for reports that list every test.
+pub(crate) fn not_in_shard<'a>(left_out: impl Iterator<Item = &'a TestSpec>, p: &Partition) -> Vec<NotRun> {
+    left_out.map(|t| NotRun::new(t, format!("not in shard {p}: another worker runs it"))).collect()
+}
+
+/// `retest run`: runs `tests` (the suite, or the part `a.filter` or
+/// `a.partition` keeps) on the newest build and records their coverage; the
+/// whole suite's becomes the baseline, and so does a shard's (complete once
+/// every shard has recorded its tests).
 pub fn run_tests_now(
     cx: &Context,
     store: &mut Store,
@@ -715,14 +766,31 @@ pub fn run_tests_now(
             .hint("rebuild from clean so every source goes through the wrapper (`make clean`, then `retest build -- make`)"));
     }
     let full = a.filter.is_none();
-    let kind = if full { RunKind::Full } else { RunKind::Partial };
+    let kind = match (full, a.partition) {
+        (true, None) => RunKind::Full,
+        (true, Some(_)) => RunKind::Shard,
+        (false, _) => RunKind::Partial,
+    };
+    // a shard (or a filter) needs the whole suite: what the baseline is to cover
+    let suite = match kind {
+        RunKind::Full => tests.to_vec(),
+        _ => discover_tests(&a.source, root, store)?,
+    };
+    // every test of the suite registered first, in its order: a shard's
+    // store numbers the tests as one worker's does
+    let ids = suite_ids(store, &suite)?;
     let (_, results, s) = execute(cx, store, snapshot.id, Some(snapshot.id), kind, tests, a.jobs, a.timeout)?;
     let mut report = RunReport::new(s, tests.len(), snapshot.id);
+    if let Some(p) = &a.partition {
+        let mine: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
+        report = report.leaving_out(not_in_shard(suite.iter().filter(|t| !mine.contains(t.key.as_str())), p));
+    }
     let s = &report.summary;
     // a baseline in which no test ran the project's code selects nothing
     // whatever the change: the program was not there (a failed link, a broken
-    // build) or the tests run another one
-    if full && !s.stopped && results.iter().all(|r| r.no_code) {
+    // build) or the tests run another one. (A shard that ran no test leaves
+    // the baseline to the others.)
+    if full && !s.stopped && results.iter().all(|r| r.no_code) && !(kind == RunKind::Shard && results.is_empty()) {
         let why = match s.unknown.first() {
             Some((t, why)) => format!("{t}: {why}"),
             None => "every test passed without running any of it".to_string(),
@@ -736,17 +804,32 @@ pub fn run_tests_now(
     }
     let stopped = s.stopped;
     if full && !stopped {
-        // the suite is what ran: tests that left it leave the matrix
-        let suite: std::collections::HashSet<&str> = tests.iter().map(|t| t.key.as_str()).collect();
-        let keep: Vec<retest_store::TestId> =
-            store.tests().or_fail()?.into_iter().filter(|t| suite.contains(t.key.as_str())).map(|t| t.id).collect();
-        store.retain_matrix_tests(snapshot.id, &keep).or_fail()?;
-        store.seal(snapshot.id).or_fail()?;
-        store.set_baseline(snapshot.id).or_fail()?;
+        // the suite is what ran (or what the shards run): tests that left it
+        // leave the matrix
+        store.make_baseline(snapshot.id, &ids).or_fail()?;
         report.made_baseline = true;
+        if let Some(p) = &a.partition {
+            let missing = store.missing_tests(snapshot.id).or_fail()?.map_or(0, |m| m.len());
+            let line = if missing == 0 {
+                format!(
+                    "shard {p}: coverage of {} of {} tests recorded; every test of the suite has a record: snapshot {} is a complete baseline",
+                    tests.len(),
+                    suite.len(),
+                    snapshot.id.0
+                )
+            } else {
+                format!(
+                    "shard {p}: coverage of {} of {} tests recorded for snapshot {}, the baseline; {missing} tests of the suite have no record yet (the other shards), and `retest select` selects them until they do",
+                    tests.len(),
+                    suite.len(),
+                    snapshot.id.0
+                )
+            };
+            report = report.concluding(line);
+        }
     }
     if !full && !stopped {
-        let all = discover_tests(&a.source, root, store).map(|t| t.len()).unwrap_or(tests.len());
+        let all = suite.len();
         let baseline = store.baseline().or_fail()?;
         let line = if baseline == Some(snapshot.id) {
             format!("coverage of {} of {all} tests updated in the baseline (snapshot {})", tests.len(), snapshot.id.0)
@@ -836,6 +919,28 @@ mod tests {
         assert!(w.take(300, long_ago, &tests).unwrap().contains("./other-test"));
         assert!(w.finish().is_empty());
         assert!(!store.path().join(retest_run::trace::UNRECORDED_DIR).exists());
+    }
+
+    /// Another run on the store (here: a mark of a live process, pid 1) keeps
+    /// what it relies on: a run starting or ending beside it removes neither
+    /// its mark nor the reports its tests may be charged with.
+    #[test]
+    fn a_run_beside_another_leaves_the_others_mark_and_reports() {
+        let store = tempfile::tempdir().unwrap();
+        let dir = store.path().join(retest_run::trace::UNRECORDED_DIR);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".run-1"), "").unwrap();
+        std::fs::write(dir.join("700-701-00000000000000ab"), "./its-test\0").unwrap();
+        let w = UnrecordedWatch::start(store.path());
+        assert!(dir.join(".run-1").exists() && dir.join("700-701-00000000000000ab").exists());
+        w.finish();
+        assert!(dir.join(".run-1").exists() && dir.join("700-701-00000000000000ab").exists());
+        // once the other run is gone, the next run cleans up
+        std::fs::remove_file(dir.join(".run-1")).unwrap();
+        let w = UnrecordedWatch::start(store.path());
+        assert!(!dir.join("700-701-00000000000000ab").exists());
+        w.finish();
+        assert!(!dir.exists());
     }
 
     /// A report nobody was charged with (made while no test ran) is left for

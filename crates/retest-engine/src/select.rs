@@ -113,6 +113,10 @@ pub struct SelectOptions {
     /// Class-level selection (003 §4): only changes in this class (by last
     /// name) and its bases count.
     pub class: Option<String>,
+    /// Compare against this snapshot's matrix instead of the baseline's (a
+    /// sharded `run --selected` against the baseline the first shard
+    /// carried coverage over from).
+    pub baseline: Option<SnapshotId>,
 }
 
 /// One unit of a version.
@@ -157,6 +161,10 @@ pub struct Selection {
     pub other_kinds: HashMap<String, &'static str>,
     /// Tests of the baseline no longer in the suite (names as last shown).
     pub removed: Vec<String>,
+    /// Tests of the suite the baseline has no record of though its suite
+    /// holds them (an incomplete baseline: a shard not run, stopped or not
+    /// merged); they are selected.
+    pub incomplete: Vec<String>,
     /// Per test of the suite with recorded dependencies, how many file
     /// states it depends on.
     pub file_deps: BTreeMap<String, u64>,
@@ -358,12 +366,25 @@ pub fn why_text(algorithm: Algorithm, old_units: &[Loaded], w: &Why) -> String {
     }
 }
 
-/// Runs the selection for the store's baseline against the new version.
+/// Runs the selection for the store's baseline against the new version, on
+/// one consistent view of the store ([`Store::read_view`]): workers that
+/// record shards meanwhile are neither blocked nor half seen.
 pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Error> {
-    let baseline = store
-        .baseline()
-        .or_fail()?
-        .ok_or_else(|| Error::new("no baseline: no test coverage has been recorded").hint("run `retest run` first"))?;
+    // the view builds a missing index and forgets it: store them first (a
+    // store that cannot be written is read as it is)
+    if let Some(b) = opts.baseline.or_else(|| store.baseline().ok().flatten()) {
+        let _ = store.store_missing_indexes(b);
+    }
+    store.read_view(|s| compute_in(s, root, opts)).or_fail()?
+}
+
+fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Error> {
+    let baseline = match opts.baseline {
+        Some(b) => b,
+        None => store.baseline().or_fail()?.ok_or_else(|| {
+            Error::new("no baseline: no test coverage has been recorded").hint("run `retest run` first")
+        })?,
+    };
     let started = Instant::now();
     let mut warnings = Vec::new();
     let (new_units, new_snapshot) = match &opts.project {
@@ -494,7 +515,9 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
 
     // the suite: discovered tests if a source is available, else the matrix's
+    // and the tests of the baseline's suite that have no record
     let matrix = store.matrix_tests(baseline).or_fail()?;
+    let missing = store.missing_tests(baseline).or_fail()?.unwrap_or_default();
     let specs: Option<Vec<TestSpec>> = match discover_tests(&opts.source, root, store) {
         Ok(t) => Some(t),
         Err(f) => {
@@ -507,13 +530,28 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     };
     let suite: Vec<String> = match &specs {
         Some(t) => t.iter().map(|t| t.name.clone()).collect(),
-        None => matrix.iter().map(|m| m.name.clone()).collect(),
+        None => matrix.iter().map(|m| m.name.clone()).chain(missing.iter().map(|t| t.name.clone())).collect(),
     };
     let commands: BTreeMap<String, String> = specs.iter().flatten().map(|t| (t.name.clone(), t.cmd.clone())).collect();
     let keys: Vec<&str> = match &specs {
         Some(t) => t.iter().map(|t| t.key.as_str()).collect(),
-        None => matrix.iter().map(|m| m.key.as_str()).collect(),
+        None => matrix.iter().map(|m| m.key.as_str()).chain(missing.iter().map(|t| t.key.as_str())).collect(),
     };
+    // an incomplete baseline: tests of its suite no run has recorded (a
+    // shard not run, not merged, or stopped) — their coverage is unknown
+    let unrecorded: std::collections::HashSet<&str> = missing.iter().map(|t| t.key.as_str()).collect();
+    let incomplete: Vec<String> =
+        suite.iter().zip(&keys).filter(|(_, k)| unrecorded.contains(*k)).map(|(n, _)| n.clone()).collect();
+    if !incomplete.is_empty() {
+        let first: Vec<&str> = incomplete.iter().take(5).map(String::as_str).collect();
+        let more = if incomplete.len() > 5 { format!(", and {} more", incomplete.len() - 5) } else { String::new() };
+        warnings.push(format!(
+            "the baseline (snapshot {}) is incomplete: {} of the suite's tests have no record yet ({}{more}) — a shard has not run, was stopped, or was not merged; they are selected",
+            baseline.0,
+            incomplete.len(),
+            first.join(", ")
+        ));
+    }
     let by_key: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.key.as_str(), m)).collect();
     let removed: Vec<String> = match &specs {
         Some(_) => {
@@ -564,6 +602,13 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         let mut gone: Option<&Vec<Elimination>> = None;
         let mut beyond: Vec<(String, &'static str)> = Vec::new();
         match by_key.get(keys[i]) {
+            None if unrecorded.contains(keys[i]) => beyond.push((
+                format!(
+                    "coverage unknown: the baseline (snapshot {}) is incomplete, and no run has recorded this test on it yet (its shard has not run, was stopped, or was not merged)",
+                    baseline.0
+                ),
+                "incomplete-baseline",
+            )),
             None => beyond.push(("new test: nothing is recorded for it in the baseline".to_string(), "new-test")),
             Some(m) => {
                 let deps = recorded_deps.get(&m.test);
@@ -648,6 +693,7 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
         selected,
         other_kinds,
         removed,
+        incomplete,
         file_deps,
         files_changed: file_changes.len(),
         reasons,
@@ -724,6 +770,9 @@ pub struct JsonSelection<'a> {
     pairs_analysed: Option<usize>,
     /// Tests of the baseline that are no longer in the suite.
     removed: &'a [String],
+    /// Tests of the baseline's suite it has no record of (an incomplete
+    /// baseline); they are selected, with kind `incomplete-baseline`.
+    baseline_missing: &'a [String],
     /// Recorded file states (content, absence, listing) that no longer hold.
     files_changed: usize,
     warnings: &'a [String],
@@ -864,6 +913,7 @@ impl Selection {
             multiply_visited_nodes: sel.outcome.multiply_visited.values().map(|s| s.len()).sum(),
             pairs_analysed: sel.pairs_analysed,
             removed: &sel.removed,
+            baseline_missing: &sel.incomplete,
             files_changed: sel.files_changed,
             warnings: &sel.warnings,
         }

@@ -9,6 +9,14 @@ use crate::error::Error;
 /// Where the store is: `--store DIR`, else `$RETEST_STORE`, else `.retest` in the
 /// current directory or its nearest parent.
 pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
+    let url = std::env::var_os("RETEST_STORE_URL").map(PathBuf::from);
+    if let Some(u) = explicit.or(url.as_deref()).and_then(Path::to_str).filter(|u| is_database_url(u)) {
+        return Err(Error::usage(format!(
+            "{}: this retest has no PostgreSQL store yet; its stores are SQLite files",
+            redact(u)
+        ))
+        .hint("give each worker its own store (a copy of the build's) and combine them with `retest merge`"));
+    }
     if let Some(d) = explicit {
         return Ok(resolve(d));
     }
@@ -20,6 +28,23 @@ pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
         Error::new(format!("no retest store in {} or any parent directory", cwd.display()))
             .hint("run `retest init` in the project root first")
     })
+}
+
+/// Whether `--store` (or `RETEST_STORE_URL`) names a database server rather than a directory.
+fn is_database_url(s: &str) -> bool {
+    ["postgresql://", "postgres://"].iter().any(|p| s.starts_with(p))
+}
+
+/// A connection URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match url.split_once("://").and_then(|(scheme, rest)| {
+        let (auth, host) = rest.split_once('@')?;
+        let user = auth.split_once(':').map_or(auth, |(u, _)| u);
+        Some(format!("{scheme}://{user}@{host}"))
+    }) {
+        Some(r) => r,
+        None => url.to_string(),
+    }
 }
 
 /// `DIR` may name the project root or its `.retest` directory.
@@ -113,6 +138,16 @@ pub fn build_command(store: &Store) -> Result<Option<BuildCommand>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A PostgreSQL URL is refused with what to do instead, its password not repeated.
+    #[test]
+    fn a_database_url_is_refused_without_its_password() {
+        let e = store_dir(Some(Path::new("postgresql://ci:s3cret@db.example:5432/retest"))).unwrap_err();
+        assert!(e.what.starts_with("postgresql://ci@db.example:5432/retest: this retest has no PostgreSQL store yet"));
+        assert!(!e.what.contains("s3cret"));
+        assert!(e.hint.as_deref().unwrap_or("").contains("retest merge"));
+        assert!(store_dir(Some(Path::new("postgres-data"))).is_ok_and(|d| d.ends_with(".retest")));
+    }
 
     /// The build command reads back as written, and a record of an older
     /// version without `record` reads with edges only.

@@ -59,7 +59,9 @@ pub fn build_preload(compiler: &str, dir: &Path) -> Result<PathBuf, PreloadError
     if lib.exists() {
         return Ok(lib);
     }
-    let src = dir.join(format!("retest_deps-{digest:016x}.c"));
+    // per process: runs building it at once (shards of one store) must not
+    // compile a source another one is rewriting
+    let src = dir.join(format!(".retest_deps-{digest:016x}.{}.c", std::process::id()));
     std::fs::write(&src, PRELOAD_SOURCE).map_err(io_err)?;
     let tmp = dir.join(format!(".libretest_deps-{digest:016x}.{}.so", std::process::id()));
     let out = Command::new(compiler)
@@ -68,7 +70,9 @@ pub fn build_preload(compiler: &str, dir: &Path) -> Result<PathBuf, PreloadError
         .arg(&src)
         .arg("-ldl")
         .output()
-        .map_err(|source| PreloadError::Spawn { compiler: compiler.to_string(), source })?;
+        .map_err(|source| PreloadError::Spawn { compiler: compiler.to_string(), source });
+    let _ = std::fs::remove_file(&src);
+    let out = out?;
     if !out.status.success() {
         let _ = std::fs::remove_file(&tmp);
         let message =

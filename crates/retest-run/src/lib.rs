@@ -4,5 +4,6 @@ pub mod deps;
 pub mod discover;
 pub mod exec;
 pub mod files;
+pub mod partition;
 pub mod scratch;
 pub mod trace;

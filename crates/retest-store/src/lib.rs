@@ -77,6 +77,11 @@ pub enum StoreError {
         path.display()
     )]
     TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error(
+        "the store {} was written by an older retest (schema version {found}; this retest reads {known}); open it once with this retest to upgrade it",
+        path.display()
+    )]
+    TooOld { path: PathBuf, found: i64, known: i64 },
     #[error("the store {} is damaged: {detail}", path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error("store {}: {source}", path.display())]
@@ -245,6 +250,27 @@ pub struct TestRecord {
     pub stopped: bool,
 }
 
+/// A run as stored.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct RunInfo {
+    pub id: RunId,
+    pub snapshot: SnapshotId,
+    /// `full`, `shard`, `selected`, … (`retest_engine::run::RunKind`).
+    pub kind: String,
+    /// Seconds since the epoch, as text.
+    pub started: String,
+    pub finished: Option<String>,
+}
+
+/// One test's result, copied from another store's run ([`Store::import_run`]).
+#[derive(Clone, Debug)]
+pub struct ImportedResult {
+    pub test: TestId,
+    pub outcome: Outcome,
+    pub coverage: CoverageState,
+    pub stopped: Option<bool>,
+}
+
 /// A test's row in a coverage matrix.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct MatrixTest {
@@ -342,6 +368,57 @@ impl Store {
         Ok(s)
     }
 
+    /// Opens a store's database file to read it only (a shard to merge):
+    /// never migrated, never written. A file of another schema version is
+    /// refused ([`StoreError::TooNew`], [`StoreError::TooOld`]).
+    pub fn open_file_read_only(db: &Path) -> Result<Store> {
+        if !db.is_file() {
+            return Err(StoreError::Io {
+                path: db.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(db, flags)
+            .map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
+        let s = Store { conn, path: db.to_path_buf(), units: RefCell::new(HashMap::new()) };
+        s.conn.busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e))?;
+        let found = schema::found_version(&s.conn, db).map_err(damaged)?;
+        if found > schema::VERSION {
+            return Err(StoreError::TooNew { path: db.to_path_buf(), found, known: schema::VERSION });
+        }
+        if found < schema::VERSION {
+            return Err(StoreError::TooOld { path: db.to_path_buf(), found, known: schema::VERSION });
+        }
+        Ok(s)
+    }
+
+    /// Opens (migrating an older schema) or creates the store in the
+    /// database file `db`, wherever it is (`retest merge --into FILE`).
+    pub fn open_file(db: &Path) -> Result<Store> {
+        let s = Store::connect(db).map_err(damaged)?;
+        let empty: bool = s
+            .conn
+            .query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| damaged(s.sql(e)))?;
+        if empty {
+            schema::create(&s.conn).map_err(|e| s.sql(e))?;
+        } else {
+            schema::migrate(&s.conn, db).map_err(damaged)?;
+        }
+        Ok(s)
+    }
+
+    /// Writes a consistent copy of the whole store into the new file `to`
+    /// (SQLite's `VACUUM INTO`: one read transaction, compacted).
+    pub fn copy_to(&self, to: &Path) -> Result<()> {
+        let target = to.to_str().ok_or_else(|| StoreError::Io {
+            path: to.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path is not UTF-8"),
+        })?;
+        self.conn.execute("VACUUM INTO ?1", [target]).map(|_| ()).map_err(|e| self.sql(e))
+    }
+
     fn connect(db: &Path) -> Result<Store> {
         let conn = Connection::open(db).map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
         let s = Store { conn, path: db.to_path_buf(), units: RefCell::new(HashMap::new()) };
@@ -376,6 +453,20 @@ impl Store {
             .map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
         let v = f(&tx).map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
         tx.commit().map_err(|source| StoreError::Sqlite { path, source })?;
+        Ok(v)
+    }
+
+    /// Runs `f` on one consistent view of the store: every read in it sees
+    /// the store as it was at its first read, whatever other processes
+    /// commit meanwhile (they are not blocked), so a selection never reads
+    /// the matrix of one moment and the edge index of another — never half
+    /// of a shard that is being recorded. An edge index missing from the
+    /// view is built from the view's coverage and not stored. `f` must not
+    /// write.
+    pub fn read_view<T>(&mut self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
+        self.conn.execute_batch("BEGIN DEFERRED").map_err(|e| self.sql(e))?;
+        let v = f(self);
+        self.conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
         Ok(v)
     }
 
@@ -858,6 +949,60 @@ impl Store {
         })
     }
 
+    /// A run by id.
+    pub fn run_info(&self, run: RunId) -> Result<RunInfo> {
+        self.conn
+            .query_row("SELECT id, snapshot, kind, started, finished FROM runs WHERE id = ?1", [run.0], |r| {
+                Ok(RunInfo {
+                    id: RunId(r.get(0)?),
+                    snapshot: SnapshotId(r.get(1)?),
+                    kind: r.get(2)?,
+                    started: r.get(3)?,
+                    finished: r.get(4)?,
+                })
+            })
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "run", id: run.0 })
+    }
+
+    /// Copies a run of another store into this one, on `snapshot`: its kind
+    /// and times, and the results of some of its tests (by this store's test
+    /// ids). Returns the new run's id.
+    pub fn import_run(&mut self, snapshot: SnapshotId, run: &RunInfo, results: &[ImportedResult]) -> Result<RunId> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO runs(snapshot, kind, started, finished) VALUES (?1, ?2, ?3, ?4)",
+                params![snapshot.0, run.kind, run.started, run.finished],
+            )?;
+            let id = tx.last_insert_rowid();
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for r in results {
+                let o = &r.outcome;
+                let (state, note) = match &r.coverage {
+                    CoverageState::Known => ("ok", None),
+                    CoverageState::Unknown(why) => ("unknown", Some(why.as_str())),
+                };
+                ins.execute(params![
+                    id,
+                    r.test.0,
+                    o.status,
+                    o.code,
+                    o.stdout_hash.map(|h| h.to_vec()),
+                    o.stderr_hash.map(|h| h.to_vec()),
+                    o.duration.as_millis() as i64,
+                    state,
+                    note,
+                    r.stopped
+                ])?;
+            }
+            Ok(RunId(id))
+        })
+    }
+
     /// The newest finished run of `kind` on a snapshot.
     pub fn latest_run(&self, snapshot: SnapshotId, kind: &str) -> Result<Option<RunId>> {
         self.conn
@@ -1128,12 +1273,23 @@ impl Store {
         let stored = read_index(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?;
         let data = match stored {
             Some(data) => data,
+            // inside a read view: built from the view's coverage, not stored
+            None if !self.conn.is_autocommit() => {
+                transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish()
+            }
             None => self.write(|tx| match read_index(tx, snapshot, unit)? {
                 Some(data) => Ok(data),
                 None => build_index(tx, snapshot, unit),
             })?,
         };
         blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)))
+    }
+
+    /// Builds and stores the edge index of every unit of a matrix that has
+    /// none (a run killed before it finished leaves them missing), so that
+    /// reads — in a read view too — find them stored.
+    pub fn store_missing_indexes(&mut self, snapshot: SnapshotId) -> Result<()> {
+        self.write(|tx| index_missing(tx, snapshot))
     }
 
     /// Removes from a matrix every test not in `keep` (tests that left the
@@ -1201,54 +1357,123 @@ impl Store {
     }
 
     fn write_matrix_and(&mut self, snapshot: SnapshotId, tests: &[MatrixRow], advance: bool) -> Result<()> {
-        type Encoded = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>, Vec<(i64, Vec<u8>)>, EncodedDeps);
-        let rows: Vec<Encoded> = tests
-            .iter()
-            .map(|row| {
-                let (state, reason) = match &row.state {
-                    CoverageState::Known => ("ok", None),
-                    CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
-                };
-                let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
-                let rec = row
-                    .recorded
-                    .iter()
-                    .filter(|(_, r)| !r.is_empty())
-                    .map(|(u, r)| (u.0, blob::encode_recorded(r)))
-                    .collect();
-                (row.test.0, row.run.0, state, reason, cov, rec, encode_deps(row.deps.as_ref()))
-            })
-            .collect();
+        let rows = encode_rows(tests);
+        let suite = blob::encode_bitmap(&suite_bitmap(&tests.iter().map(|r| r.test).collect::<Vec<_>>())?);
         self.write(|tx| {
             tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
             tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
-            let mut mt = tx.prepare(
-                "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            let mut cv = tx.prepare("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
-            let mut rc = tx.prepare("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
-            for (t, r, state, reason, cov, rec, (definition, deps, unknown)) in &rows {
-                mt.execute(params![snapshot.0, t, r, state, reason, definition, deps, unknown])?;
-                for (u, b) in cov {
-                    cv.execute(params![snapshot.0, t, u, b])?;
-                }
-                for (u, b) in rec {
-                    rc.execute(params![snapshot.0, t, u, b])?;
-                }
-            }
+            insert_rows(tx, snapshot, &rows)?;
             index_missing(tx, snapshot)?;
             if advance {
-                tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [snapshot.0])?;
-                tx.execute(
-                    "INSERT INTO meta(key, value) VALUES ('baseline', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    [snapshot.0.to_string()],
-                )?;
+                // the whole matrix: its tests are the suite
+                tx.execute("UPDATE snapshots SET suite = ?1 WHERE id = ?2", params![suite, snapshot.0])?;
+                make_baseline_in(tx, snapshot)?;
             }
             Ok(())
         })
+    }
+
+    /// A sharded `run --selected`'s last step, and `retest merge`'s, atomically:
+    /// replaces the rows of `tests` (this shard's; the other tests' rows stay
+    /// as they are), records the suite the matrix is to cover and, when
+    /// given, the baseline the coverage was carried over from (`origin`, so
+    /// later shards select against it too), seals the snapshot and makes it
+    /// the baseline.
+    pub fn advance_baseline_shard(
+        &mut self,
+        snapshot: SnapshotId,
+        tests: &[MatrixRow],
+        suite: &[TestId],
+        origin: Option<SnapshotId>,
+    ) -> Result<()> {
+        let rows = encode_rows(tests);
+        let suite = blob::encode_bitmap(&suite_bitmap(suite)?);
+        self.write(|tx| {
+            replace_rows(tx, snapshot, &rows)?;
+            tx.execute(
+                "UPDATE snapshots SET suite = ?1, origin = COALESCE(?2, origin) WHERE id = ?3",
+                params![suite, origin.map(|o| o.0), snapshot.0],
+            )?;
+            make_baseline_in(tx, snapshot)
+        })
+    }
+
+    /// Replaces the rows of `tests` in a matrix (the other tests' rows stay
+    /// as they are), in one transaction, with the edge index of the units
+    /// they cover.
+    pub fn write_rows(&mut self, snapshot: SnapshotId, tests: &[MatrixRow]) -> Result<()> {
+        let rows = encode_rows(tests);
+        self.write(|tx| replace_rows(tx, snapshot, &rows))
+    }
+
+    /// The end of a full or sharded run, atomically: the tests not in
+    /// `suite` (they left it) leave the snapshot's matrix, the suite is
+    /// recorded as what the matrix is to cover, and the snapshot is sealed
+    /// and made the baseline.
+    pub fn make_baseline(&mut self, snapshot: SnapshotId, suite: &[TestId]) -> Result<()> {
+        let bits = suite_bitmap(suite)?;
+        let encoded = blob::encode_bitmap(&bits);
+        self.write(|tx| {
+            let gone: Vec<i64> = {
+                let mut st = tx.prepare("SELECT test FROM matrix_tests WHERE snapshot = ?1")?;
+                st.query_map([snapshot.0], |r| r.get::<_, i64>(0))?
+                    .filter(|t| t.as_ref().map_or(true, |t| u32::try_from(*t).map_or(true, |t| !bits.contains(t))))
+                    .collect::<rusqlite::Result<_>>()?
+            };
+            for t in &gone {
+                tx.execute(
+                    "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
+                    params![snapshot.0, t],
+                )?;
+                delete_row(tx, snapshot, *t)?;
+            }
+            index_missing(tx, snapshot)?;
+            tx.execute("UPDATE snapshots SET suite = ?1 WHERE id = ?2", params![encoded, snapshot.0])?;
+            make_baseline_in(tx, snapshot)
+        })
+    }
+
+    /// The suite a snapshot's matrix is to cover, as the last full or sharded
+    /// run on it recorded it (`None`: no such run recorded one).
+    pub fn suite(&self, snapshot: SnapshotId) -> Result<Option<RoaringBitmap>> {
+        let data: Option<Vec<u8>> = self
+            .conn
+            .query_row("SELECT suite FROM snapshots WHERE id = ?1", [snapshot.0], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "snapshot", id: snapshot.0 })?;
+        data.map(|d| {
+            blob::decode_bitmap(&d).map_err(|e| self.corrupt(format!("suite of snapshot {}: {e}", snapshot.0)))
+        })
+        .transpose()
+    }
+
+    /// The tests of a snapshot's suite that have no row in its matrix, by
+    /// key: while one is missing the matrix is incomplete (a shard has not
+    /// recorded yet, or was stopped). `None` when no suite is recorded.
+    pub fn missing_tests(&self, snapshot: SnapshotId) -> Result<Option<Vec<TestInfo>>> {
+        let Some(suite) = self.suite(snapshot)? else { return Ok(None) };
+        let have: std::collections::HashSet<i64> = self.matrix_tests(snapshot)?.into_iter().map(|m| m.test.0).collect();
+        let mut missing: Vec<TestInfo> = self
+            .tests()?
+            .into_iter()
+            .filter(|t| u32::try_from(t.id.0).is_ok_and(|i| suite.contains(i)) && !have.contains(&t.id.0))
+            .collect();
+        missing.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(Some(missing))
+    }
+
+    /// The baseline a sharded `run --selected` carried this snapshot's
+    /// coverage over from, if one did.
+    pub fn origin(&self, snapshot: SnapshotId) -> Result<Option<SnapshotId>> {
+        self.conn
+            .query_row("SELECT origin FROM snapshots WHERE id = ?1", [snapshot.0], |r| r.get::<_, Option<i64>>(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or(StoreError::Missing { what: "snapshot", id: snapshot.0 })
+            .map(|o| o.map(SnapshotId))
     }
 
     /// Size of the database file in bytes (for reports).
@@ -1265,6 +1490,102 @@ fn encode_deps(deps: Option<&TestDeps>) -> EncodedDeps {
         None => (None, None, None),
         Some(d) => (Some(d.definition.clone()), Some(blob::encode_bitmap(&d.states)), d.unknown.clone()),
     }
+}
+
+/// A matrix row as columns: test, run, state, reason, coverage blobs per
+/// unit, recording blobs per unit, dependencies.
+type EncodedRow = (i64, i64, &'static str, Option<String>, Vec<(i64, Vec<u8>)>, Vec<(i64, Vec<u8>)>, EncodedDeps);
+
+fn encode_rows(tests: &[MatrixRow]) -> Vec<EncodedRow> {
+    tests
+        .iter()
+        .map(|row| {
+            let (state, reason) = match &row.state {
+                CoverageState::Known => ("ok", None),
+                CoverageState::Unknown(why) => ("unknown", Some(why.clone())),
+            };
+            let cov = row.coverage.iter().map(|(u, b)| (u.0, blob::encode_bitmap(b))).collect();
+            let rec = row
+                .recorded
+                .iter()
+                .filter(|(_, r)| !r.is_empty())
+                .map(|(u, r)| (u.0, blob::encode_recorded(r)))
+                .collect();
+            (row.test.0, row.run.0, state, reason, cov, rec, encode_deps(row.deps.as_ref()))
+        })
+        .collect()
+}
+
+fn insert_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> rusqlite::Result<()> {
+    let mut mt = tx.prepare_cached(
+        "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    let mut cv = tx.prepare_cached("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut rc = tx.prepare_cached("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
+    for (t, r, state, reason, cov, rec, (definition, deps, unknown)) in rows {
+        mt.execute(params![snapshot.0, t, r, state, reason, definition, deps, unknown])?;
+        for (u, b) in cov {
+            cv.execute(params![snapshot.0, t, u, b])?;
+        }
+        for (u, b) in rec {
+            rc.execute(params![snapshot.0, t, u, b])?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the rows of these tests in a matrix and rebuilds the edge index
+/// of every unit they covered before or cover now, inside the caller's
+/// transaction.
+fn replace_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> rusqlite::Result<()> {
+    let mut touched: Vec<i64> = Vec::new();
+    {
+        let mut st = tx.prepare_cached("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
+        for r in rows {
+            let before = st.query_map(params![snapshot.0, r.0], |r| r.get::<_, i64>(0))?;
+            touched.extend(before.collect::<rusqlite::Result<Vec<i64>>>()?);
+            touched.extend(r.4.iter().map(|(u, _)| *u));
+        }
+    }
+    for r in rows {
+        delete_row(tx, snapshot, r.0)?;
+    }
+    insert_rows(tx, snapshot, rows)?;
+    touched.sort();
+    touched.dedup();
+    let mut del = tx.prepare_cached("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2")?;
+    for u in touched {
+        del.execute(params![snapshot.0, u])?;
+    }
+    index_missing(tx, snapshot)
+}
+
+/// Removes one test's row from a matrix (its coverage and recordings too);
+/// the caller deletes the edge index of the units it covered.
+fn delete_row(tx: &Connection, snapshot: SnapshotId, test: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2")?.execute(params![snapshot.0, test])?;
+    tx.prepare_cached("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2")?
+        .execute(params![snapshot.0, test])?;
+    tx.prepare_cached("DELETE FROM matrix_tests WHERE snapshot = ?1 AND test = ?2")?
+        .execute(params![snapshot.0, test])?;
+    Ok(())
+}
+
+/// Seals a snapshot and makes it the baseline, inside the caller's transaction.
+fn make_baseline_in(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> {
+    tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [snapshot.0])?;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('baseline', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [snapshot.0.to_string()],
+    )?;
+    Ok(())
+}
+
+/// Test ids as a bitmap (they are row ids: positive and, in any store a
+/// suite fits in, below 2³²).
+fn suite_bitmap(suite: &[TestId]) -> Result<RoaringBitmap> {
+    suite.iter().map(|t| u32::try_from(t.0).map_err(|_| StoreError::Missing { what: "test", id: t.0 })).collect()
 }
 
 fn read_index(conn: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Option<Vec<u8>>> {
@@ -1337,15 +1658,20 @@ fn store_index(tx: &Connection, snapshot: SnapshotId, unit: i64, data: &[u8]) ->
     .map(|_| ())
 }
 
-/// Builds and stores one unit's index inside the caller's transaction.
-fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Vec<u8>> {
+/// One unit's coverage rows, transposed.
+fn transpose(conn: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Transpose> {
     let mut t = Transpose::default();
-    let mut st = tx.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2")?;
+    let mut st = conn.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2")?;
     let mut rows = st.query(params![snapshot.0, unit.0])?;
     while let Some(r) = rows.next()? {
         t.add(r.get(0)?, unit.0, r.get_ref(1)?.as_blob()?)?;
     }
-    let data = t.finish();
+    Ok(t)
+}
+
+/// Builds and stores one unit's index inside the caller's transaction.
+fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Vec<u8>> {
+    let data = transpose(tx, snapshot, unit)?.finish();
     store_index(tx, snapshot, unit.0, &data)?;
     Ok(data)
 }

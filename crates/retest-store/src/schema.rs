@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -156,6 +156,23 @@ CREATE TABLE snapshot_outputs(
 ) WITHOUT ROWID;
 ";
 
+/// Version 6: sharded runs. Per snapshot, the *suite* its matrix is to
+/// cover (a roaring bitmap of test ids, written by every full or sharded
+/// run): the matrix is complete when every test of it has a row; and the
+/// *origin*, the baseline a sharded `run --selected` carried coverage over
+/// from, so that every shard selects against the same version. NULL for
+/// snapshots recorded before (their completeness is not known).
+fn v6(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    // a store taken back to an older version by hand may have them already
+    if !has_column(tx, "snapshots", "suite")? {
+        tx.execute_batch("ALTER TABLE snapshots ADD COLUMN suite BLOB;")?;
+    }
+    if !has_column(tx, "snapshots", "origin")? {
+        tx.execute_batch("ALTER TABLE snapshots ADD COLUMN origin INTEGER REFERENCES snapshots(id);")?;
+    }
+    Ok(())
+}
+
 fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
     let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
     st.exists([column])
@@ -181,7 +198,7 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5)];
+const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -217,20 +234,21 @@ fn upgrade(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-/// Checks the version and brings an older schema up to date.
-pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+/// The schema version a store was written with.
+pub fn found_version(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let sql = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
     let found: Option<String> =
         conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).map_err(sql).ok();
-    let found: i64 = match found.and_then(|v| v.parse().ok()) {
-        Some(v) => v,
-        None => {
-            return Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                detail: "no schema version (not a retest store?)".to_string(),
-            });
-        }
-    };
+    found.and_then(|v| v.parse().ok()).ok_or_else(|| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail: "no schema version (not a retest store?)".to_string(),
+    })
+}
+
+/// Checks the version and brings an older schema up to date.
+pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let sql = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+    let found = found_version(conn, path)?;
     if found > VERSION {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, known: VERSION });
     }

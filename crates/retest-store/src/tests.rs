@@ -982,3 +982,142 @@ fn version_store_is_upgraded_to_record_dependencies(version: &str, extra: &str) 
     assert!(s.matrix_deps(SnapshotId(1)).unwrap().is_empty());
     assert_eq!(s.dep_state_ids(&[dep("x", 0, 1)]).unwrap().len(), 1);
 }
+
+/// Shards: each run records its tests into one snapshot's matrix and makes
+/// it the baseline with the suite it is to cover; the matrix is complete once
+/// every test of the suite has a row. Tests that left the suite leave the
+/// matrix; rows of the other shards stay.
+#[test]
+fn a_sharded_baseline_is_complete_once_every_test_of_its_suite_has_a_row() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+    let ids = s
+        .upsert_tests(&[
+            ("a".into(), "a".into()),
+            ("b".into(), "b".into()),
+            ("c".into(), "c".into()),
+            ("old".into(), "o".into()),
+        ])
+        .unwrap();
+    assert_eq!(s.suite(snap).unwrap(), None, "no run recorded a suite");
+    assert_eq!(s.missing_tests(snap).unwrap(), None);
+    let record = |s: &mut Store, t: TestId, edges: &[u32]| {
+        let run = s.begin_run(snap, "shard").unwrap();
+        let rec = TestRecord {
+            test: t,
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(edges))]),
+            recorded: vec![],
+            deps: None,
+            stopped: false,
+        };
+        s.record_result(run, Some(snap), &rec).unwrap();
+        s.finish_run(run, Some(snap)).unwrap();
+    };
+    // a test that has left the suite still has a row from before
+    record(&mut s, ids[3], &[0]);
+    // shard 1 of 2: a and c
+    record(&mut s, ids[0], &[0, 1]);
+    record(&mut s, ids[2], &[1]);
+    let suite = &ids[..3];
+    s.make_baseline(snap, suite).unwrap();
+    assert_eq!(s.baseline().unwrap(), Some(snap));
+    assert_eq!(s.snapshot(snap).unwrap().state, SnapshotState::Sealed);
+    assert_eq!(s.suite(snap).unwrap(), Some(suite.iter().map(|t| t.0 as u32).collect()));
+    let missing: Vec<String> = s.missing_tests(snap).unwrap().unwrap().into_iter().map(|t| t.key).collect();
+    assert_eq!(missing, ["b"]);
+    let rows: Vec<TestId> = s.matrix_tests(snap).unwrap().into_iter().map(|m| m.test).collect();
+    assert_eq!(rows, [ids[0], ids[2]], "the test that left the suite left the matrix");
+    assert_eq!(s.edge_index(snap, u).unwrap().tests_on_edge(0), Some(&bm(&[ids[0].0 as u32])));
+    // shard 2 of 2
+    record(&mut s, ids[1], &[0]);
+    s.make_baseline(snap, suite).unwrap();
+    assert_eq!(s.missing_tests(snap).unwrap(), Some(vec![]));
+    assert_eq!(s.edge_index(snap, u).unwrap().tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
+    assert_eq!(s.origin(snap).unwrap(), None);
+}
+
+/// A sharded `run --selected` writes only its own rows of the new matrix,
+/// with the suite and the baseline it carried coverage over from, in one
+/// transaction; a whole matrix written by `advance_baseline` is its suite.
+#[test]
+fn a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let old = s.open_snapshot().unwrap();
+    s.record_unit(old, "f.c", "f.c", u, None, "[]").unwrap();
+    let ids = s.upsert_tests(&[("a".into(), "a".into()), ("b".into(), "b".into()), ("c".into(), "c".into())]).unwrap();
+    let run = s.begin_run(old, "full").unwrap();
+    let row = |t: TestId, edges: &[u32]| MatrixRow {
+        test: t,
+        run,
+        state: CoverageState::Known,
+        coverage: vec![(u, bm(edges))],
+        recorded: vec![],
+        deps: None,
+    };
+    s.advance_baseline(old, &[row(ids[0], &[0]), row(ids[1], &[1]), row(ids[2], &[0, 1])]).unwrap();
+    assert_eq!(s.missing_tests(old).unwrap(), Some(vec![]));
+    let new = s.open_snapshot().unwrap();
+    s.advance_baseline_shard(new, &[row(ids[0], &[1]), row(ids[2], &[1])], &ids, Some(old)).unwrap();
+    assert_eq!(s.baseline().unwrap(), Some(new));
+    assert_eq!(s.origin(new).unwrap(), Some(old));
+    let missing: Vec<String> = s.missing_tests(new).unwrap().unwrap().into_iter().map(|t| t.key).collect();
+    assert_eq!(missing, ["b"]);
+    // the other shard; a row written again replaces its own only
+    s.advance_baseline_shard(new, &[row(ids[1], &[0]), row(ids[2], &[0])], &ids, Some(old)).unwrap();
+    assert_eq!(s.missing_tests(new).unwrap(), Some(vec![]));
+    let t = |i: usize| ids[i].0 as u32;
+    assert_eq!(s.edge_index(new, u).unwrap().tests_on_edge(0), Some(&bm(&[t(1), t(2)])));
+    assert_eq!(s.edge_index(new, u).unwrap().tests_on_edge(1), Some(&bm(&[t(0)])));
+    // the old baseline's matrix is as it was
+    assert_eq!(s.edge_index(old, u).unwrap().tests_on_edge(0), Some(&bm(&[t(0), t(2)])));
+}
+
+/// Inside a read view a missing edge index is built from the view's
+/// coverage and not stored (the view does not write); outside one,
+/// `store_missing_indexes` stores every missing one. A view does not see
+/// what another connection commits after its first read.
+#[test]
+fn a_read_view_sees_one_moment_and_stores_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let mut s = Store::init(&dir).unwrap();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+    let ids = s.upsert_tests(&[("a".into(), "a".into()), ("b".into(), "b".into())]).unwrap();
+    let run = s.begin_run(snap, "shard").unwrap();
+    let rec = |t: TestId| TestRecord {
+        test: t,
+        outcome: outcome("pass"),
+        coverage: Ok(vec![(u, bm(&[0]))]),
+        recorded: vec![],
+        deps: None,
+        stopped: false,
+    };
+    // a run killed before it finished: no index
+    s.record_result(run, Some(snap), &rec(ids[0])).unwrap();
+    assert!(stored_index_units(&s, snap).is_empty());
+    let mut other = Store::open(&dir).unwrap();
+    let (first, second) = s
+        .read_view(|v| {
+            let first = v.edge_index(snap, u).unwrap();
+            // another worker records meanwhile
+            other.record_result(run, Some(snap), &rec(ids[1])).unwrap();
+            let rows = v.matrix_tests(snap).unwrap().len();
+            (first, (rows, v.edge_index(snap, u).unwrap()))
+        })
+        .unwrap();
+    assert_eq!(first.tests_on_edge(0), Some(&bm(&[ids[0].0 as u32])));
+    assert_eq!(second.0, 1, "the view does not see the other worker's row");
+    assert_eq!(second.1, first);
+    assert!(stored_index_units(&s, snap).is_empty(), "nothing stored by the view");
+    s.store_missing_indexes(snap).unwrap();
+    assert_eq!(stored_index_units(&s, snap), vec![u.0]);
+    assert_eq!(s.edge_index(snap, u).unwrap().tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
+}
