@@ -517,4 +517,13 @@ fn a_merge_into_the_builds_store_keeps_where_the_tests_come_from() {
     let v = json(&o);
     assert_eq!(v["tests_total"], 20);
     assert!(v["warnings"].as_array().unwrap().is_empty() && stderr(&o).is_empty(), "{v}\n{}", stderr(&o));
+    // bad input: one line, the store merged into unchanged
+    let before = raw_matrix(f);
+    std::fs::write(f.join("junk.db"), "not a store at all, just some bytes\n".repeat(200)).unwrap();
+    let e = stderr(&retest(f, &["merge", "shard1.db", "junk.db"], 5));
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("junk.db is not a readable retest store"), "{e}");
+    let e = stderr(&retest(f, &["merge", "shard1.db", "shard1.db"], 2));
+    assert!(e.contains("named twice"), "{e}");
+    assert_eq!(raw_matrix(f), before);
 }
