@@ -2,7 +2,7 @@
 //! conditions, compiled to condition-level CFGs the way short-circuit evaluation
 //! runs them.
 
-use crate::common;
+mod common;
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! Cobertura and HTML reports of a small input (golden snapshots).
 
-use crate::common;
+mod common;
 
 use std::collections::BTreeMap;
 

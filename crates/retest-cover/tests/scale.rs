@@ -1,6 +1,6 @@
 //! Large inputs: no recursion on the thread's stack, no quadratic blow-up.
 
-use crate::common;
+mod common;
 
 use std::time::Instant;
 

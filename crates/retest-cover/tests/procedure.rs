@@ -1,7 +1,7 @@
 //! CFDGs of retest's own procedures: the statement-level CFG splits decisions
 //! the shape alone cannot tell apart, and names outcomes exactly.
 
-use crate::common;
+mod common;
 
 use common::{cfg, procedure};
 use retest_cover::cfdg::Cfdg;
