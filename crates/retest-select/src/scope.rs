@@ -26,8 +26,8 @@ pub enum Aside {
 }
 
 /// Whether the procedure named `name` (`ns::C::C(int)`, `C::operator==(…)`)
-/// is a constructor, destructor-free, or an operator: by the hierarchy's
-/// methods, else by its name's form.
+/// is a constructor or an operator (a destructor is neither): by the
+/// hierarchy's methods, else by its name's form.
 pub fn is_constructor_or_operator(h: &Hierarchy<'_>, name: &str) -> bool {
     if let Some(kind) = h.kind_of(name) {
         return matches!(kind, MethodKind::Constructor | MethodKind::Operator);
@@ -55,4 +55,20 @@ pub fn set_aside(
     }
     outcome.dangerous = kept;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_and_operators_are_told_by_their_names_without_a_hierarchy() {
+        let h = Hierarchy::default();
+        for yes in ["ns::C::C(int)", "C::C()", "C::operator==(const C&) const", "C::operator()(int)", "operator<<(std::ostream&, const C&)"] {
+            assert!(is_constructor_or_operator(&h, yes), "{yes}");
+        }
+        for no in ["C::~C()", "C::go(int)", "main(int, char**)", "ns::C::Cx(int)", "C", "<static initialisation>"] {
+            assert!(!is_constructor_or_operator(&h, no), "{no}");
+        }
+    }
 }
