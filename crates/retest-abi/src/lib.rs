@@ -167,8 +167,11 @@ pub mod trace {
     pub const THREADS: Flag = Flag { bit: 1 << 5, name: "THREADS", c_name: "RT_FLAG_THREADS" };
     /// The program installed a signal handler of its own.
     pub const HANDLER: Flag = Flag { bit: 1 << 6, name: "HANDLER", c_name: "RT_FLAG_HANDLER" };
+    /// The program wrote into the runtime's guard, past the end of its own
+    /// zero-initialised data: the runtime's state may be damaged.
+    pub const CLOBBERED: Flag = Flag { bit: 1 << 7, name: "CLOBBERED", c_name: "RT_FLAG_CLOBBERED" };
     /// Every flag, in the order of their bits.
-    pub const FLAGS: [Flag; 7] = [SIGNAL, BEFORE_EXEC, UNDERSCORE_EXIT, EXIT, INCOMPLETE, THREADS, HANDLER];
+    pub const FLAGS: [Flag; 8] = [SIGNAL, BEFORE_EXEC, UNDERSCORE_EXIT, EXIT, INCOMPLETE, THREADS, HANDLER, CLOBBERED];
     /// With [`SIGNAL`], the signal number is `(flags >> SIGNAL_SHIFT) & 0xff`
     /// (`RT_FLAG_SIGNO_SHIFT`).
     pub const SIGNAL_SHIFT: u32 = 8;

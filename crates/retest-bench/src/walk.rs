@@ -396,7 +396,9 @@ type Outcomes = Vec<Option<crate::suite::Outcome>>;
 /// (`MALLOC_PERTURB_`): a version whose outputs depend on memory it never set
 /// (a mutant that leaves a variable uninitialised) is not used, since its
 /// outputs would change with any change to the code around it — the
-/// instrumentation included — whatever a selection did.
+/// instrumentation included — whatever a selection did. A third build runs
+/// under AddressSanitizer and UBSan: a version that reads or writes out of
+/// bounds is not used either.
 fn usable(p: &Program, edits: &[Edit], dir: &Path, a: &WalkArgs) -> Result<Option<Outcomes>> {
     write_version(p, edits, dir)?;
     if !crate::suite::plain_build(dir, &["-s", "CFLAGS=-O0 -w"])? {
@@ -418,8 +420,34 @@ fn usable(p: &Program, edits: &[Edit], dir: &Path, a: &WalkArgs) -> Result<Optio
         })
         .collect();
     let second = crate::suite::run_suite(dir, &perturbed, a.timeout.min(2.0), a.jobs, 1)?;
-    Ok((first.outcomes == second.outcomes).then_some(first.outcomes))
+    if first.outcomes != second.outcomes {
+        return Ok(None);
+    }
+    // Out-of-bounds reads and writes see other memory once the program is
+    // instrumented (the runtime's state, addresses that vary from run to run),
+    // so such a version records other coverage on every run and no stored
+    // matrix can equal "the" fresh one: AddressSanitizer and UBSan put it back.
+    if !crate::suite::plain_build(dir, &["-s", "CFLAGS=-O0 -w -fsanitize=address,undefined -fno-sanitize-recover=all"])?
+    {
+        return Ok(None);
+    }
+    let checked: Vec<crate::suite::Test> = tests
+        .iter()
+        .map(|t| crate::suite::Test {
+            name: t.name.clone(),
+            cmd: format!(
+                "ASAN_OPTIONS=exitcode={SANITIZED}:detect_leaks=0 UBSAN_OPTIONS=exitcode={SANITIZED}; export ASAN_OPTIONS UBSAN_OPTIONS; {}",
+                t.cmd
+            ),
+        })
+        .collect();
+    let third = crate::suite::run_suite(dir, &checked, a.timeout.min(4.0), a.jobs, 1)?;
+    let clean = third.outcomes.iter().all(|o| o.as_ref().is_some_and(|o| !o.timed_out && o.status != SANITIZED));
+    Ok(clean.then_some(first.outcomes))
 }
+
+/// The exit status of a test that a sanitizer stopped.
+const SANITIZED: i32 = 86;
 
 /// How many tests have other outcomes in `a` than in `b`.
 fn changed(a: &Outcomes, b: &Outcomes) -> usize {
@@ -453,8 +481,12 @@ pub struct Step {
     pub follow_up: Option<String>,
     /// Per probe mode.
     pub chains: BTreeMap<String, ChainStep>,
-    /// When a matrix differed: whether a second fresh full run equals the first.
+    /// When a matrix differed: whether a third fresh full run equals the first.
     pub reference_repeats: Option<bool>,
+    /// Versions drawn for this step and put back because two fresh full runs
+    /// of them recorded different coverage.
+    #[serde(default)]
+    pub redrawn_nondeterministic: usize,
 }
 
 /// The tests whose rows differ.
@@ -517,7 +549,8 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
         // the next version
         let t0 = std::time::Instant::now();
         let mut attempt = 0;
-        let (kind, next, added, reverted, current) = loop {
+        let mut redrawn = 0;
+        let (kind, next, added, reverted, current, want) = loop {
             attempt += 1;
             anyhow::ensure!(attempt <= 200, "{}: no usable version for step {k} after 200 attempts", s.name);
             let total: u64 = KINDS.iter().map(|(_, w)| w).sum();
@@ -553,7 +586,23 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
             if let Some(o) = usable(&p, &next, &probe, a)?
                 && 2 * changed(&o, &original) <= o.len()
             {
-                break (kind, next, added, reverted, o);
+                // A program that reads or writes out of bounds may see other
+                // memory once instrumented (the runtime's state, addresses that
+                // vary from run to run) and record other coverage on every run:
+                // no stored matrix can then equal "the" fresh one. Such a version
+                // says nothing about RECOVER; it is counted and another is drawn.
+                let want = reference(&r, s, &p, &next, &base.join("ref"), a, &mats.join(format!("v{k}-ref.json")))?;
+                let again = reference(&r, s, &p, &next, &base.join("ref2"), a, &mats.join(format!("v{k}-ref2.json")))?;
+                let differ = wrong_tests(&again, &want);
+                if differ.is_empty() {
+                    break (kind, next, added, reverted, o, want);
+                }
+                redrawn += 1;
+                eprintln!(
+                    "  {} {k:>3}: two fresh full runs of a version differ ({}): another version is drawn",
+                    s.name,
+                    differ.join(", ")
+                );
             }
         };
         let mut st = Step {
@@ -565,6 +614,7 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
             follow_up: None,
             chains: BTreeMap::new(),
             reference_repeats: None,
+            redrawn_nondeterministic: redrawn,
         };
         p.applied = next;
         // each version's sources, to reproduce a step by hand
@@ -572,7 +622,6 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
         std::fs::create_dir_all(&vdir)?;
         write_version(&p, &p.applied, &vdir)?;
         let t_pick = t0.elapsed().as_secs_f64();
-        let want = reference(&r, s, &p, &p.applied, &base.join("ref"), a, &mats.join(format!("v{k}-ref.json")))?;
         for &m in &a.probes {
             let d = chain(m);
             write_version(&p, &p.applied, &d)?;
@@ -597,7 +646,7 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
             );
         }
         if st.chains.values().any(|c| !c.wrong.is_empty()) {
-            let again = reference(&r, s, &p, &p.applied, &base.join("ref2"), a, &mats.join(format!("v{k}-ref2.json")))?;
+            let again = reference(&r, s, &p, &p.applied, &base.join("ref3"), a, &mats.join(format!("v{k}-ref3.json")))?;
             st.reference_repeats = Some(wrong_tests(&again, &want).is_empty());
         }
 
@@ -776,6 +825,10 @@ pub fn run(c: &Common, a: &WalkArgs) -> Result<Summary> {
     md.push_str(&format!(
         "\nSteps by kind: {}.\n",
         kinds.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+    ));
+    let redrawn: usize = all.values().flatten().map(|s| s.redrawn_nondeterministic).sum();
+    md.push_str(&format!(
+        "\nVersions put back because two fresh full runs of them differed (out-of-bounds reads or writes that see other memory once instrumented): {redrawn}.\n"
     ));
     md.push_str(&format!(
         "\n{} steps, {} matrix mismatches ({} tests), {} audits, {} misses.\n",

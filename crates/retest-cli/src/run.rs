@@ -92,6 +92,9 @@ impl RunArgs {
 }
 
 pub fn run(store_opt: Option<&Path>, a: RunArgs) -> Result<ExitCode, Fail> {
+    // Ctrl-C from here on stops the run at its next check and says so, also
+    // while the tests are still being listed or the build is being checked
+    let _ = retest_engine::interrupt::flag();
     let (mut store, root) = retest_engine::store::open(store_opt)?;
     let cx = progress::context(&progress::RETEST)?;
     let settings = a.settings();

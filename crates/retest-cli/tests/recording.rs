@@ -479,3 +479,49 @@ int main(int argc, char **argv) {
         .collect();
     assert_eq!(got.len(), 1, "{got:?}");
 }
+
+/// A program that writes past the end of its zero-initialised data writes into
+/// the runtime's guard before it reaches the runtime's state: the test's
+/// coverage is unknown, with the reason, the same on every run, and a run that
+/// stays in bounds is recorded as usual.
+#[test]
+fn a_write_past_the_programs_data_makes_coverage_unknown_not_wrong() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(
+        dir,
+        "o.c",
+        r#"#include <stdlib.h>
+static int table[4];
+int main(int argc, char **argv) {
+    int n = atoi(argv[1]), i;
+    int *p = table;
+    for (i = 0; i < n; i++)
+        p[i] = 0x5a5a5a5a;
+    return table[0] != (n > 0 ? 0x5a5a5a5a : 0);
+}
+"#,
+    );
+    write(dir, "Makefile", "o: o.c\n\t$(CC) -O0 -o o o.c\n");
+    write(dir, "universe.txt", "./o 4\n./o 2048\n");
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let states = |dir: &Path| -> Vec<(String, String)> {
+        retest(dir, &["run", "--universe", "universe.txt"], 0);
+        let m = common::stdout(&retest(dir, &["coverage", "--format", "matrix"], 0));
+        let v: serde_json::Value = serde_json::from_str(&m).unwrap();
+        v["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["state"].as_str().unwrap().to_string(), t["reason"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    let first = states(dir);
+    assert_eq!(first[0].0, "ok", "{first:?}");
+    assert_eq!(first[1].0, "unknown", "{first:?}");
+    assert!(first[1].1.contains("wrote past the end of its own data"), "{first:?}");
+    for _ in 0..3 {
+        assert_eq!(states(dir), first);
+    }
+}

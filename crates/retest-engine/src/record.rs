@@ -145,6 +145,9 @@ impl Builds {
             ));
         }
         let cov = td.coverage().map_err(|e| format!("traces do not merge: {e}"))?;
+        if cov.is_clobbered() {
+            return Err("the program wrote past the end of its own data into the coverage runtime's guard (an out-of-bounds write of a global array?): the runtime's state may be damaged".into());
+        }
         if cov.is_incomplete() {
             return Err("a trace is marked incomplete by the runtime".into());
         }

@@ -151,6 +151,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_FLAG_INCOMPLETE 0x10u
 #define RT_FLAG_THREADS 0x20u    /* other threads may have been running */
 #define RT_FLAG_HANDLER 0x40u    /* the program installed a signal handler */
+#define RT_FLAG_CLOBBERED 0x80u  /* the program wrote into the runtime's guard */
 #define RT_FLAG_SIGNO_SHIFT 8
 
 #define RT_ENC_RAW 0u
@@ -238,34 +239,67 @@ struct rt_pid {
 /* State (all static: one instance per copy of this file)                    */
 /* ------------------------------------------------------------------------ */
 
-static int g_mode;
-static long g_init_tid;
-static struct rt_unit *g_units;
-static unsigned int g_next_index;
-static unsigned int g_incomplete;
-static int g_user_handler;            /* a handler of the program was installed */
-static struct rt_chunk *g_chunk;
-static struct rt_ptable *g_ptab;
+/* A guard between the data before this object's (the program's, when the
+   runtime is linked last, as `retest cc` links it) and the runtime's own
+   state: the only variable of this object's `.bss`.  A program that writes
+   past the end of its last arrays writes here first: the runtime's state
+   stays intact, reads there find zeros whatever the address layout, and the
+   trace is flagged CLOBBERED when a byte is no longer zero
+   (docs/trace-format.md). */
+#define RT_GUARD_BYTES 16384
+static volatile unsigned char rt_guard[RT_GUARD_BYTES] __attribute__((aligned(64), used));
+/* Every other zero-initialised variable of the runtime lives in a section of
+   its own, which the linker places after this object's `.bss` as long as
+   `.bss` is the first of the two the compiler emits: GCC emits `.bss` first,
+   Clang emits sections in the order of the first variable it emits in each,
+   and it emits the variables of an external function (the one below) before
+   those that only static functions use. */
+#define RT_STATE __attribute__((section(".bss.retest_state")))
 
-static pid_t g_pid;
-static char g_dir[RT_DIR_MAX];
-static char g_stem[RT_NAME_MAX];      /* "<pid>-<nonce>" */
-static char g_marker[RT_PATH_MAX];
-static int g_marker_present;
-static unsigned int g_seq;
-static unsigned int g_nonce_counter;
-static char g_cmdline[RT_CMDLINE_MAX];
-static size_t g_cmdline_len;
+/* Whether a byte of the guard is no longer zero.  External, hidden, and
+   defined before any other function: see RT_STATE. */
+__attribute__((visibility("hidden"))) int retest_rt_guard_clobbered(void);
+__attribute__((visibility("hidden"))) int retest_rt_guard_clobbered(void)
+{
+    const volatile unsigned long *w = (const volatile unsigned long *) (const volatile void *) rt_guard;
+    size_t i;
 
-static long g_wlock;                  /* tid of the thread writing a trace */
-static unsigned int g_crc_table[256];
-static unsigned char g_buf[65536];
-static size_t g_buflen;
-static unsigned int g_crc;
-static int g_fd;
-static int g_werr;
-static char g_tmp_path[RT_PATH_MAX];
-static char g_final_path[RT_PATH_MAX];
+    for (i = 0; i < RT_GUARD_BYTES / sizeof(unsigned long); i++) {
+        if (w[i] != 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static RT_STATE int g_mode;
+static RT_STATE long g_init_tid;
+static RT_STATE struct rt_unit *g_units;
+static RT_STATE unsigned int g_next_index;
+static RT_STATE unsigned int g_incomplete;
+static RT_STATE int g_user_handler;            /* a handler of the program was installed */
+static RT_STATE struct rt_chunk *g_chunk;
+static RT_STATE struct rt_ptable *g_ptab;
+
+static RT_STATE pid_t g_pid;
+static RT_STATE char g_dir[RT_DIR_MAX];
+static RT_STATE char g_stem[RT_NAME_MAX];      /* "<pid>-<nonce>" */
+static RT_STATE char g_marker[RT_PATH_MAX];
+static RT_STATE int g_marker_present;
+static RT_STATE unsigned int g_seq;
+static RT_STATE unsigned int g_nonce_counter;
+static RT_STATE char g_cmdline[RT_CMDLINE_MAX];
+static RT_STATE size_t g_cmdline_len;
+
+static RT_STATE long g_wlock;                  /* tid of the thread writing a trace */
+static RT_STATE unsigned int g_crc_table[256];
+static RT_STATE unsigned char g_buf[65536];
+static RT_STATE size_t g_buflen;
+static RT_STATE unsigned int g_crc;
+static RT_STATE int g_fd;
+static RT_STATE int g_werr;
+static RT_STATE char g_tmp_path[RT_PATH_MAX];
+static RT_STATE char g_final_path[RT_PATH_MAX];
 
 static const int rt_signals[] = {
     SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP,
@@ -294,8 +328,8 @@ static const int rt_signals[] = {
     0
 };
 #define RT_NSIGNALS (sizeof rt_signals / sizeof rt_signals[0] - 1)
-static unsigned char g_sig_installed[RT_NSIGNALS];
-static void *g_altstack;
+static RT_STATE unsigned char g_sig_installed[RT_NSIGNALS];
+static RT_STATE void *g_altstack;
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                             */
@@ -978,6 +1012,9 @@ static int rt_write_trace(unsigned int flags, int final)
         flags |= RT_FLAG_INCOMPLETE;
     }
     flags |= RT_LOAD(&g_incomplete);
+    if (retest_rt_guard_clobbered()) {
+        flags |= RT_FLAG_CLOBBERED;
+    }
     /* Another thread may be part-way through a statement: the reader then
        claims what such a thread may have run (docs/trace-format.md). A
        fatal signal is flagged already. */
@@ -1215,7 +1252,7 @@ static int rt_new_marker(void)
    where the units register; a unit whose probe runs earlier (called from
    another object's constructor) sets up before it, and reads /proc. Other C
    libraries (musl) pass nothing, so they always read /proc. */
-static int g_cmdline_taken;
+static RT_STATE int g_cmdline_taken;
 
 #if defined(__GNUC__) && defined(__GLIBC__) && !defined(__UCLIBC__)
 __attribute__((constructor(101)))
@@ -1651,11 +1688,11 @@ RT_EXPORT void __retest_path_hit(struct retest_tu *tu, unsigned int func, retest
 typedef int (*rt_execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*rt_fexecve_fn)(int, char *const[], char *const[]);
 
-static rt_execve_fn rt_next_execve;
-static rt_execve_fn rt_next_execvpe;
-static rt_fexecve_fn rt_next_fexecve;
+static RT_STATE rt_execve_fn rt_next_execve;
+static RT_STATE rt_execve_fn rt_next_execvpe;
+static RT_STATE rt_fexecve_fn rt_next_fexecve;
 #ifndef RETEST_RT_NO_DLSYM
-static int rt_next_resolved;
+static RT_STATE int rt_next_resolved;
 #endif
 
 /* The next definitions of the exec functions are looked up when the image
@@ -1827,7 +1864,7 @@ static char **rt_argv_alloc(size_t n, char **stackv)
    program exec'ed with an explicit or cleared environment still writes its
    trace instead of silently recording nothing. Returns `envp` itself, `stackv`,
    or a malloc'ed array (the caller frees it when it is neither). */
-static char g_env_entry[RT_DIR_MAX + 32];
+static RT_STATE char g_env_entry[RT_DIR_MAX + 32];
 
 static char *const *rt_exec_env(char *const envp[], char **stackv)
 {
@@ -2031,9 +2068,9 @@ typedef rt_handler_fn (*rt_signal_fn)(int, rt_handler_fn);
 enum { RT_SIGNAL, RT_BSD_SIGNAL, RT_SYSV_SIGNAL, RT_SYSV_SIGNAL2, RT_NSIGNAL_FNS };
 static const char *const rt_signal_names[RT_NSIGNAL_FNS] = { "signal", "bsd_signal", "sysv_signal",
                                                              "__sysv_signal" };
-static rt_sigaction_fn rt_next_sigaction;
-static rt_signal_fn rt_next_signal[RT_NSIGNAL_FNS];
-static int rt_handlers_resolved;
+static RT_STATE rt_sigaction_fn rt_next_sigaction;
+static RT_STATE rt_signal_fn rt_next_signal[RT_NSIGNAL_FNS];
+static RT_STATE int rt_handlers_resolved;
 
 static void rt_resolve_handlers(void)
 {

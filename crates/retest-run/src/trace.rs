@@ -73,6 +73,10 @@ impl TraceFlags {
     /// The program installed a signal handler of its own, which may have left
     /// a statement part-way (`longjmp` out of it, `exit` inside it).
     pub const HANDLER: TraceFlags = TraceFlags(abi::HANDLER.bit);
+    /// The program wrote into the runtime's guard, past the end of its own
+    /// zero-initialised data: the runtime's state, and so the trace, may be
+    /// damaged.
+    pub const CLOBBERED: TraceFlags = TraceFlags(abi::CLOBBERED.bit);
 
     /// Whether every bit of `other` is set.
     pub fn contains(self, other: TraceFlags) -> bool {
@@ -87,6 +91,11 @@ impl TraceFlags {
     /// Whether the runtime flagged this trace as a lower bound.
     pub fn is_incomplete(self) -> bool {
         self.contains(Self::INCOMPLETE)
+    }
+
+    /// Whether the program wrote into the runtime's guard.
+    pub fn is_clobbered(self) -> bool {
+        self.contains(Self::CLOBBERED)
     }
 
     /// Whether code may have been stopped part-way through a statement when
@@ -474,7 +483,9 @@ impl TraceDir {
     /// unreadable file, no trace flagged incomplete. When this is false the
     /// runner must not trust the coverage for selection.
     pub fn is_complete(&self) -> bool {
-        self.live.is_empty() && self.errors.is_empty() && self.traces.iter().all(|t| !t.trace.flags.is_incomplete())
+        self.live.is_empty()
+            && self.errors.is_empty()
+            && self.traces.iter().all(|t| !t.trace.flags.is_incomplete() && !t.trace.flags.is_clobbered())
     }
 
     /// The names of every file read: traces, markers and unusable files.
@@ -609,6 +620,7 @@ pub struct Coverage {
     ids: BTreeMap<(TuHash, u32, u32), Vec<u64>>,
     incomplete: bool,
     stopped: bool,
+    clobbered: bool,
 }
 
 impl Coverage {
@@ -621,6 +633,7 @@ impl Coverage {
     pub fn add(&mut self, trace: &Trace) -> Result<(), TraceError> {
         self.incomplete |= trace.flags.is_incomplete();
         self.stopped |= trace.flags.stopped_part_way();
+        self.clobbered |= trace.flags.is_clobbered();
         for unit in &trace.units {
             for section in &unit.sections {
                 match section {
@@ -671,6 +684,11 @@ impl Coverage {
     /// Whether any merged trace was flagged [`TraceFlags::INCOMPLETE`].
     pub fn is_incomplete(&self) -> bool {
         self.incomplete
+    }
+
+    /// Whether any merged trace was flagged [`TraceFlags::CLOBBERED`].
+    pub fn is_clobbered(&self) -> bool {
+        self.clobbered
     }
 
     /// Whether code may have been stopped part-way in any merged trace

@@ -64,7 +64,13 @@ mod tests {
     #[test]
     fn constructors_and_operators_are_told_by_their_names_without_a_hierarchy() {
         let h = Hierarchy::default();
-        for yes in ["ns::C::C(int)", "C::C()", "C::operator==(const C&) const", "C::operator()(int)", "operator<<(std::ostream&, const C&)"] {
+        for yes in [
+            "ns::C::C(int)",
+            "C::C()",
+            "C::operator==(const C&) const",
+            "C::operator()(int)",
+            "operator<<(std::ostream&, const C&)",
+        ] {
             assert!(is_constructor_or_operator(&h, yes), "{yes}");
         }
         for no in ["C::~C()", "C::go(int)", "main(int, char**)", "ns::C::Cx(int)", "C", "<static initialisation>"] {
