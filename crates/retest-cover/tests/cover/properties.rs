@@ -2,7 +2,7 @@
 //! conditions, compiled to condition-level CFGs the way short-circuit evaluation
 //! runs them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! CFDGs of retest's own procedures: the statement-level CFG splits decisions
 //! the shape alone cannot tell apart, and names outcomes exactly.
 
-mod common;
+use crate::common;
 
 use common::{cfg, procedure};
 use retest_cover::cfdg::Cfdg;

@@ -1,7 +1,7 @@
 //! The examples of 001 (Listings 1 and 2, Figures 1 and 2) and hand-computed
 //! criteria and MC/DC.
 
-mod common;
+use crate::common;
 
 use common::{Named, cfg};
 use retest_cover::cfdg::{Cfdg, Options, SuccessorOrder};

@@ -1,6 +1,6 @@
 //! Large inputs: no recursion on the thread's stack, no quadratic blow-up.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

@@ -2,7 +2,7 @@
 //! unit run by the tests of Figure 1, evaluations read off edge sets or recorded,
 //! tests that mix evaluations named, units sharing a function.
 
-mod common;
+use crate::common;
 
 use common::{Named, cfg, procedure};
 use retest_cover::criteria::{Criterion, Reading};

@@ -1,6 +1,6 @@
 //! Cobertura and HTML reports of a small input (golden snapshots).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
