@@ -1,7 +1,7 @@
 //! The compiler wrapper on code real projects write: a build that passes
 //! without the wrapper passes with it.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

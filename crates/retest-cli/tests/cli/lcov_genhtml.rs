@@ -3,7 +3,7 @@
 //! a warning, and the page it writes counts the lines and functions the text
 //! report counts. A missing `genhtml` fails the test (`.ci/run` installs lcov).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! The user's workflow on the bundled example, driving the real binary:
 //! init → build with the wrapper → run (baseline) → change → select → audit.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

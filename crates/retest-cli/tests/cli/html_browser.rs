@@ -7,9 +7,8 @@
 //!
 //! Needs `chromium` (Debian: chromium); a missing browser fails the test.
 
-mod common;
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::common;
+use crate::common::corpus;
 
 use std::process::Command;
 

@@ -10,7 +10,7 @@
 //! through CMake's `gtest_discover_tests` and CTest, and Catch2 through
 //! `[[catch2]]`; a change selects the cases that ran it, not their binary.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

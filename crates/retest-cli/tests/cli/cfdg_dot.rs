@@ -11,9 +11,8 @@
 //! The LLVM half needs clang-19 and opt-19 (Debian: clang-19, llvm-19) and is
 //! a missing tool fails the test (`.ci/run` installs them).
 
-mod common;
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::common;
+use crate::common::corpus;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! compared like any other function. An edit in one of them selects the tests
 //! that ran it, by every algorithm, and the audit finds no miss.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -10,7 +10,7 @@
 //! example, `(void)ev;` — which is still a statement (a change to it must be
 //! seen by selection).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! cannot be recorded is marked *coverage unknown* with a reason; a `retest run`
 //! killed at any point leaves a consistent store holding every finished test.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

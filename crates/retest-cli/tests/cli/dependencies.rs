@@ -4,7 +4,7 @@
 //! selects exactly the tests it can affect, with a reason naming what
 //! changed, with or without a rebuild.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

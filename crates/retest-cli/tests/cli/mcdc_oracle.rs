@@ -35,9 +35,8 @@
 //! (Debian: clang-19, llvm-19, libclang-rt-19-dev); a missing one fails the test
 //! (`.ci/run` installs them).
 
-mod common;
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::common;
+use crate::common::corpus;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! After every `retest run --selected` the stored matrix must equal a fresh
 //! store's full run bit for bit, and an audited follow-up edit must miss no test.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! the statement-coverage matrices of Figs. 1–3 after each step, and that every
 //! recomputed matrix equals a full rerun bit for bit.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

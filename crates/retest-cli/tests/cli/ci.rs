@@ -9,7 +9,7 @@
 //! test needs `groff` and `man`, the build-system test `cmake`. `.ci/run`
 //! installs them all; a missing one fails the test, it never passes unchecked.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,7 +8,7 @@
 //! `g`), named in the comments as in the paper. The programs print what the
 //! blocks W, Y, Z, V do, so a test whose path is in D(G, G') changes its output.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -9,7 +9,7 @@
 //!   walks that explain exactly the test's edge coverage, and functions left by
 //!   `exit` are flagged as having a path cut off.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;

@@ -1,9 +1,8 @@
 //! `retest coverage --criteria`, `--fail-under`, `--tests`, the Cobertura and
 //! HTML formats, and `retest cfdg`'s errors, on the corpus of `common/corpus.rs`.
 
-mod common;
-#[path = "common/corpus.rs"]
-mod corpus;
+use crate::common;
+use crate::common::corpus;
 
 use std::collections::BTreeSet;
 use std::path::Path;
