@@ -460,3 +460,40 @@ fn first_contact_messages_say_what_to_do() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+/// `retest cfg` on a source that does not compile still prints the graph (the
+/// parser's guess), and says so once per unit, alone or through a compilation
+/// database: where the compiler finds the first error, what it is, and what to
+/// do. A source the compiler accepts gets no warning.
+#[test]
+fn cfg_of_a_file_with_syntax_errors_says_where_the_first_one_is() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let good =
+        "int f(int x)\n{\n    if (x > 0) {\n        return 1;\n    }\n    return 0;\n}\n\nint h(void) { return 3; }\n";
+    let bad = good.replace("(x > 0)", "(x > 0").replace("return 3;", "return 3");
+    std::fs::write(dir.join("bad.c"), &bad).unwrap();
+    let db = format!(r#"[{{"directory": "{}", "file": "bad.c", "arguments": ["cc", "-c", "bad.c"]}}]"#, dir.display());
+    std::fs::write(dir.join("compile_commands.json"), db).unwrap();
+    let graph_or_summary =
+        [(&["cfg", "bad.c"][..], "cfg f ("), (&["cfg", "-p", "compile_commands.json"][..], "2 functions")];
+    for (args, printed) in graph_or_summary {
+        let out = retest(dir, args, 0);
+        assert!(stdout(&out).contains(printed), "{args:?}: {}", stdout(&out));
+        let e = stderr(&out);
+        let warned: Vec<&str> = e.lines().filter(|l| l.contains("the compiler rejects this code")).collect();
+        assert_eq!(warned.len(), 1, "{args:?}: {e}");
+        assert!(
+            warned[0].starts_with("warning: bad.c:3:")
+                // GCC quotes with ‘’ in a UTF-8 locale, Clang with ''
+                && warned[0].contains("(expected ")
+                && warned[0].contains("fix the error and run `retest cfg` again"),
+            "{args:?}: {e}"
+        );
+    }
+    std::fs::write(dir.join("bad.c"), good).unwrap();
+    for args in [&["cfg", "bad.c"][..], &["cfg", "-p", "compile_commands.json"][..]] {
+        let e = stderr(&retest(dir, args, 0));
+        assert!(!e.contains("warning"), "{args:?}: {e}");
+    }
+}
