@@ -17,6 +17,7 @@ mod html_browser;
 mod lcov_genhtml;
 mod mcdc_oracle;
 mod old_style;
+mod packaging;
 mod recording;
 mod recover;
 mod store_units;
