@@ -67,7 +67,7 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     if a.cfdg {
         a.level = Level::Condition;
     }
-    let units: Vec<(PathBuf, TuAnalysis)> = match (&a.file, &a.project) {
+    let (units, syntax_warnings): Analysed = match (&a.file, &a.project) {
         (Some(file), None) => {
             if !file.exists() {
                 return Err(
@@ -81,9 +81,9 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
             let job = TuJob::new(cc, &a.flags, file.clone(), dir.clone());
             let tu = job
                 .analyze(&own_files(None, dir))
-                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?
-                .unit;
-            vec![(file.clone(), tu)]
+                .or_fail_hint("pass the file's compiler flags after `--` (e.g. -- -Iinclude -DNDEBUG)")?;
+            let warning = syntax_warning(&job, &tu);
+            (vec![(file.clone(), tu.unit)], warning.into_iter().collect())
         }
         (None, Some(db)) => analyze_project(db)?,
         _ => {
@@ -143,6 +143,9 @@ pub fn run(a: CfgArgs) -> Result<(), Fail> {
     };
     res.and_then(|_| out.flush()).or_fail()?;
     // problems go to stderr so that the graph output stays clean
+    for w in &syntax_warnings {
+        eprintln!("warning: {w}");
+    }
     for (path, tu) in &units {
         for p in &tu.problems {
             let at = p
@@ -184,7 +187,31 @@ fn pick(f: &retest_graph::Procedure, level: Level) -> &Cfg {
     }
 }
 
-fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
+/// When the parser met a syntax error in the unit's own code and the compiler
+/// rejects the source too: where and what (the compiler's first error), and
+/// what to do. Nothing when the compiler accepts it (the parser's misreading
+/// of valid code is told by the unit's problems).
+fn syntax_warning(job: &TuJob, tu: &retest_lang_c::TuAnalysis) -> Option<String> {
+    let span = tu.syntax_error?;
+    let (at, what) = match job.check_syntax() {
+        Ok(None) => return None,
+        Ok(Some(e)) => (
+            e.at.unwrap_or_else(|| job.source_path().display().to_string()),
+            format!("the compiler rejects this code ({})", e.message),
+        ),
+        // the compiler that preprocessed the unit cannot be run again: the parser's word
+        Err(_) => (format!("{}:{}:{}", tu.unit.file_path(&span), span.line, span.col), "syntax error".into()),
+    };
+    Some(format!(
+        "{at}: {what}; the graph shows retest's guess at what does not parse — fix the error and run `retest cfg` again"
+    ))
+}
+
+/// Analysed units, each with its source's path, and the warnings of those
+/// whose code does not compile ([`syntax_warning`]).
+type Analysed = (Vec<(PathBuf, TuAnalysis)>, Vec<String>);
+
+fn analyze_project(db: &Path) -> Result<Analysed, Fail> {
     let cmds = read_compile_commands(db).or_fail()?;
     let jobs: Vec<TuJob> = cmds.iter().flat_map(TuJob::from_compile_command).collect();
     if jobs.is_empty() {
@@ -193,25 +220,28 @@ fn analyze_project(db: &Path) -> Result<Vec<(PathBuf, TuAnalysis)>, Fail> {
     }
     let root = project_root(db, &cmds);
     let pb = progress::bar(jobs.len() as u64, "analysing");
-    let results: Vec<Result<(PathBuf, TuAnalysis), Fail>> = jobs
+    let results: Vec<Result<_, Fail>> = jobs
         .par_iter()
         .map(|job| {
             let own = own_files(root.clone(), job.directory.clone());
-            let r = job.analyze(&own).map(|tu| (job.source_path(), tu.unit)).or_fail();
+            let r = job.analyze(&own).map(|tu| (job.source_path(), syntax_warning(job, &tu), tu.unit)).or_fail();
             pb.inc(1);
             r
         })
         .collect();
     pb.finish_and_clear();
-    let mut units = Vec::new();
+    let (mut units, mut warnings) = (Vec::new(), Vec::new());
     for r in results {
         match r {
-            Ok(u) => units.push(u),
+            Ok((path, warning, unit)) => {
+                units.push((path, unit));
+                warnings.extend(warning);
+            }
             // one unit that does not preprocess is reported, the others still analysed
             Err(f) => eprintln!("warning: {}", f.what),
         }
     }
-    Ok(units)
+    Ok((units, warnings))
 }
 
 fn write_summary(units: &[(PathBuf, TuAnalysis)], out: &mut dyn Write) -> io::Result<()> {

@@ -751,6 +751,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         constexpr_statements: dialect.constexpr_statements,
         classes: &found.classes,
     };
+    let own = |n: Ts<'_>| file_at(n.start_position().row).is_some_and(is_own);
+    let syntax_error = syntax::first_error(root, src, &own).and_then(|n| span_at(n.start_position(), n.end_position()));
     let mut decls_out: Vec<Declaration> = Vec::new();
     let mut functions = Vec::new();
     let mut sites = Vec::new();
@@ -900,6 +902,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         completes,
         cpp: true,
         guarded,
+        syntax_error,
     }
 }
 

@@ -675,9 +675,75 @@ pub fn run_preprocessor(
     Ok(Preprocessed::from_output(String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
+/// The first error a compiler reports for a source it rejects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompilerError {
+    /// Where, as the compiler prints it (`file:line:column`), when it says.
+    pub at: Option<String>,
+    /// What, without the `error:` prefix.
+    pub message: String,
+}
+
+impl CompilerError {
+    /// The first error of GCC's or Clang's diagnostics (`file:line:col: error:
+    /// …`, or `fatal error:`), else their first line.
+    pub fn of_diagnostics(stderr: &str) -> CompilerError {
+        for line in stderr.lines() {
+            for tag in [": error: ", ": fatal error: "] {
+                if let Some(i) = line.find(tag) {
+                    return CompilerError {
+                        at: Some(line[..i].to_string()),
+                        message: line[i + tag.len()..].trim().to_string(),
+                    };
+                }
+            }
+        }
+        let first = stderr.lines().map(str::trim).find(|l| !l.is_empty());
+        CompilerError { at: None, message: first.unwrap_or("the compiler exited with an error and no message").into() }
+    }
+}
+
+/// Runs `compiler <flags> -fsyntax-only <file>` in `cwd`: `None` when the
+/// compiler accepts the source, else its first error.
+pub fn check_syntax(
+    compiler: &str,
+    flags: &[String],
+    file: &Path,
+    cwd: &Path,
+) -> Result<Option<CompilerError>, PreprocessError> {
+    let out = Command::new(compiler)
+        .args(flags)
+        .arg("-fsyntax-only")
+        .arg(file)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|source| PreprocessError::Spawn { compiler: compiler.to_string(), source })?;
+    Ok((!out.status.success()).then(|| CompilerError::of_diagnostics(&String::from_utf8_lossy(&out.stderr))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_error_of_gcc_and_clang_diagnostics() {
+        let gcc = "bad.c: In function 'f':\nbad.c:3:15: error: expected ')' before '{' token\n    3 |     if (x > 0 {\nbad.c:9:1: error: expected declaration\n";
+        assert_eq!(
+            CompilerError::of_diagnostics(gcc),
+            CompilerError { at: Some("bad.c:3:15".into()), message: "expected ')' before '{' token".into() }
+        );
+        let clang = "bad.c:1:10: fatal error: 'nope.h' file not found\n";
+        assert_eq!(
+            CompilerError::of_diagnostics(clang),
+            CompilerError { at: Some("bad.c:1:10".into()), message: "'nope.h' file not found".into() }
+        );
+        let other = "\ncc1: some message\n";
+        assert_eq!(
+            CompilerError::of_diagnostics(other),
+            CompilerError { at: None, message: "cc1: some message".into() }
+        );
+    }
 
     #[test]
     fn attributes_after_variable_declarators_are_blanked_and_kept_aside() {

@@ -88,6 +88,12 @@ impl TuJob {
         })
     }
 
+    /// Whether the compiler accepts the source with the unit's flags
+    /// (`-fsyntax-only`): `None` if it does, else its first error.
+    pub fn check_syntax(&self) -> Result<Option<crate::preprocess::CompilerError>, PreprocessError> {
+        crate::preprocess::check_syntax(&self.compiler, &self.flags, &self.file, &self.directory)
+    }
+
     /// Whether the unit is C++: `-x c++` among the flags, or a C++ source name.
     pub fn is_cpp(&self) -> bool {
         match self.flags.iter().position(|f| f == "-x") {

@@ -447,6 +447,21 @@ pub fn has_syntax_error(n: Ts<'_>, src: &[u8]) -> bool {
     n.children(&mut c).any(|ch| has_syntax_error(ch, src))
 }
 
+/// The first syntax error or token the parser inserted to recover from one,
+/// in text order, among the nodes `keep` accepts (a builtin's type argument,
+/// [`is_type_argument`], is none).
+pub fn first_error<'t>(root: Ts<'t>, src: &[u8], keep: &dyn Fn(Ts<'_>) -> bool) -> Option<Ts<'t>> {
+    if (root.is_error() || root.is_missing()) && !is_type_argument(root, src) && keep(root) {
+        return Some(root);
+    }
+    if !root.has_error() {
+        return None;
+    }
+    let mut c = root.walk();
+    let children: Vec<Ts<'t>> = root.children(&mut c).collect();
+    children.into_iter().find_map(|ch| first_error(ch, src, keep))
+}
+
 /// Whether the subtree has a token the parser inserted to recover from an error
 /// (other than in a builtin's type argument, [`is_type_argument`]).
 pub fn has_missing(n: Ts<'_>, src: &[u8]) -> bool {

@@ -37,6 +37,11 @@ pub struct TuAnalysis {
     /// Per procedure: its probes store only outside constant evaluation
     /// (`crate::build::Evaluation`).
     pub guarded: Vec<bool>,
+    /// Where the parser first met a syntax error in the project's own code
+    /// (an `ERROR` or a token it inserted), if it did: the graph there is the
+    /// parser's guess. Whether the compiler agrees is for
+    /// [`crate::TuJob::check_syntax`] to say.
+    pub syntax_error: Option<Span>,
 }
 
 impl TuAnalysis {
@@ -262,6 +267,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let file_at = |row: usize| pre.file_at(row);
     let file_of = |n: Ts<'_>| file_at(n.start_position().row);
     let own = |n: Ts<'_>| file_of(n).is_some_and(is_own);
+    let syntax_error = syntax::first_error(tree.root_node(), src, &own).and_then(span_of);
 
     // noreturn functions declared anywhere in the unit, functions declared
     // `const` or `pure` (they return), and file-scope typedef names
@@ -441,6 +447,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         sites,
         completes,
         cpp: false,
+        syntax_error,
     }
 }
 

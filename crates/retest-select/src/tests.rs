@@ -19,7 +19,7 @@ pub(crate) fn fixture(name: &str) -> Unit {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     serde_json::from_value(v["unit"].clone()).unwrap_or_else(|e| {
         panic!(
-            "{}: no unit ({e}); RETEST_BLESS=1 cargo test -p retest-lang-c --test select_fixtures writes it",
+            "{}: no unit ({e}); RETEST_BLESS=1 cargo test -p retest-lang-c --test front_end select_fixtures:: writes it",
             path.display()
         )
     })

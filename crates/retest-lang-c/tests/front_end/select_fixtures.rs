@@ -2,7 +2,7 @@
 //! are what this front end makes of their sources. `retest-select` is tested
 //! on these fixtures, without a compiler; this test keeps them current: a
 //! change of the front end that changes a fixture's unit fails here, and
-//! `RETEST_BLESS=1 cargo test -p retest-lang-c --test select_fixtures`
+//! `RETEST_BLESS=1 cargo test -p retest-lang-c --test front_end select_fixtures::`
 //! writes the new units (review the diff: the selection tests then run on
 //! them).
 //!
