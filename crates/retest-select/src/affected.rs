@@ -9,7 +9,7 @@
 //! as modified; selection is postponed to the statements that do, instead of
 //! selecting every test that enters the scope of the declaration.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use retest_graph::Declaration;
 
@@ -70,6 +70,12 @@ fn difference<'s, 'a>(a: &'s [&'a str], b: &'s [&'a str]) -> impl Iterator<Item 
     a.iter().copied().filter(move |x| b.binary_search(x).is_err())
 }
 
+/// Whether a declaration's text is a system header's digest (`retest-lang-c`'s
+/// `decls::sealed`: `#` and 16 hex digits).
+fn is_sealed(text: &str) -> bool {
+    text.len() == 17 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 fn short(s: &str) -> String {
     if s.chars().count() > 80 { format!("{}…", s.chars().take(80).collect::<String>()) } else { s.to_string() }
 }
@@ -87,9 +93,15 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             .find(|d| d.d.names.iter().any(|n| n == name))
             .and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
     };
+    // names affected through a system header's declaration: only these reach
+    // other system headers' declarations (below)
+    let mut system: HashSet<String> = HashSet::new();
     for n in names {
         let (a, b) = (to.get(n).unwrap_or(&empty), tn.get(n).unwrap_or(&empty));
         if a != b {
+            if a.iter().filter(|t| is_sealed(t)).ne(b.iter().filter(|t| is_sealed(t))) {
+                system.insert(n.to_string());
+            }
             let show = |t: &str| {
                 if t.starts_with('#') { "(in a system header)".to_string() } else { format!("`{}`", short(t)) }
             };
@@ -120,14 +132,28 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             out.names.insert(n.to_string(), Why { detail, old_at: locate(old, n), new_at: locate(new, n) });
         }
     }
-    // closure: a declaration that mentions an affected name affects its own names
+    // closure: a declaration that mentions an affected name affects its own names.
+    // A system header's declaration (its text sealed to a digest) cannot refer to
+    // the project's entities: a project name it mentions is another entity of
+    // the same spelling (a member or parameter `path`, `result`, `it` of the
+    // project and the library's). So it is reached only through names that a
+    // system header's declaration made affected (`string` through a changed
+    // `basic_string`), never through the project's. Without this, a changed
+    // class reached `std::string` through such spellings, and every statement
+    // using a string counted as modified.
     let all: Vec<&Decl<'_>> = old.iter().chain(new.iter()).collect();
     loop {
         let mut grew = false;
         for d in &all {
-            let hit = d.d.mentions.iter().find(|m| out.names.contains_key(*m) || seeds.names.contains_key(*m));
+            let sealed = is_sealed(&d.d.text);
+            let hit = d.d.mentions.iter().find(|m| {
+                if sealed { system.contains(*m) } else { out.names.contains_key(*m) || seeds.names.contains_key(*m) }
+            });
             if let Some(m) = hit {
                 for n in &d.d.names {
+                    if sealed && system.insert(n.clone()) {
+                        grew = true;
+                    }
                     if !out.names.contains_key(n) && !seeds.names.contains_key(n) {
                         out.names.insert(
                             n.clone(),
@@ -183,6 +209,38 @@ mod tests {
         assert_eq!(names, vec!["p", "pair", "pair_t"]);
         let detail = &a.names["pair"].detail;
         assert!(detail.contains("struct pair { int a , b") && detail.contains("struct pair { long a , b"), "{detail}");
+    }
+
+    /// A system header's declaration (sealed) is affected only by its own change:
+    /// a project name of the same spelling as one it mentions does not reach it.
+    #[test]
+    fn a_project_change_does_not_reach_a_system_declaration_through_a_shared_spelling() {
+        let old = [
+            d(DeclKind::Tag, &["Node", "path"], "struct Node { int id_ ; string path ; }", &["string"]),
+            d(DeclKind::Variable, &["cur"], "Node * cur ;", &["Node"]),
+            d(DeclKind::Type, &["string"], "#00000000000000aa", &["basic_string"]),
+            d(DeclKind::Tag, &["basic_string", "size"], "#00000000000000bb", &["path", "size_type"]),
+        ];
+        let mut new = old.clone();
+        new[0] = d(DeclKind::Tag, &["Node", "path"], "struct Node { string path ; int id_ ; }", &["string"]);
+        fn wrap(v: &[Declaration]) -> Vec<Decl<'_>> {
+            v.iter().map(|d| Decl { d, file: "x.h" }).collect()
+        }
+        let a = affected(&wrap(&old), &wrap(&new), &Affected::default());
+        let names: Vec<&str> = a.names.keys().map(String::as_str).collect();
+        assert_eq!(names, vec!["Node", "cur", "path"]);
+        // a system declaration's own change still counts, reaches the system
+        // declarations that mention it, and from there the project
+        let mut changed = old.clone();
+        changed[3] = d(DeclKind::Tag, &["basic_string", "size"], "#00000000000000cc", &["path", "size_type"]);
+        let a = affected(&wrap(&old), &wrap(&changed), &Affected::default());
+        let names: Vec<&str> = a.names.keys().map(String::as_str).collect();
+        assert_eq!(names, vec!["Node", "basic_string", "cur", "path", "size", "string"]);
+        assert_eq!(
+            a.names["basic_string"].detail,
+            "the declaration of `basic_string` changed: (in a system header) → (in a system header)"
+        );
+        assert_eq!(a.names["string"].detail, "`string` is declared with `basic_string`, which changed");
     }
 
     #[test]

@@ -1089,3 +1089,49 @@ fn class_level_selection_retests_the_class_and_its_derived_classes() {
         stderr(&bad)
     );
 }
+
+const GRAPH_H: &str = "#include <string>\n#include <vector>\n\
+struct Node {\n  Node(const std::string& p) : path_(p) {}\n  const std::string& path() const { return path_; }\n\
+  std::string path_;\n  bool dirty_ = false;\n  int id_ = -1;\n  std::vector<Node*> out_;\n};\n\
+static const unsigned long value = sizeof(Node);\n";
+
+const GRAPH_CC: &str = "#include <cstdio>\n#include <cstring>\n#include <string>\n#include \"graph.h\"\n\
+static int nodes(const char* p) {\n  Node n(p);\n  n.id_ = 3;\n  return n.id_ + (int)n.path().size();\n}\n\
+static int words(const char* p) {\n  std::string s(p);\n  s += \"-x\";\n  return (int)s.size();\n}\n\
+int main(int argc, char** argv) {\n  if (argc < 3) return 2;\n\
+  int r = std::strcmp(argv[1], \"node\") == 0 ? nodes(argv[2]) : words(argv[2]);\n\
+  std::printf(\"%d\\n\", r);\n  return 0;\n}\n";
+
+/// A change of a class's layout (ninja's `Node`: a member moved, an enum given
+/// an underlying type) selects the tests that use the class, not every test that
+/// uses a `std::string`: the library's declarations are affected only by their
+/// own change, never through a project name of the same spelling (here
+/// `value`, which libstdc++'s declarations mention as `integral_constant`'s
+/// member; in ninja a member or parameter `path`, `result`, `it`).
+#[test]
+fn a_class_layout_change_selects_its_users_not_every_user_of_the_library() {
+    assert!(have("g++"), "g++ is needed (installed by .ci/run)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(dir.join("graph.h"), GRAPH_H).unwrap();
+    std::fs::write(dir.join("graph.cc"), GRAPH_CC).unwrap();
+    std::fs::write(dir.join("Makefile"), "graph: graph.cc graph.h\n\t$(CXX) -O0 -o graph graph.cc\n").unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"node\"\ncmd = \"./graph node abc\"\n\n[[test]]\nname = \"words\"\ncmd = \"./graph words abc\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    let moved =
+        GRAPH_H.replace("  bool dirty_ = false;\n  int id_ = -1;\n", "  int id_ = -1;\n  bool dirty_ = false;\n");
+    assert_ne!(moved, GRAPH_H);
+    write_newer(&dir.join("graph.h"), &moved);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    assert_eq!(selected(dir, "dejavu"), set(&["node"]));
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let reasons = v["selected"][0]["reasons"].to_string();
+    assert!(reasons.contains("Node"), "{reasons}");
+    assert!(!reasons.contains("`string`"), "{reasons}");
+}
