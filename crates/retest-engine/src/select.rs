@@ -462,8 +462,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     if skip_ctor_op || !scope.not_under_test.is_empty() {
         use retest_select::scope::{Aside, is_constructor_or_operator, set_aside};
         let hierarchy = retest_select::hierarchy::Hierarchy::new(&old);
-        let aside = |name: &str| {
-            if scope.not_under_test(name) {
+        let aside = |name: &str, key: &str| {
+            if scope.not_under_test(name) || scope.not_under_test(key) {
                 Some(Aside::NotUnderTest)
             } else if skip_ctor_op && is_constructor_or_operator(&hierarchy, name) {
                 Some(Aside::ConstructorOrOperator)

@@ -845,7 +845,9 @@ pub fn dependency_settings(path: &Path) -> Result<DepSettings, DiscoverError> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SelectSettings {
     /// Patterns (`*`, `?`) of the procedures that are driver, setup or oracle
-    /// code, not code under test: a change in one selects no test.
+    /// code, not code under test: a change in one selects no test. A pattern
+    /// matches a procedure's name (`FooTest::SetUp()`) or its key, the name
+    /// after its unit's (`src/foo_test.cc@obj/foo_test.o::<static initialisation>`).
     pub not_under_test: Vec<String>,
     /// Changes in constructors and operators select no test.
     pub skip_constructor_and_operator_changes: bool,

@@ -39,16 +39,20 @@ pub fn is_constructor_or_operator(h: &Hierarchy<'_>, name: &str) -> bool {
 }
 
 /// Moves out of `outcome.dangerous` every edge of a procedure for which
-/// `aside` says why, and returns them with that reason.
+/// `aside` says why, and returns them with that reason. `aside` is given the
+/// procedure's name (`C::go(int)`) and its key, the name after its unit's key
+/// (`src/c_test.cc@obj/c_test.o::<static initialisation>`), so that settings
+/// can name a procedure of some files only.
 pub fn set_aside(
     outcome: &mut Outcome,
     old: &Program<'_>,
-    aside: &dyn Fn(&str) -> Option<Aside>,
+    aside: &dyn Fn(&str, &str) -> Option<Aside>,
 ) -> Vec<(Dangerous, Aside)> {
     let mut kept = Vec::with_capacity(outcome.dangerous.len());
     let mut out = Vec::new();
     for d in std::mem::take(&mut outcome.dangerous) {
-        match aside(&old.procedure(d.procedure).name) {
+        let name = &old.procedure(d.procedure).name;
+        match aside(name, &format!("{}::{name}", old.unit(d.procedure).key)) {
             Some(why) => out.push((d, why)),
             None => kept.push(d),
         }

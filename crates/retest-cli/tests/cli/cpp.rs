@@ -836,6 +836,16 @@ fn polymorphic_call_targets_and_set_aside_changes_select_as_the_paper_says() {
     let s = retest(dir, &["select", "--format", "json"], 0);
     assert!(json(&s)["selected"].as_array().unwrap().is_empty(), "{}", stdout(&s));
     assert!(stderr(&s).contains("not_under_test"), "{}", stderr(&s));
+    // a pattern may name the procedure's unit too (its key: `FILE@OBJECT::NAME`),
+    // as for the GoogleTest registrations of test files only
+    for (pattern, selects) in [("other.cc@*::main(*", true), ("elevator.cc@*::main(*", false)] {
+        std::fs::write(dir.join("retest.toml"), format!("[select]\nnot_under_test = [\"{pattern}\"]\n\n{toml}"))
+            .unwrap();
+        let s = retest(dir, &["select", "--format", "json"], 0);
+        let n = json(&s)["selected"].as_array().unwrap().len();
+        assert_eq!(n == all.len(), selects, "{pattern}: {}", stdout(&s));
+        assert_eq!(n == 0, !selects, "{pattern}: {}", stdout(&s));
+    }
 }
 
 /// A generated class: its base (an earlier class) and its methods `(name,
