@@ -459,7 +459,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
             bodies.contains(&x.id()).then_some("{…}".into())
         }
     });
-    let u = syntax::uses(n, src, &BTreeSet::new(), &skip);
+    let u = syntax::uses(n, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x));
     let mut names = vec![last.clone()];
     if qualified != last {
         names.push(qualified.clone());
@@ -486,7 +486,8 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         for m in body.named_children(&mut c) {
             let Some(f) = ordinary.get(&m.id()).cloned().or_else(|| virtual_member(m, src)) else { continue };
             let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}".into()));
-            let u = syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()));
+            let u =
+                syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()) || syntax::is_parameter_name(x));
             out.push(Declaration {
                 kind: DeclKind::Function,
                 mentions: u.refs.into_iter().filter(|r| *r != f).collect(),
@@ -848,7 +849,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     for (n, qualified) in &found.bodiless {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         let text = normalized(*n, src);
-        let u = syntax::uses(*n, src, &BTreeSet::new(), &|_| false);
+        let u = syntax::uses(*n, src, &BTreeSet::new(), &syntax::is_parameter_name);
         let last = qualified.rsplit("::").next().unwrap_or(qualified).to_string();
         let mut names = vec![last.clone()];
         if *qualified != last {
@@ -921,7 +922,7 @@ fn function_declaration(
     let mut text = d.signature(src);
     let mut mentions = BTreeSet::new();
     for h in &d.head {
-        mentions.extend(syntax::uses(*h, src, &BTreeSet::new(), &|_| false).refs);
+        mentions.extend(syntax::uses(*h, src, &BTreeSet::new(), &syntax::is_parameter_name).refs);
     }
     if d.evaluation.body_is_declaration()
         && let Some(b) = d.body
@@ -947,6 +948,35 @@ fn function_declaration(
 #[cfg(test)]
 mod tests {
     use super::Dialect;
+
+    /// Every identifier of `src` that `is_parameter_name` takes for a parameter's name.
+    fn parameter_names(src: &str) -> Vec<String> {
+        fn walk(n: tree_sitter::Node<'_>, src: &[u8], out: &mut Vec<String>) {
+            if crate::syntax::is_parameter_name(n) {
+                out.push(crate::syntax::src_text(n, src).to_string());
+            }
+            let mut c = n.walk();
+            for k in n.children(&mut c) {
+                walk(k, src, out);
+            }
+        }
+        let tree = super::parse(src);
+        let mut out = Vec::new();
+        walk(tree.root_node(), src.as_bytes(), &mut out);
+        out
+    }
+
+    /// C++ parameters by reference, rvalue reference, pack, with a default
+    /// argument, and a function pointer's own parameter: each name, and nothing
+    /// else (not the function, the types, the default argument's `limit`).
+    #[test]
+    fn parameter_names_in_every_cpp_form() {
+        let got = parameter_names(
+            "template <typename... Args> void f(const std::string& path, Node&& moved, Args&&... args, int k = limit, int (*cb)(int value));\n\
+             struct S { void go(int floor = 3) const; };\n",
+        );
+        assert_eq!(got, ["path", "moved", "args", "k", "cb", "value", "floor"]);
+    }
 
     fn dialect(flags: &str) -> bool {
         Dialect::of_flags(&flags.split_whitespace().map(String::from).collect::<Vec<_>>()).constexpr_statements

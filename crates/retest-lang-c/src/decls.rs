@@ -115,7 +115,7 @@ pub fn top_level_items(
         sealed(t, system)
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
-        let u = syntax::uses(x, src, &BTreeSet::new(), &|_| false);
+        let u = syntax::uses(x, src, &BTreeSet::new(), &syntax::is_parameter_name);
         u.refs.into_iter().filter(|r| !names.contains(r)).collect()
     };
     match n.kind() {
@@ -279,6 +279,8 @@ pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     /// The kind of every file-scope declaration of `src`, by its first name.
@@ -308,6 +310,37 @@ mod tests {
 
     fn set(names: &[&str]) -> BTreeSet<String> {
         names.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The mentions of every file-scope declaration of `src`, by its first name.
+    fn mentions(src: &str) -> BTreeMap<String, BTreeSet<String>> {
+        let tree = crate::tu::parse(src);
+        let root = tree.root_node();
+        let mut out = Vec::new();
+        let mut c = root.walk();
+        for n in root.named_children(&mut c) {
+            top_level_items(n, src.as_bytes(), None, false, &|_| String::new(), &mut out);
+        }
+        out.into_iter().map(|d| (d.names[0].clone(), d.mentions.into_iter().collect())).collect()
+    }
+
+    /// A parameter's name is a new binding, not a reference: a declaration does
+    /// not mention it (an affected global of the same spelling would reach the
+    /// function through it). Its type, default argument and array bound are
+    /// references; so is a name only used in a bound.
+    #[test]
+    fn parameter_names_are_not_mentions() {
+        let m = mentions(
+            "struct node { int v; };\n\
+             enum { LIMIT = 4 };\n\
+             int path_len(const char *path, struct node *item);\n\
+             int apply(int (*cb)(int value), int n, int a[LIMIT]);\n\
+             int count(int n, int a[n]) { return n; }\n",
+        );
+        assert_eq!(m["path_len"], set(&["node"]));
+        assert_eq!(m["apply"], set(&["LIMIT"]));
+        // `n` in `a[n]` refers to the parameter, and is kept: a reference is never dropped
+        assert_eq!(m["count"], set(&["n"]));
     }
 
     /// `const`/`pure` functions return, one returning a pointer to a

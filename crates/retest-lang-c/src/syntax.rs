@@ -143,6 +143,31 @@ pub struct Names<'a> {
     pub cpp: bool,
 }
 
+/// Whether `n` is the name a parameter declaration binds (`path` in
+/// `int stat(const char *path)`, `args` in `Args... args`): a new name, never a
+/// reference to another declaration, so a declaration's mentions leave it out.
+/// Its type, default argument and array bounds are references as usual.
+pub fn is_parameter_name(n: Ts<'_>) -> bool {
+    if n.kind() != "identifier" {
+        return false;
+    }
+    let mut cur = n;
+    while let Some(p) = cur.parent() {
+        let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
+        match p.kind() {
+            "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
+                return is_declarator();
+            }
+            // declarators whose inner declarator is an unnamed child
+            "parenthesized_declarator" | "reference_declarator" | "variadic_declarator" | "attributed_declarator" => {}
+            "pointer_declarator" | "array_declarator" | "function_declarator" if is_declarator() => {}
+            _ => return false,
+        }
+        cur = p;
+    }
+    false
+}
+
 /// [`uses`] with the unit's typedef names known.
 pub fn uses_in(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
     let mut u = Uses::default();

@@ -497,7 +497,7 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
     }
     let mut mentions = BTreeSet::new();
     for h in &d.head {
-        let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &|_| false);
+        let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &crate::syntax::is_parameter_name);
         mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
     }
     Declaration {
