@@ -26,7 +26,7 @@ use clap::{Parser, Subcommand};
 
 use crate::fail::Fail;
 
-/// Safe regression test selection and coverage (up to MC/DC) for C programs.
+/// Safe regression test selection and coverage (up to MC/DC) for C and C++ programs.
 #[derive(Parser)]
 #[command(name = "retest", version, about, long_about = None, propagate_version = true)]
 struct Cli {
