@@ -442,7 +442,12 @@ fn usable(p: &Program, edits: &[Edit], dir: &Path, a: &WalkArgs) -> Result<Optio
         })
         .collect();
     let third = crate::suite::run_suite(dir, &checked, a.timeout.min(4.0), a.jobs, 1)?;
-    let clean = third.outcomes.iter().all(|o| o.as_ref().is_some_and(|o| !o.timed_out && o.status != SANITIZED));
+    // each test ends as in the plain build: none stopped by a sanitizer, and a
+    // sanitizer that cannot run here shows as every test ending otherwise
+    let clean = third.outcomes.iter().zip(&first.outcomes).all(|(s, f)| match (s, f) {
+        (Some(s), Some(f)) => !s.timed_out && s.status != SANITIZED && s.status == f.status,
+        _ => false,
+    });
     Ok(clean.then_some(first.outcomes))
 }
 
@@ -543,7 +548,12 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
     copy_subject(s, &probe, a.tests)?;
     // a version must leave most tests as the original left them, or the walk
     // would soon wander among programs that fail every test the same way
-    let original = usable(&p, &[], &probe, a)?.with_context(|| format!("{} does not run deterministically", s.name))?;
+    let original = usable(&p, &[], &probe, a)?.with_context(|| {
+        format!(
+            "{}: the unchanged program does not run deterministically, or does not build or pass under AddressSanitizer and UBSan (-fsanitize=address,undefined: are libasan and libubsan installed?)",
+            s.name
+        )
+    })?;
     let mut steps = Vec::new();
     for k in 1..=a.steps {
         // the next version
