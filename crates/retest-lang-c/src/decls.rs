@@ -283,8 +283,8 @@ mod tests {
 
     use super::*;
 
-    /// The kind of every file-scope declaration of `src`, by its first name.
-    fn kinds(src: &str) -> Vec<(String, DeclKind)> {
+    /// Every file-scope declaration item of `src`.
+    fn items(src: &str) -> Vec<Declaration> {
         let tree = crate::tu::parse(src);
         let root = tree.root_node();
         let mut out = Vec::new();
@@ -292,7 +292,12 @@ mod tests {
         for n in root.named_children(&mut c) {
             top_level_items(n, src.as_bytes(), None, false, &|_| String::new(), &mut out);
         }
-        out.into_iter().map(|d| (d.names[0].clone(), d.kind)).collect()
+        out
+    }
+
+    /// The kind of every file-scope declaration of `src`, by its first name.
+    fn kinds(src: &str) -> Vec<(String, DeclKind)> {
+        items(src).into_iter().map(|d| (d.names[0].clone(), d.kind)).collect()
     }
 
     /// The names `returning_names` and `noreturn_names` collect from `src`.
@@ -314,14 +319,7 @@ mod tests {
 
     /// The mentions of every file-scope declaration of `src`, by its first name.
     fn mentions(src: &str) -> BTreeMap<String, BTreeSet<String>> {
-        let tree = crate::tu::parse(src);
-        let root = tree.root_node();
-        let mut out = Vec::new();
-        let mut c = root.walk();
-        for n in root.named_children(&mut c) {
-            top_level_items(n, src.as_bytes(), None, false, &|_| String::new(), &mut out);
-        }
-        out.into_iter().map(|d| (d.names[0].clone(), d.mentions.into_iter().collect())).collect()
+        items(src).into_iter().map(|d| (d.names[0].clone(), d.mentions.into_iter().collect())).collect()
     }
 
     /// A parameter's name is a new binding, not a reference: a declaration does

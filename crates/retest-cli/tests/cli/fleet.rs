@@ -11,13 +11,7 @@ use common::*;
 
 /// Runs `retest ARGS` in `dir`; panics unless it exits with one of `codes`.
 fn retest_exits(dir: &Path, args: &[&str], codes: &[i32]) -> Output {
-    let out = Command::new(retest_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "1")
-        .env_remove("RETEST_STORE")
-        .output()
-        .unwrap();
+    let out = retest_output(dir, args);
     assert!(
         out.status.code().is_some_and(|c| codes.contains(&c)),
         "retest {args:?} exited {:?}\nstdout:\n{}\nstderr:\n{}",

@@ -43,15 +43,14 @@ pub fn example_copy() -> tempfile::TempDir {
     d
 }
 
+/// Runs `retest ARGS` in `dir` as CI would (`CI=1`, no `RETEST_STORE`), whatever it exits with.
+pub fn retest_output(dir: &Path, args: &[&str]) -> Output {
+    Command::new(retest_bin()).args(args).current_dir(dir).env("CI", "1").env_remove("RETEST_STORE").output().unwrap()
+}
+
 /// Runs `retest ARGS` in `dir`; panics with its output unless it exits with `code`.
 pub fn retest(dir: &Path, args: &[&str], code: i32) -> Output {
-    let out = Command::new(retest_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "1")
-        .env_remove("RETEST_STORE")
-        .output()
-        .unwrap();
+    let out = retest_output(dir, args);
     assert_eq!(
         out.status.code(),
         Some(code),
