@@ -66,6 +66,16 @@ fn write_human(r: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
             r.not_compared.join(", ")
         )?;
     }
+    for (name, why) in &r.unsteady {
+        writeln!(w, "  UNSTEADY {name}: {why}")?;
+    }
+    if !r.unsteady.is_empty() {
+        writeln!(
+            w,
+            "  {} tests ran differently on unchanged code: they are now selected on every change that can change a test's behaviour",
+            r.unsteady.len()
+        )?;
+    }
     if r.missed.is_empty() {
         writeln!(w, "no test whose behaviour changed was left out")?;
     }

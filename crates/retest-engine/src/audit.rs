@@ -8,16 +8,18 @@
 //! command fail. The run's coverage is recorded in the current snapshot's matrix
 //! (it is exactly what a full rerun gives).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use retest_store::{Outcome, SnapshotId, Store, TestId};
+use retest_store::{CoverageState, Outcome, SnapshotId, Store, TestId, UnitId};
 use serde::Serialize;
 
 use crate::Context;
 use crate::error::{Error, OrFail};
-use crate::run::{RunKind, discover_tests, execute, outcome_of};
-use crate::select::{SelectOptions, compute};
+use crate::run::{Executed, RunKind, discover_tests, execute, outcome_of};
+use crate::select::{SelectOptions, Selection, compute};
+use crate::steady;
+use retest_run::discover::TestSpec;
 
 /// The baseline outcome of each test, by key: from the run that recorded its coverage.
 pub fn baseline_outcomes(store: &Store, baseline: SnapshotId) -> Result<BTreeMap<String, Outcome>, Error> {
@@ -122,6 +124,10 @@ pub struct AuditReport {
     pub missed: Vec<String>,
     /// Tests without a baseline outcome to compare with.
     pub not_compared: Vec<String>,
+    /// Tests not selected whose coverage differed from their record in code
+    /// that did not change: name → what differed and what a second run showed
+    /// ([`crate::steady`]). They are flagged in the store.
+    pub unsteady: BTreeMap<String, String>,
     pub analysis_seconds: f64,
     pub run_seconds: f64,
 }
@@ -165,6 +171,7 @@ pub fn audit(
         }
     }
     let missed: Vec<String> = changed.keys().filter(|n| !sel.selected.contains_key(*n)).cloned().collect();
+    let unsteady = unsteady(cx, store, &sel, new_snapshot, &tests, &results, jobs, timeout)?;
     let report = AuditReport {
         schema: "retest.audit/1",
         baseline_snapshot: sel.baseline.0,
@@ -174,8 +181,92 @@ pub fn audit(
         changed,
         missed,
         not_compared,
+        unsteady,
         analysis_seconds: sel.elapsed.as_secs_f64(),
         run_seconds: summary.elapsed.as_secs_f64(),
     };
     Ok(report)
+}
+
+/// One unit's covered edges.
+type Coverage = (UnitId, roaring::RoaringBitmap);
+
+/// The tests the audit did not select whose fresh coverage differs from their
+/// record in the units the baseline and the audited build share: each is run
+/// once more on the same build, flagged in the store, and returned (name →
+/// why). A test not selected runs the path it ran before, so only a test whose
+/// path depends on more than the code — or a fault of selection — shows one.
+#[allow(clippy::too_many_arguments)]
+fn unsteady(
+    cx: &Context,
+    store: &mut Store,
+    sel: &Selection,
+    snapshot: SnapshotId,
+    tests: &[TestSpec],
+    results: &[Executed],
+    jobs: Option<usize>,
+    timeout: Option<f64>,
+) -> Result<BTreeMap<String, String>, Error> {
+    let before_units = store.snapshot_units(sel.baseline).or_fail()?;
+    let now_units = store.snapshot_units(snapshot).or_fail()?;
+    let before_ids: HashSet<UnitId> = before_units.iter().map(|u| u.unit).collect();
+    let shared: HashSet<UnitId> = now_units.iter().map(|u| u.unit).filter(|u| before_ids.contains(u)).collect();
+    let every: HashSet<UnitId> = now_units.iter().map(|u| u.unit).collect();
+    let source: HashMap<UnitId, &str> = now_units.iter().map(|u| (u.unit, u.source.as_str())).collect();
+    let matrix: HashMap<String, retest_store::MatrixTest> =
+        store.matrix_tests(sel.baseline).or_fail()?.into_iter().map(|m| (m.key.clone(), m)).collect();
+    // (test index, its fresh coverage, how it differs from the record)
+    let mut differ: Vec<(usize, &[Coverage], steady::Difference)> = Vec::new();
+    for r in results {
+        let t = &tests[r.outcome.index];
+        let Some(m) = matrix.get(&t.key) else { continue };
+        // a selected test may run differently; a record that claims what
+        // stopped code may have run depends on the probes
+        if sel.selected.contains_key(&t.name) || m.state != CoverageState::Known || m.stopped != Some(false) {
+            continue;
+        }
+        let Ok(now) = &r.coverage else { continue };
+        if now.stopped {
+            continue;
+        }
+        let before = store.test_coverage(sel.baseline, m.test).or_fail()?;
+        if let Some(d) = steady::compare(&before, &now.edges, &shared) {
+            differ.push((r.outcome.index, &now.edges, d));
+        }
+    }
+    if differ.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let again: Vec<TestSpec> = differ.iter().map(|(i, _, _)| tests[*i].clone()).collect();
+    cx.reporter.note(&format!(
+        "{} tests not selected ran differently in code that did not change; running them once more on the same build",
+        again.len()
+    ));
+    let (_, second, _) = execute(cx, store, snapshot, None, RunKind::Recheck, &again, jobs, timeout)?;
+    let second: HashMap<usize, &Executed> = second.iter().map(|r| (r.outcome.index, r)).collect();
+    let mut found = BTreeMap::new();
+    let mut flags = BTreeMap::new();
+    for (n, (i, first, d)) in differ.iter().enumerate() {
+        let files: Vec<&str> = d.units.iter().filter_map(|u| source.get(u).copied()).collect();
+        let what = format!(
+            "its coverage on snapshot {} differs from its record in code that did not change ({} edges no longer run, {} newly run, in {})",
+            snapshot.0,
+            d.only_first,
+            d.only_second,
+            files.join(", ")
+        );
+        let verdict = match second.get(&n).map(|r| &r.coverage) {
+            Some(Ok(c)) if steady::compare(first, &c.edges, &every).is_some() => {
+                "a second run on the same build differed again: its path depends on more than the code (timing, scheduling, randomness, files it writes)".to_string()
+            }
+            Some(Ok(_)) => "a second run on the same build matched the first: the variation did not recur (if a later audit finds it again on an unchanged test, report it as a possible selection fault)".to_string(),
+            Some(Err(why)) => format!("a second run recorded no coverage ({why})"),
+            None => "a second run did not finish".to_string(),
+        };
+        let why = format!("{what}; {verdict}");
+        flags.insert(tests[*i].key.clone(), why.clone());
+        found.insert(tests[*i].name.clone(), why);
+    }
+    steady::flag(store, &flags)?;
+    Ok(found)
 }

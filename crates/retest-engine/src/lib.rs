@@ -33,6 +33,7 @@ pub mod rerun;
 pub mod run;
 pub mod select;
 pub mod source_text;
+pub mod steady;
 pub mod store;
 pub mod writing;
 

@@ -80,6 +80,10 @@ pub enum RunKind {
     Selected,
     /// The whole suite run by `retest audit`, recorded beside the baseline.
     Audit,
+    /// The tests `retest audit` runs a second time on the same build, because
+    /// their coverage differed from their record in code that did not change
+    /// ([`crate::steady`]); recorded in no matrix.
+    Recheck,
 }
 
 impl RunKind {
@@ -91,6 +95,7 @@ impl RunKind {
             RunKind::Shard => "shard",
             RunKind::Selected => "selected",
             RunKind::Audit => "audit",
+            RunKind::Recheck => "recheck",
         }
     }
 }

@@ -596,6 +596,11 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             ));
         }
     }
+    // tests the audit found to run differently on the same code: their
+    // record is one path of several, so any change that can change some
+    // test's behaviour selects them
+    let unsteady = crate::steady::flagged(store)?;
+    let may_change_behaviour = !dangerous.is_empty() || !file_changes.is_empty() || !hidden.is_empty();
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
     for (i, name) in suite.iter().enumerate() {
         let mut why: Vec<String> = Vec::new();
@@ -624,6 +629,12 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 }
                 if let CoverageState::Unknown(r) = &m.state {
                     why.push(format!("coverage unknown: {r}"));
+                }
+                if may_change_behaviour && let Some(w) = unsteady.get(keys[i]) {
+                    beyond.push((
+                        format!("its path varies between runs of the same code, so its record cannot rule the change out: {w}"),
+                        "unsteady",
+                    ));
                 }
                 let id = m.test.0 as u32;
                 if let Some(ds) = by_test.get(&id) {

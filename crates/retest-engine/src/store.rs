@@ -96,6 +96,9 @@ pub enum MetaKey {
     /// wrapper took (its whole command, links included, over the units it
     /// compiled): what `retest run --selected` expects a rebuild to cost.
     BuildSecondsPerUnit,
+    /// The tests `retest audit` found to run differently on the same code, as
+    /// JSON: test key → why ([`crate::steady`]).
+    UnsteadyTests,
 }
 
 impl MetaKey {
@@ -107,6 +110,7 @@ impl MetaKey {
             MetaKey::InstrumentPlan => "instrument_plan",
             MetaKey::BuildRunning => "build_running",
             MetaKey::BuildSecondsPerUnit => "build_seconds_per_unit",
+            MetaKey::UnsteadyTests => "unsteady_tests",
         }
     }
 }

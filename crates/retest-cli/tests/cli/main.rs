@@ -22,6 +22,7 @@ mod packaging;
 mod recording;
 mod recover;
 mod store_units;
+mod unsteady;
 mod walk;
 mod workflow;
 mod wrapper;
