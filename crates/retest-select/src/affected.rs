@@ -9,7 +9,7 @@
 //! as modified; selection is postponed to the statements that do, instead of
 //! selecting every test that enters the scope of the declaration.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use retest_graph::Declaration;
 
@@ -49,17 +49,41 @@ pub struct Decl<'a> {
 }
 
 /// Per name, the set of its declarations' texts (sorted, without duplicates).
+#[cfg(test)]
 fn texts<'a>(decls: &[Decl<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
-    let mut m: HashMap<&str, Vec<&str>> = HashMap::with_capacity(decls.len());
+    declared(decls).into_iter().map(|(n, d)| (n, d.texts)).collect()
+}
+
+/// What the declarations of one name say.
+#[derive(Default)]
+struct Declared<'a> {
+    /// Their texts, sorted, without duplicates.
+    texts: Vec<&'a str>,
+    /// Where the first declaration (in order) of the name is, if it has a span.
+    first: Option<(&'a str, u32)>,
+}
+
+/// Per name, its declarations' texts and first place, in one pass. A
+/// declaration repeated in every unit that includes its header adds its text
+/// once per unit: a text equal to the one added last is not added again,
+/// so sorting sees the distinct ones.
+fn declared<'a>(decls: &[Decl<'a>]) -> HashMap<&'a str, Declared<'a>> {
+    let mut m: HashMap<&str, Declared<'a>> = HashMap::with_capacity(decls.len());
     for d in decls {
         for n in &d.d.names {
-            m.entry(n.as_str()).or_default().push(d.d.text.as_str());
+            let e = m
+                .entry(n.as_str())
+                .or_insert_with(|| Declared { texts: Vec::new(), first: d.d.span.map(|s| (d.file, s.line)) });
+            let t = d.d.text.as_str();
+            if e.texts.last() != Some(&t) {
+                e.texts.push(t);
+            }
         }
     }
-    for t in m.values_mut() {
-        if t.len() > 1 {
-            t.sort_unstable();
-            t.dedup();
+    for d in m.values_mut() {
+        if d.texts.len() > 1 {
+            d.texts.sort_unstable();
+            d.texts.dedup();
         }
     }
     m
@@ -83,21 +107,18 @@ fn short(s: &str) -> String {
 /// Affected names between two sets of declarations. `seeds` are names already
 /// affected (e.g. globals, when computing a procedure's locals).
 pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affected {
-    let (to, tn) = (texts(old), texts(new));
+    let (to, tn) = (declared(old), declared(new));
     let mut out = Affected::default();
     let names = to.keys().chain(tn.keys().filter(|n| !to.contains_key(*n))).copied();
     let empty = Vec::new();
-    let locate = |decls: &[Decl<'_>], name: &str| -> Option<(String, u32)> {
-        decls
-            .iter()
-            .find(|d| d.d.names.iter().any(|n| n == name))
-            .and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
+    let place = |m: &HashMap<&str, Declared<'_>>, name: &str| -> Option<(String, u32)> {
+        m.get(name).and_then(|d| d.first).map(|(f, l)| (f.to_string(), l))
     };
     // names affected through a system header's declaration: only these reach
     // other system headers' declarations (below)
     let mut system: HashSet<String> = HashSet::new();
     for n in names {
-        let (a, b) = (to.get(n).unwrap_or(&empty), tn.get(n).unwrap_or(&empty));
+        let (a, b) = (to.get(n).map_or(&empty, |d| &d.texts), tn.get(n).map_or(&empty, |d| &d.texts));
         if a != b {
             if a.iter().filter(|t| is_sealed(t)).ne(b.iter().filter(|t| is_sealed(t))) {
                 system.insert(n.to_string());
@@ -129,7 +150,7 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
                 (None, Some(c)) => format!("`{n}` has a new declaration: {}", show(c)),
                 (None, None) => unreachable!("the sets differ"),
             };
-            out.names.insert(n.to_string(), Why { detail, old_at: locate(old, n), new_at: locate(new, n) });
+            out.names.insert(n.to_string(), Why { detail, old_at: place(&to, n), new_at: place(&tn, n) });
         }
     }
     // closure: a declaration that mentions an affected name affects its own names.
@@ -141,35 +162,85 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
     // `basic_string`), never through the project's. Without this, a changed
     // class reached `std::string` through such spellings, and every statement
     // using a string counted as modified.
+    //
+    // The fixpoint is computed as rounds over the declarations in order (old,
+    // then new), a declaration seeing the names made affected before it in the
+    // same round, and each declaration's reason naming the first of its
+    // mentions affected when it is reached. Only declarations that mention an
+    // affected name are visited: an index from each name to the declarations
+    // mentioning it gives, when a name becomes affected, those still to come in
+    // this round and those to visit in the next. A declaration reached once has
+    // made all its names affected, so it is never visited again
+    // (`the_indexed_closure_is_the_round_by_round_fixpoint`).
     let all: Vec<&Decl<'_>> = old.iter().chain(new.iter()).collect();
-    loop {
-        let mut grew = false;
-        for d in &all {
-            let sealed = is_sealed(&d.d.text);
-            let hit = d.d.mentions.iter().find(|m| {
-                if sealed { system.contains(*m) } else { out.names.contains_key(*m) || seeds.names.contains_key(*m) }
-            });
-            if let Some(m) = hit {
-                for n in &d.d.names {
-                    if sealed && system.insert(n.clone()) {
-                        grew = true;
-                    }
-                    if !out.names.contains_key(n) && !seeds.names.contains_key(n) {
-                        out.names.insert(
-                            n.clone(),
-                            Why {
-                                detail: format!("`{n}` is declared with `{m}`, which changed"),
-                                old_at: locate(old, n),
-                                new_at: locate(new, n),
-                            },
-                        );
-                        grew = true;
-                    }
-                }
+    let sealed: Vec<bool> = all.iter().map(|d| is_sealed(&d.d.text)).collect();
+    // per name, the declarations that mention it: project ones and system ones
+    let mut mentioned_by: [HashMap<&str, Vec<usize>>; 2] = [HashMap::new(), HashMap::new()];
+    for (i, d) in all.iter().enumerate() {
+        for m in &d.d.mentions {
+            let v = mentioned_by[sealed[i] as usize].entry(m.as_str()).or_default();
+            if v.last() != Some(&i) {
+                v.push(i);
             }
         }
-        if !grew {
-            break;
+    }
+    let mut done = vec![false; all.len()];
+    let mut this_round: BTreeSet<usize> = BTreeSet::new();
+    let mut next_round: BTreeSet<usize> = BTreeSet::new();
+    // declarations reached by what is affected before the closure starts
+    for (n, by) in mentioned_by[0].iter() {
+        if out.names.contains_key(*n) || seeds.names.contains_key(*n) {
+            this_round.extend(by.iter().copied());
+        }
+    }
+    for (n, by) in mentioned_by[1].iter() {
+        if system.contains(*n) {
+            this_round.extend(by.iter().copied());
+        }
+    }
+    loop {
+        let Some(i) = this_round.pop_first() else {
+            if next_round.is_empty() {
+                break;
+            }
+            std::mem::swap(&mut this_round, &mut next_round);
+            continue;
+        };
+        if done[i] {
+            continue;
+        }
+        let d = all[i];
+        let hit = d.d.mentions.iter().find(|m| {
+            if sealed[i] { system.contains(*m) } else { out.names.contains_key(*m) || seeds.names.contains_key(*m) }
+        });
+        let Some(m) = hit else { continue };
+        done[i] = true;
+        let reach = |n: &str, which: usize, this_round: &mut BTreeSet<usize>, next_round: &mut BTreeSet<usize>| {
+            for &j in mentioned_by[which].get(n).into_iter().flatten() {
+                if !done[j] {
+                    if j > i {
+                        this_round.insert(j)
+                    } else {
+                        next_round.insert(j)
+                    };
+                }
+            }
+        };
+        for n in &d.d.names {
+            if sealed[i] && system.insert(n.clone()) {
+                reach(n, 1, &mut this_round, &mut next_round);
+            }
+            if !out.names.contains_key(n) && !seeds.names.contains_key(n) {
+                out.names.insert(
+                    n.clone(),
+                    Why {
+                        detail: format!("`{n}` is declared with `{m}`, which changed"),
+                        old_at: place(&to, n),
+                        new_at: place(&tn, n),
+                    },
+                );
+                reach(n, 0, &mut this_round, &mut next_round);
+            }
         }
     }
     out
@@ -177,6 +248,7 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use retest_graph::DeclKind;
 
     use super::*;
@@ -265,6 +337,133 @@ mod tests {
         let old = vec![Decl { d: &x, file: "a.c" }];
         let new = vec![Decl { d: &x, file: "a.c" }, Decl { d: &x, file: "b.c" }];
         assert!(affected(&old, &new, &Affected::default()).names.is_empty());
+    }
+
+    /// The closure as first written: rounds over every declaration until none
+    /// adds a name (kept as the oracle of the indexed one).
+    fn round_by_round(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affected {
+        let locate = |decls: &[Decl<'_>], name: &str| -> Option<(String, u32)> {
+            decls
+                .iter()
+                .find(|d| d.d.names.iter().any(|n| n == name))
+                .and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
+        };
+        // the direct changes as the indexed version finds them (not under test here)
+        let mut out = affected(old, new, seeds);
+        let (to, tn) = (texts(old), texts(new));
+        let empty = Vec::new();
+        out.names.retain(|n, _| to.get(n.as_str()).unwrap_or(&empty) != tn.get(n.as_str()).unwrap_or(&empty));
+        let mut system: HashSet<String> = out
+            .names
+            .keys()
+            .filter(|n| {
+                let (a, b) = (to.get(n.as_str()).unwrap_or(&empty), tn.get(n.as_str()).unwrap_or(&empty));
+                a.iter().filter(|t| is_sealed(t)).ne(b.iter().filter(|t| is_sealed(t)))
+            })
+            .cloned()
+            .collect();
+        let all: Vec<&Decl<'_>> = old.iter().chain(new.iter()).collect();
+        loop {
+            let mut grew = false;
+            for d in &all {
+                let sealed = is_sealed(&d.d.text);
+                let hit = d.d.mentions.iter().find(|m| {
+                    if sealed {
+                        system.contains(*m)
+                    } else {
+                        out.names.contains_key(*m) || seeds.names.contains_key(*m)
+                    }
+                });
+                if let Some(m) = hit {
+                    for n in &d.d.names {
+                        if sealed && system.insert(n.clone()) {
+                            grew = true;
+                        }
+                        if !out.names.contains_key(n) && !seeds.names.contains_key(n) {
+                            out.names.insert(
+                                n.clone(),
+                                Why {
+                                    detail: format!("`{n}` is declared with `{m}`, which changed"),
+                                    old_at: locate(old, n),
+                                    new_at: locate(new, n),
+                                },
+                            );
+                            grew = true;
+                        }
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        out
+    }
+
+    type Raw = (Vec<u8>, u8, Vec<u8>, Option<u8>);
+
+    fn arb_decls() -> impl Strategy<Value = Vec<Raw>> {
+        // (names, text, mentions, span line) over 10 names and 6 texts (two sealed)
+        prop::collection::vec(
+            (
+                prop::collection::vec(0u8..10, 1..3),
+                0u8..6,
+                prop::collection::vec(0u8..10, 0..4),
+                prop::option::of(1u8..5),
+            ),
+            0..16,
+        )
+    }
+
+    /// A version and the next: a few declarations' texts changed, one maybe added.
+    fn arb_versions() -> impl Strategy<Value = (Vec<Raw>, Vec<Raw>)> {
+        (arb_decls(), prop::collection::vec((0usize..16, 0u8..6), 0..3), prop::option::of(arb_decls())).prop_map(
+            |(old, edits, extra)| {
+                let mut new = old.clone();
+                for (i, t) in edits {
+                    if let Some(d) = new.get_mut(i) {
+                        d.1 = t;
+                    }
+                }
+                new.extend(extra.into_iter().flatten().take(1));
+                (old, new)
+            },
+        )
+    }
+
+    fn build(v: &[Raw]) -> Vec<Declaration> {
+        const TEXTS: [&str; 6] =
+            ["int a ;", "long a ;", "struct s { int x ; }", "#00000000000000aa", "#00000000000000bb", "char * p ;"];
+        v.iter()
+            .map(|(names, text, mentions, line)| Declaration {
+                kind: DeclKind::Variable,
+                names: names.iter().map(|n| format!("n{n}")).collect(),
+                text: TEXTS[*text as usize].into(),
+                mentions: mentions.iter().map(|n| format!("n{n}")).collect(),
+                span: line.map(|l| retest_graph::Span { file: 0, line: l as u32, col: 0, end_line: l as u32 }),
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// The indexed closure gives the names, reasons and places of the
+        /// round-by-round fixpoint, with and without seeds.
+        #[test]
+        fn the_indexed_closure_is_the_round_by_round_fixpoint(
+            (old, new) in arb_versions(), seeds in prop::collection::vec(0u8..10, 0..3)
+        ) {
+            let (old, new) = (build(&old), build(&new));
+            let o: Vec<Decl<'_>> = old.iter().map(|d| Decl { d, file: "o.h" }).collect();
+            let n: Vec<Decl<'_>> = new.iter().map(|d| Decl { d, file: "n.h" }).collect();
+            let mut s = Affected::default();
+            for x in seeds {
+                s.names.insert(format!("n{x}"), Why { detail: "seed".into(), old_at: None, new_at: None });
+            }
+            for seeds in [Affected::default(), s] {
+                let (a, b) = (affected(&o, &n, &seeds), round_by_round(&o, &n, &seeds));
+                prop_assert_eq!(a.names, b.names);
+            }
+        }
     }
 
     #[test]

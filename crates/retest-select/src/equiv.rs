@@ -194,9 +194,9 @@ impl<'p, 'a> Ctx<'p, 'a> {
         new: &[retest_graph::cfg::Dispatch],
     ) -> Option<(String, String)> {
         for (d, d2) in old.iter().zip(new) {
-            let keys = self.old_classes.targets(d).keys.into_iter().chain(self.new_classes.targets(d2).keys);
-            for k in keys {
-                let name = retest_graph::unit::qualified_name(&k);
+            let (to, tn) = (self.old_classes.targets(d), self.new_classes.targets(d2));
+            for k in to.keys.iter().chain(&tn.keys) {
+                let name = retest_graph::unit::qualified_name(k);
                 if let Some(why) = self.globals.names.get(name) {
                     return Some((name.to_string(), why.detail.clone()));
                 }

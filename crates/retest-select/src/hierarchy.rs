@@ -23,7 +23,9 @@
 //! a new base, a member that becomes or stops being virtual, a new overload
 //! of the same arity.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use retest_graph::cfg::{Dispatch, Receiver};
 use retest_graph::{Class, Method, MethodKind};
@@ -39,6 +41,10 @@ pub struct Hierarchy<'a> {
     derived: BTreeMap<&'a str, BTreeSet<&'a str>>,
     /// Every method by name, for calls whose receiver is unknown.
     by_method: BTreeMap<&'a str, Vec<&'a Method>>,
+    /// The targets of each call asked about so far: a program makes the same
+    /// call (`it->size()` on an unknown receiver) in many places, and the
+    /// comparison asks about each in both versions.
+    memo: RefCell<HashMap<Dispatch, Rc<Targets>>>,
 }
 
 /// The targets of one member call.
@@ -183,7 +189,16 @@ impl<'a> Hierarchy<'a> {
     }
 
     /// The methods a call may reach.
-    pub fn targets(&self, d: &Dispatch) -> Targets {
+    pub fn targets(&self, d: &Dispatch) -> Rc<Targets> {
+        if let Some(t) = self.memo.borrow().get(d) {
+            return t.clone();
+        }
+        let t = Rc::new(self.find_targets(d));
+        self.memo.borrow_mut().insert(d.clone(), t.clone());
+        t
+    }
+
+    fn find_targets(&self, d: &Dispatch) -> Targets {
         let keys = |ms: &[&Method]| ms.iter().map(|m| m.key.clone()).collect::<BTreeSet<String>>();
         match &d.receiver {
             Receiver::Qualified(q) => {
@@ -251,8 +266,8 @@ mod tests {
         Dispatch { name: name.into(), receiver, args }
     }
 
-    fn keys(t: Targets) -> Vec<String> {
-        t.keys.into_iter().collect()
+    fn keys(t: Rc<Targets>) -> Vec<String> {
+        t.keys.iter().cloned().collect()
     }
 
     /// 003 Fig. 13: `eptr->go(5)` with `Elevator *eptr` may reach
