@@ -44,6 +44,9 @@ use roaring::RoaringBitmap;
 
 use crate::mcdc::McdcLayout;
 
+/// Old (unit index, unit-wide edge) → the new (unit index, edge) entities it corresponds to.
+pub type Image = HashMap<(usize, u32), Vec<(usize, u32)>>;
+
 /// New unit-wide condition-level edge → the old (unit, unit-wide edge) entities it corresponds to.
 #[derive(Clone, Debug, Default)]
 pub struct EntityMap {
@@ -54,6 +57,9 @@ pub struct EntityMap {
     /// New statement-level nodes whose group structure did not correspond (never
     /// expected; probed to stay exact).
     pub unmatched: BTreeSet<(ProcRef, NodeId)>,
+    /// The inverse of `units`, built on first use: old (unit index, edge) → its
+    /// new counterparts (unit index, edge).
+    image: std::sync::OnceLock<Image>,
 }
 
 /// Condition-level nodes of statement-level node `g`, in id order.
@@ -114,14 +120,32 @@ impl EntityMap {
         m
     }
 
-    /// Transfers a test's old coverage to the new version: a new edge is covered
-    /// if any of its old counterparts was.
-    pub fn transfer(&self, new_unit: usize, old_cov: &HashMap<usize, RoaringBitmap>) -> RoaringBitmap {
-        let mut out = RoaringBitmap::new();
-        if let Some(map) = self.units.get(&new_unit) {
-            for (e2, olds) in map {
-                if olds.iter().any(|(u, e)| old_cov.get(u).is_some_and(|b| b.contains(*e))) {
-                    out.insert(*e2);
+    /// Old (unit index, edge) → its new counterparts (unit index, edge).
+    pub fn image(&self) -> &Image {
+        self.image.get_or_init(|| {
+            let mut image = Image::new();
+            for (nu, edges) in &self.units {
+                for (ne, olds) in edges {
+                    for o in olds {
+                        image.entry(*o).or_default().push((*nu, *ne));
+                    }
+                }
+            }
+            image
+        })
+    }
+
+    /// Transfers a test's old coverage to the new version, per new unit index:
+    /// a new edge is covered if any of its old counterparts was. The work is
+    /// the test's covered edges, not every edge of the program
+    /// (`transferring_through_the_image_is_transferring_edge_by_edge`).
+    pub fn transfer(&self, old_cov: &HashMap<usize, RoaringBitmap>) -> HashMap<usize, RoaringBitmap> {
+        let image = self.image();
+        let mut out: HashMap<usize, RoaringBitmap> = HashMap::new();
+        for (&u, covered) in old_cov {
+            for e in covered {
+                for &(nu, ne) in image.get(&(u, e)).into_iter().flatten() {
+                    out.entry(nu).or_default().insert(ne);
                 }
             }
         }
@@ -328,16 +352,19 @@ pub fn recompute(
     measured: &[RoaringBitmap],
     input: &TestInput<'_>,
 ) -> Vec<RoaringBitmap> {
+    let transferred = match input {
+        TestInput::Kept { old } | TestInput::Rerun { old: Some(old), .. } => map.transfer(old),
+        TestInput::Rerun { old: None, .. } => HashMap::new(),
+    };
+    let transferred_in = |u: usize| transferred.get(&u).cloned().unwrap_or_default();
     (0..new_units)
         .map(|u| match input {
-            TestInput::Kept { old } => map.transfer(u, old),
+            TestInput::Kept { .. } => transferred_in(u),
             TestInput::Rerun { ran, old } => {
-                let ran_u = ran.get(&u).cloned().unwrap_or_default();
-                let mut cov = ran_u.clone();
-                if let Some(old) = old {
+                let mut cov = ran.get(&u).cloned().unwrap_or_default();
+                if old.is_some() {
                     // unmeasured entities: what the run did show covered, else the old value
-                    let transferred = map.transfer(u, old) - &measured[u];
-                    cov |= transferred;
+                    cov |= transferred_in(u) - &measured[u];
                 }
                 cov
             }
@@ -373,7 +400,7 @@ pub struct RecordedTransfer<'p> {
     old: &'p Program<'p>,
     new: &'p Program<'p>,
     /// Old (unit, unit-wide edge) → its new counterparts (unit, unit-wide edge).
-    image: HashMap<(usize, u32), Vec<(usize, u32)>>,
+    image: Image,
     old_mcdc: Vec<Option<McdcLayout>>,
     new_mcdc: Vec<Option<McdcLayout>>,
     old_paths: Vec<Option<PathLayout>>,
@@ -408,14 +435,7 @@ impl<'p> RecordedTransfer<'p> {
         old_rec: Vec<&'p UnitRecording>,
         new_rec: Vec<&'p UnitRecording>,
     ) -> RecordedTransfer<'p> {
-        let mut image: HashMap<(usize, u32), Vec<(usize, u32)>> = HashMap::new();
-        for (nu, edges) in &map.units {
-            for (ne, olds) in edges {
-                for o in olds {
-                    image.entry(*o).or_default().push((*nu, *ne));
-                }
-            }
-        }
+        let image = map.image().clone();
         let mcdc = |p: &Program<'_>, r: &[&UnitRecording]| -> Vec<Option<McdcLayout>> {
             p.units.iter().zip(r).map(|(u, r)| r.mcdc_cells.map(|_| McdcLayout::new(u.unit))).collect()
         };
@@ -670,5 +690,40 @@ fn insert_id(r: &mut Recorded, key: u32, id: u64) {
     let v = r.ids.entry(key).or_default();
     if let Err(k) = v.binary_search(&id) {
         v.insert(k, id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `transfer` through the inverse map covers a new edge exactly when one
+        /// of its old counterparts was covered (the definition, edge by edge).
+        #[test]
+        fn transferring_through_the_image_is_transferring_edge_by_edge(
+            pairs in prop::collection::vec((0usize..3, 0u32..40, prop::collection::vec((0usize..3, 0u32..40), 0..3)), 0..60),
+            covered in prop::collection::vec((0usize..3, 0u32..40), 0..50),
+        ) {
+            let mut map = EntityMap::default();
+            for (nu, ne, olds) in pairs {
+                map.units.entry(nu).or_default().entry(ne).or_default().extend(olds);
+            }
+            let mut old: HashMap<usize, RoaringBitmap> = HashMap::new();
+            for (u, e) in covered {
+                old.entry(u).or_default().insert(e);
+            }
+            let got = map.transfer(&old);
+            for nu in 0..3 {
+                let mut want = RoaringBitmap::new();
+                for (e2, olds) in map.units.get(&nu).into_iter().flatten() {
+                    if olds.iter().any(|(u, e)| old.get(u).is_some_and(|b| b.contains(*e))) {
+                        want.insert(*e2);
+                    }
+                }
+                prop_assert_eq!(got.get(&nu).cloned().unwrap_or_default(), want);
+            }
+        }
     }
 }

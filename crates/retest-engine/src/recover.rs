@@ -387,7 +387,10 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         }
         let mut carried = !must_rerun(&old, &map, c);
         if carried && !transfer.is_empty() {
-            let edges: HashMap<usize, RoaringBitmap> = (0..new.units.len()).map(|u| (u, map.transfer(u, c))).collect();
+            let mut edges = map.transfer(c);
+            for u in 0..new.units.len() {
+                edges.entry(u).or_default();
+            }
             let empty = HashMap::new();
             match transfer.transfer(old_recorded.get(&t.name).unwrap_or(&empty), &edges) {
                 Ok(r) => {
