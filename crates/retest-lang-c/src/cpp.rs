@@ -154,8 +154,10 @@ fn innermost_name(mut d: Ts<'_>) -> Option<Ts<'_>> {
                     continue;
                 }
                 let mut c = d.walk();
-                let next =
-                    d.named_children(&mut c).find(|k| k.kind() == "identifier" || k.kind().ends_with("declarator"));
+                // a reference declarator's name is an unnamed child
+                let next = d.named_children(&mut c).find(|k| {
+                    matches!(k.kind(), "identifier" | "field_identifier") || k.kind().ends_with("declarator")
+                });
                 d = next?;
             }
         }
@@ -404,6 +406,58 @@ fn ordinary_member(m: Ts<'_>, class: &str, src: &[u8]) -> Option<String> {
     (name != class).then_some(name)
 }
 
+/// Whether `x` is a type that a data member or a template argument names only
+/// behind a pointer or a reference: the type of a data member all of whose
+/// declarators are pointers or references (`Edge* in_, *out_;`, `Node& n;`),
+/// or of a template argument that is one (`std::vector<Edge*>`). A class that
+/// holds such a member does not depend on the pointed-to class's layout:
+/// storing, copying or comparing the pointer does not look inside it, and
+/// code that looks inside (`e->weight_`, `e->weight()`) names the member it
+/// reads, which the pointed-to class declares; code that uses the pointed-to
+/// object whole (`*p.e_ = *q.e_`) names the pointer member, which is declared
+/// on its own with the pointed-to type as a mention
+/// (`a_class_that_only_points_to_another_does_not_mention_it`).
+/// A by-value member, a smart pointer (`std::unique_ptr<Edge>` destroys an
+/// `Edge`), a default initialiser or an array bound still mentions it.
+fn pointed_to_type(x: Ts<'_>) -> bool {
+    let Some(p) = x.parent() else { return false };
+    if p.child_by_field_name("type").is_none_or(|t| t.id() != x.id()) {
+        return false;
+    }
+    let indirect = |d: Ts<'_>| {
+        matches!(
+            d.kind(),
+            "pointer_declarator"
+                | "reference_declarator"
+                | "abstract_pointer_declarator"
+                | "abstract_reference_declarator"
+        )
+    };
+    match p.kind() {
+        "field_declaration" => {
+            let mut c = p.walk();
+            let mut ds = p.children_by_field_name("declarator", &mut c).peekable();
+            ds.peek().is_some() && ds.all(indirect)
+        }
+        "type_descriptor" => p.child_by_field_name("declarator").is_some_and(indirect),
+        _ => false,
+    }
+}
+
+/// Whether a data member's declaration names a type only behind a pointer or
+/// reference somewhere ([`pointed_to_type`]).
+fn holds_pointed_to_type(m: Ts<'_>) -> bool {
+    let mut stack = vec![m];
+    while let Some(x) = stack.pop() {
+        if pointed_to_type(x) {
+            return true;
+        }
+        let mut c = x.walk();
+        stack.extend(x.named_children(&mut c));
+    }
+    false
+}
+
 /// A class definition as declaration items. The class's layout — its text with
 /// every member function's body shown as `{…}` and its ordinary member
 /// functions (see [`ordinary_member`]) left out — is declared under the class's
@@ -434,6 +488,8 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
     };
     let mut ordinary: BTreeMap<usize, String> = BTreeMap::new();
     let mut data_members = Vec::new();
+    // data members whose type names a class behind a pointer or reference
+    let mut pointer_members: Vec<(Vec<String>, Ts<'_>)> = Vec::new();
     if let Some(body) = n.child_by_field_name("body") {
         let mut c = body.walk();
         for m in body.named_children(&mut c) {
@@ -441,13 +497,18 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
                 ordinary.insert(m.id(), f);
             } else if m.kind() == "field_declaration" {
                 let mut cc = m.walk();
+                let mut names = Vec::new();
                 for d in m.children_by_field_name("declarator", &mut cc) {
                     if function_declarator(d).is_none()
                         && let Some(x) = innermost_name(d)
                     {
-                        data_members.push(src_text(x, src).to_string());
+                        names.push(src_text(x, src).to_string());
                     }
                 }
+                if !names.is_empty() && holds_pointed_to_type(m) {
+                    pointer_members.push((names.clone(), m));
+                }
+                data_members.extend(names);
             }
         }
     }
@@ -459,7 +520,9 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
             bodies.contains(&x.id()).then_some("{…}".into())
         }
     });
-    let u = syntax::uses(n, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x));
+    // the layout's mentions: a type named only behind a pointer or reference
+    // (`Edge* e;`, `std::set<Edge*> delayed_;`) is no part of the layout
+    let u = syntax::uses(n, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x) || pointed_to_type(x));
     let mut names = vec![last.clone()];
     if qualified != last {
         names.push(qualified.clone());
@@ -474,6 +537,19 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         text: decls::sealed(text, system),
         span,
     }];
+    // such a member is declared on its own too, with every name its type
+    // mentions: code that reaches the pointed-to object through it (`*p.e_ =
+    // *q.e_`, `sizeof *p.e_`) names the member, not the pointed-to class
+    for (names, m) in pointer_members {
+        let u = syntax::uses(m, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x));
+        out.push(Declaration {
+            kind: DeclKind::Variable,
+            mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
+            text: decls::sealed(format!("{qualified} :: {}", syntax::normalized_with(m, src, &|_| None)), system),
+            names,
+            span,
+        });
+    }
     if let Some(body) = n.child_by_field_name("body") {
         // the class's head (its name and bases): a new base can make a member
         // override, or hide, what it did not before
@@ -976,6 +1052,53 @@ mod tests {
              struct S { void go(int floor = 3) const; };\n",
         );
         assert_eq!(got, ["path", "moved", "args", "k", "cb", "value", "floor"]);
+    }
+
+    /// The layout declaration's mentions of each class of `src`, by class name.
+    fn layout_mentions(src: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+        fn walk(n: tree_sitter::Node<'_>, src: &[u8], out: &mut std::collections::BTreeMap<String, Vec<String>>) {
+            if matches!(n.kind(), "class_specifier" | "struct_specifier") && n.child_by_field_name("body").is_some() {
+                for d in super::class_declaration(n, "", src, None, false) {
+                    let key =
+                        if d.kind == retest_graph::DeclKind::Tag { d.names[0].clone() } else { d.names.join(" ") };
+                    out.insert(key, d.mentions.to_vec());
+                }
+            }
+            let mut c = n.walk();
+            for k in n.children(&mut c) {
+                walk(k, src, out);
+            }
+        }
+        let tree = super::parse(src);
+        let mut out = std::collections::BTreeMap::new();
+        walk(tree.root_node(), src.as_bytes(), &mut out);
+        out
+    }
+
+    /// Members and template arguments that hold an `Edge` only through a
+    /// pointer or a reference leave `Edge` out of the holder's layout, and are
+    /// declared on their own with `Edge` as a mention; a member or argument by
+    /// value, a smart pointer and a `sizeof` keep it in the layout.
+    #[test]
+    fn a_class_that_only_points_to_another_does_not_mention_it() {
+        let m = layout_mentions(
+            "struct Pool { Pool(int n); std::set<Edge*, Cmp> delayed_; Edge *first_, *last_; const Edge& ref_; std::vector<std::pair<Edge*, int>> v_; };\n\
+             struct Holder { Edge by_value_; };\n\
+             struct Mixed { Edge *p_, e_; };\n\
+             struct Owner { std::unique_ptr<Edge> owned_; };\n\
+             struct Sized { char buf_[sizeof(Edge)]; Edge* p_; };\n\
+             struct Listed { std::vector<Edge> all_; };\n",
+        );
+        let has = |c: &str| m.get(c).unwrap_or_else(|| panic!("{c}: {m:?}")).iter().any(|x| x == "Edge");
+        assert!(!has("Pool"), "{:?}", m["Pool"]);
+        // each pointer member is declared on its own, mentioning what it points to
+        for member in ["delayed_", "first_ last_", "ref_", "v_"] {
+            assert!(has(member), "{member}: {m:?}");
+        }
+        assert!(m["Pool"].iter().any(|x| x == "Cmp"), "{:?}", m["Pool"]);
+        for c in ["Holder", "Mixed", "Owner", "Sized", "Listed"] {
+            assert!(has(c), "{c}: {:?}", m[c]);
+        }
     }
 
     fn dialect(flags: &str) -> bool {
