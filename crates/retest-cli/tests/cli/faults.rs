@@ -350,24 +350,6 @@ fn trace_directories_live_in_ram_or_where_the_user_says_and_go_with_the_run() {
     assert!(why.contains("without a usable RETEST_TRACE_DIR"), "{why}");
 }
 
-/// A small xorshift generator for the kill points, seeded from the clock unless
-/// `RETEST_FAULT_SEED` is set (the seed is in every failure message).
-struct Rng(u64);
-impl Rng {
-    fn from_env() -> Rng {
-        let seed = std::env::var("RETEST_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
-        });
-        Rng(seed | 1)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 /// `retest run` of the slow tests, quiet, in the background.
 fn spawn_slow_run(dir: &Path) -> std::process::Child {
     Command::new(retest_bin())
@@ -387,7 +369,7 @@ fn spawn_slow_run(dir: &Path) -> std::process::Child {
 #[test]
 fn a_run_killed_at_random_points_keeps_every_finished_test() {
     let d = project(80);
-    let mut rng = Rng::from_env();
+    let mut rng = common::Rng::from_env();
     let seed = rng.0;
     let mut checked_finished = 0;
     for i in 0..8 {

@@ -250,24 +250,6 @@ fn sql(dir: &Path, query: &str) -> String {
     stdout(&out).trim().to_string()
 }
 
-/// A small xorshift generator for the kill point, seeded from the clock unless
-/// `RETEST_FAULT_SEED` is set (the seed is in every failure message).
-struct Rng(u64);
-impl Rng {
-    fn from_env() -> Rng {
-        let seed = std::env::var("RETEST_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
-        });
-        Rng(seed | 1)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 fn spawn_shard(dir: &Path, partition: &str) -> std::process::Child {
     Command::new(retest_bin())
         .args(["run", "-j2", "--partition", partition])
@@ -310,7 +292,7 @@ fn concurrent_shards_lose_nothing_and_a_killed_one_is_completed_by_its_rerun() {
     assert_eq!(sql(f, "PRAGMA integrity_check"), "ok");
     assert_eq!(raw_matrix(f), want, "four workers at once record what one does");
 
-    let mut rng = Rng::from_env();
+    let mut rng = common::Rng::from_env();
     let seed = rng.0;
     let fleet = example_copy();
     let f = fleet.path();

@@ -150,3 +150,24 @@ pub fn test_names(dir: &Path) -> Vec<String> {
     let out = retest(dir, &["run", "--list"], 0);
     stdout(&out).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect()
 }
+
+/// A small xorshift generator for the fault tests' kill points, seeded from
+/// the clock unless `RETEST_FAULT_SEED` is set (the seed is in every failure
+/// message: `rng.0` before the first draw).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn from_env() -> Rng {
+        let seed = std::env::var("RETEST_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
+        });
+        Rng(seed | 1)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
