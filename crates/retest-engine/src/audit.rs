@@ -215,29 +215,30 @@ fn unsteady(
     let source: HashMap<UnitId, &str> = now_units.iter().map(|u| (u.unit, u.source.as_str())).collect();
     let matrix: HashMap<String, retest_store::MatrixTest> =
         store.matrix_tests(sel.baseline).or_fail()?.into_iter().map(|m| (m.key.clone(), m)).collect();
-    // (test index, its fresh coverage, how it differs from the record)
-    let mut differ: Vec<(usize, &[Coverage], steady::Difference)> = Vec::new();
+    // (test index, its fresh coverage, how it differs from the record, whether
+    // either record claims what stopped code may have run)
+    let mut differ: Vec<(usize, &[Coverage], steady::Difference, bool)> = Vec::new();
     for r in results {
         let t = &tests[r.outcome.index];
         let Some(m) = matrix.get(&t.key) else { continue };
-        // a selected test may run differently; a record that claims what
-        // stopped code may have run depends on the probes
-        if sel.selected.contains_key(&t.name) || m.state != CoverageState::Known || m.stopped != Some(false) {
+        // a selected test may run differently
+        if sel.selected.contains_key(&t.name) || m.state != CoverageState::Known {
             continue;
         }
-        let Ok(now) = &r.coverage else { continue };
-        if now.stopped {
-            continue;
-        }
+        let (Ok(now), Some(stopped)) = (&r.coverage, m.stopped) else { continue };
         let before = store.test_coverage(sel.baseline, m.test).or_fail()?;
         if let Some(d) = steady::compare(&before, &now.edges, &shared) {
-            differ.push((r.outcome.index, &now.edges, d));
+            // a record of a test stopped part-way also claims what the stopped
+            // code may have run, reckoned over the whole program, changed
+            // units included: only two runs of the same build that differ
+            // tell its variation apart
+            differ.push((r.outcome.index, &now.edges, d, stopped || now.stopped));
         }
     }
     if differ.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let again: Vec<TestSpec> = differ.iter().map(|(i, _, _)| tests[*i].clone()).collect();
+    let again: Vec<TestSpec> = differ.iter().map(|(i, ..)| tests[*i].clone()).collect();
     cx.reporter.note(&format!(
         "{} tests not selected ran differently in code that did not change; running them once more on the same build",
         again.len()
@@ -246,7 +247,12 @@ fn unsteady(
     let second: HashMap<usize, &Executed> = second.iter().map(|r| (r.outcome.index, r)).collect();
     let mut found = BTreeMap::new();
     let mut flags = BTreeMap::new();
-    for (n, (i, first, d)) in differ.iter().enumerate() {
+    for (n, (i, first, d, claims)) in differ.iter().enumerate() {
+        let second = second.get(&n).map(|r| &r.coverage);
+        let differed_again = matches!(second, Some(Ok(c)) if steady::compare(first, &c.edges, &every).is_some());
+        if *claims && !differed_again {
+            continue;
+        }
         let files: Vec<&str> = d.units.iter().filter_map(|u| source.get(u).copied()).collect();
         let what = format!(
             "its coverage on snapshot {} differs from its record in code that did not change ({} edges no longer run, {} newly run, in {})",
@@ -255,8 +261,8 @@ fn unsteady(
             d.only_second,
             files.join(", ")
         );
-        let verdict = match second.get(&n).map(|r| &r.coverage) {
-            Some(Ok(c)) if steady::compare(first, &c.edges, &every).is_some() => {
+        let verdict = match second {
+            Some(Ok(_)) if differed_again => {
                 "a second run on the same build differed again: its path depends on more than the code (timing, scheduling, randomness, files it writes)".to_string()
             }
             Some(Ok(_)) => "a second run on the same build matched the first: the variation did not recur (if a later audit finds it again on an unchanged test, report it as a possible selection fault)".to_string(),

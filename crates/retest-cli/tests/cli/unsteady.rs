@@ -59,11 +59,21 @@ fn selection(dir: &Path) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-#[test]
-fn an_unsteady_test_found_by_the_audit_is_selected_on_every_change() {
+/// The project with its baseline recorded; with `handler`, the program
+/// installs a signal handler of its own, so that its tests' records also claim
+/// what code stopped part-way may have run.
+fn project(handler: bool) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    write(p, "prog.c", PROG);
+    let prog = if handler {
+        PROG.replace(
+            "int main(int argc, char **argv) {\n",
+            "#include <signal.h>\nstatic void on_usr1(int s) { (void)s; }\nint main(int argc, char **argv) {\n    signal(SIGUSR1, on_usr1);\n",
+        )
+    } else {
+        PROG.to_string()
+    };
+    write(p, "prog.c", &prog);
     write(p, "util.c", UTIL);
     write(p, "other.c", &other("return x * 2;"));
     write(p, "Makefile", "prog: prog.c util.c other.c\n\t$(CC) -O0 -o prog prog.c util.c other.c\n");
@@ -75,6 +85,27 @@ fn an_unsteady_test_found_by_the_audit_is_selected_on_every_change() {
     retest(p, &["init"], 0);
     retest(p, &["build", "--", "make", "-s"], 0);
     retest(p, &["run", "-j1"], 0);
+    d
+}
+
+/// A test whose runs may stop part-way (the program handles signals) is
+/// flagged too when two runs of the same build differ.
+#[test]
+fn a_test_of_a_program_with_a_signal_handler_is_found_unsteady_by_two_runs() {
+    let d = project(true);
+    let p = d.path();
+    write(p, "other.c", &other("return x * 3;"));
+    retest(p, &["build", "--", "make", "-s"], 0);
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&retest(p, &["audit", "--format", "json", "-j1"], 0))).unwrap();
+    let why = v["unsteady"]["toggle"].as_str().unwrap_or_else(|| panic!("toggle is not reported: {v}"));
+    assert!(why.contains("differed again"), "{why}");
+}
+
+#[test]
+fn an_unsteady_test_found_by_the_audit_is_selected_on_every_change() {
+    let d = project(false);
+    let p = d.path();
 
     // a change `toggle` does not reach: not selected, yet on util.c, which
     // did not change, it runs the other path than recorded, and again the
