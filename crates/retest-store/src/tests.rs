@@ -551,7 +551,8 @@ fn a_version_2_store_with_json_units_is_upgraded() {
         let mut then = u.clone();
         crate::unitbin::legacy_facts(&mut then);
         assert_eq!(*s.unit(id).unwrap(), then, "upgraded with the facts of its time");
-        let data: Vec<u8> = s.conn.query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0)).unwrap();
+        let data: Vec<u8> =
+            s.conn.row("SELECT data FROM units WHERE id = ?1", db::p![id.0], |r| r.get(0)).unwrap().unwrap();
         assert!(blob::unit_is_current(&data));
     }
     let bad = s.unit_by_hash(&[9; 16]).unwrap().unwrap();
@@ -700,8 +701,7 @@ proptest! {
 }
 
 fn stored_index_units(s: &Store, snap: SnapshotId) -> Vec<i64> {
-    let mut st = s.conn.prepare("SELECT unit FROM edge_index WHERE snapshot = ?1 ORDER BY unit").unwrap();
-    st.query_map([snap.0], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    s.conn.rows("SELECT unit FROM edge_index WHERE snapshot = ?1 ORDER BY unit", db::p![snap.0], |r| r.get(0)).unwrap()
 }
 
 /// Finishing a run into a matrix stores the index of every unit of the matrix
@@ -788,7 +788,7 @@ proptest! {
         let snap = s.open_snapshot().unwrap();
         s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
         for id in tests.keys() {
-            s.conn.execute("INSERT INTO tests(id, name, cmd) VALUES (?1, ?2, 'true')", params![id, format!("t{id}")]).unwrap();
+            s.conn.exec("INSERT INTO tests(id, name, cmd) VALUES (?1, ?2, 'true')", db::p![id, format!("t{id}")]).unwrap();
         }
         let run = s.begin_run(snap, "full").unwrap();
         for (id, edges) in &tests {
@@ -803,7 +803,7 @@ proptest! {
         }
         s.finish_run(run, Some(snap)).unwrap();
         prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
-        s.conn.execute("DELETE FROM edge_index", []).unwrap();
+        s.conn.exec("DELETE FROM edge_index", db::p![]).unwrap();
         prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
     }
 }
