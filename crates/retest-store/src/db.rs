@@ -290,12 +290,12 @@ pub(crate) struct Pg {
 /// A connection to either back end.
 pub(crate) enum Conn {
     Sqlite(rusqlite::Connection),
-    Pg(RefCell<Pg>),
+    Pg(Box<RefCell<Pg>>),
 }
 
 impl Conn {
     pub(crate) fn postgres(client: postgres::Client) -> Conn {
-        Conn::Pg(RefCell::new(Pg { client, statements: HashMap::new(), in_tx: false }))
+        Conn::Pg(Box::new(RefCell::new(Pg { client, statements: HashMap::new(), in_tx: false })))
     }
 
     pub(crate) fn is_postgres(&self) -> bool {

@@ -31,6 +31,8 @@
 mod blob;
 mod db;
 mod schema;
+#[doc(hidden)]
+pub mod throwaway;
 mod unitbin;
 
 use std::cell::RefCell;
