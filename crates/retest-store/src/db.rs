@@ -32,7 +32,7 @@ pub(crate) enum Val {
 pub enum DbError {
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    #[error(transparent)]
+    #[error("{}", pg_message(.0))]
     Postgres(#[from] postgres::Error),
     #[error("{0}")]
     Value(String),
@@ -52,6 +52,16 @@ impl DbError {
             }
             _ => false,
         }
+    }
+}
+
+/// A PostgreSQL error with what the server or the connection said (the
+/// client's own text is only its kind, "db error").
+fn pg_message(e: &postgres::Error) -> String {
+    match (e.as_db_error(), std::error::Error::source(e)) {
+        (Some(db), _) => format!("{}: {}", db.severity(), db.message()),
+        (None, Some(source)) => format!("{e}: {source}"),
+        (None, None) => e.to_string(),
     }
 }
 

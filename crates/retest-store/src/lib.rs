@@ -344,6 +344,8 @@ pub struct Store {
     path: PathBuf,
     /// How messages name the store: its file, or its URL without the password.
     name: PathBuf,
+    /// A PostgreSQL store's URL, password included: never shown.
+    url: Option<String>,
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
 }
 
@@ -435,6 +437,7 @@ impl Store {
             conn: Conn::postgres(client),
             path: local.join(DB_FILE),
             name: name.clone(),
+            url: Some(url.to_string()),
             units: RefCell::new(HashMap::new()),
         };
         if create {
@@ -449,6 +452,13 @@ impl Store {
             })?;
         }
         Ok(s)
+    }
+
+    /// A PostgreSQL store's connection URL, for the processes a command
+    /// starts (the compiler wrapper). It may hold a password: never show it
+    /// (show [`Store::name`]).
+    pub fn connection_url(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 
     /// Whether the store is a PostgreSQL database.
@@ -482,6 +492,7 @@ impl Store {
             conn: Conn::Sqlite(conn),
             path: db.to_path_buf(),
             name: db.to_path_buf(),
+            url: None,
             units: RefCell::new(HashMap::new()),
         };
         s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
@@ -527,6 +538,7 @@ impl Store {
             conn: Conn::Sqlite(conn),
             path: db.to_path_buf(),
             name: db.to_path_buf(),
+            url: None,
             units: RefCell::new(HashMap::new()),
         };
         let c = s.sqlite();
