@@ -1,4 +1,5 @@
-//! `retest-store`: persistence in one SQLite file, `.retest/store.db`.
+//! `retest-store`: persistence in one SQLite file, `.retest/store.db`, or in
+//! a PostgreSQL database (`Store::open_url`; the SQL layer is `db`).
 //!
 //! What is stored:
 //! * **units** — analysed translation units ([`retest_graph::Unit`], binary-encoded), keyed by the

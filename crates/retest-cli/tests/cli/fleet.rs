@@ -355,8 +355,13 @@ fn concurrent_shards_lose_nothing_and_a_killed_one_is_completed_by_its_rerun() {
 /// The README's CI recipe (between `<!-- ci-recipe:begin -->` and
 /// `<!-- ci-recipe:end -->`): its sections, each a title and its lines.
 fn ci_recipe(readme: &str) -> Vec<(String, Vec<String>)> {
-    let start = readme.find("<!-- ci-recipe:begin -->").expect("the README has a CI recipe");
-    let end = readme.find("<!-- ci-recipe:end -->").unwrap();
+    ci_recipe_named(readme, "ci-recipe")
+}
+
+/// The README's recipe between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
+fn ci_recipe_named(readme: &str, name: &str) -> Vec<(String, Vec<String>)> {
+    let start = readme.find(&format!("<!-- {name}:begin -->")).expect("the README has the CI recipe");
+    let end = readme.find(&format!("<!-- {name}:end -->")).unwrap();
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     for line in readme[start..end].lines().skip(1) {
         if line.starts_with("```") || line.trim().is_empty() {
@@ -667,4 +672,66 @@ fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
     retest(f, &on(&url, &["run", "-j2", "--partition", "hash:1/4"]), 0);
     let got = rows(&raw_matrix_on(f, &url));
     assert!(victims.iter().all(|n| got.get(n) == all.get(n)), "the rerun shard records all of its tests");
+}
+
+/// The README's CI recipe with one PostgreSQL store for every worker, run as
+/// written on the bundled example against a throwaway server: the build job,
+/// four worker jobs at once (`K` of `N` = 4, `RETEST_STORE_URL` set as the CI
+/// file sets it) and the selection job. The baseline is complete and one
+/// worker's into SQLite; every line of the recipe is in the README's GitHub
+/// Actions and GitLab CI files for it.
+#[test]
+fn ci_recipe_with_one_postgresql_store_runs_as_written() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let recipe = ci_recipe_named(&readme, "ci-recipe-postgres");
+    let titles: Vec<&str> = recipe.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["build job", "worker job K of N", "selection job"]);
+    let after = &readme[readme.find("<!-- ci-recipe-postgres:end -->").unwrap()..];
+    let yaml: Vec<&str> = after.split("```yaml").skip(1).take(2).map(|b| b.split("```").next().unwrap()).collect();
+    assert_eq!(yaml.len(), 2, "a GitHub Actions and a GitLab CI file");
+    for (title, lines) in &recipe {
+        for l in lines {
+            for (ci, y) in ["GitHub Actions", "GitLab CI"].iter().zip(&yaml) {
+                assert!(y.lines().any(|yl| yl.trim().trim_start_matches("- ") == l), "{ci} lacks `{l}` ({title})");
+            }
+        }
+    }
+
+    let one = example_copy();
+    baseline(one.path());
+    let server = retest_store::throwaway::Throwaway::start();
+    let url = server.new_database();
+    let d = example_copy();
+    let bin_dir = retest_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let job = |lines: &[String], k: u32| -> std::process::Child {
+        let script = format!("set -e\n{}\n", lines.join("\n"));
+        Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(d.path())
+            .env("PATH", &path)
+            .env("CI", "1")
+            .env("K", k.to_string())
+            .env("N", "4")
+            .env("RETEST_STORE_URL", &url)
+            .env_remove("RETEST_STORE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let done = |c: std::process::Child, what: &str| -> Output {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{what}\nstdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+        out
+    };
+    done(job(&recipe[0].1, 0), "build job");
+    let workers: Vec<_> = (1..=4).map(|k| job(&recipe[1].1, k)).collect();
+    for (k, w) in workers.into_iter().enumerate() {
+        done(w, &format!("worker {}", k + 1));
+    }
+    let out = stdout(&done(job(&recipe[2].1, 0), "selection job"));
+    assert!(out.contains("0 of 40 tests selected"), "{out}");
+    assert_eq!(raw_matrix_on(d.path(), &url), raw_matrix(one.path()), "the shared store's baseline is one worker's");
 }
