@@ -581,6 +581,10 @@ fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
         assert!(o.status.success(), "shard {}: {}", k + 1, stderr(&o));
     }
     assert_eq!(raw_matrix_on(f, &url), want, "four workers at once into PostgreSQL record what one does into SQLite");
+    // merging is for store files: refused into the shared store, its password not shown
+    let secret = url.replace("retest@", "retest:s3cret@");
+    let o = retest(f, &["merge", "a.db", "--into", &secret], 2);
+    assert!(stderr(&o).contains("merges into store files only") && !stderr(&o).contains("s3cret"), "{}", stderr(&o));
     apply_change(one.path(), "brake-check");
     apply_change_with(f, "brake-check", &["--store", &url]);
     let (a, b) = (selection(one.path(), &[]), selection(f, &["--store", &url]));
