@@ -1,6 +1,6 @@
 //! `retest init`: creates the store and a starter `retest.toml`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use retest_store::Store;
@@ -34,11 +34,21 @@ const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
 # cmd = "./prog < tests/smoke.in"
 "#;
 
-pub fn run(a: InitArgs) -> Result<(), Fail> {
+pub fn run(store_opt: Option<&Path>, a: InitArgs) -> Result<(), Fail> {
     let root = a.dir.unwrap_or_else(|| PathBuf::from("."));
     let dir = Store::dir_for(&root);
-    match Store::init(&dir) {
-        Ok(_) => {}
+    let url = retest_engine::store::store_url(store_opt);
+    let made = match &url {
+        // the schema in the database; the local directory keeps the store's files
+        Some(url) => Store::open_url(url, &dir, true).map(|s| s.name().display().to_string()),
+        None => Store::init(&dir).map(|s| s.path().display().to_string()),
+    };
+    let made = match made {
+        Ok(made) => made,
+        Err(retest_store::StoreError::Exists { path }) if url.is_some() => {
+            return Err(Fail::usage(format!("{} already holds a retest store", path.display()))
+                .hint("the workers share it: run `retest init --store URL` once, before they start"));
+        }
         Err(retest_store::StoreError::Exists { path }) => {
             return Err(match Store::open(&dir) {
                 Ok(_) => Fail::usage(format!("{} already holds a retest store", path.display()))
@@ -47,7 +57,7 @@ pub fn run(a: InitArgs) -> Result<(), Fail> {
             });
         }
         Err(e) => return Err(Fail::new(e)),
-    }
+    };
     // the store is the machine's own record: never committed
     std::fs::write(dir.join(".gitignore"), "# written by `retest init`: the store is not source\n*\n").or_fail()?;
     let toml = root.join("retest.toml");
@@ -60,7 +70,7 @@ pub fn run(a: InitArgs) -> Result<(), Fail> {
     if !crate::progress::chatty() {
         return Ok(());
     }
-    println!("created {}", dir.join(retest_store::DB_FILE).display());
+    println!("created {made}");
     if made_toml {
         println!("created {} (add your tests there)", toml.display());
     }

@@ -117,7 +117,7 @@ fn main() -> ExitCode {
     let store = cli.store.as_deref();
     let result: Result<ExitCode, Fail> = match cli.command {
         Command::Demo(a) => demo::run(a),
-        Command::Init(a) => init::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Init(a) => init::run(store, a).map(|_| ExitCode::SUCCESS),
         Command::Build(a) => build::build(store, a),
         Command::Cfg(a) => cfg::run(a).map(|_| ExitCode::SUCCESS),
         Command::Cfdg(a) => cfdg::run(a).map(|_| ExitCode::SUCCESS),

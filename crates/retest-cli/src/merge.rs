@@ -21,6 +21,17 @@ pub struct MergeArgs {
 }
 
 pub fn run(store_opt: Option<&Path>, a: MergeArgs) -> Result<(), Fail> {
+    let url = match &a.into {
+        Some(f) => f.to_str().filter(|f| retest_store::is_database_url(f)).map(str::to_string),
+        None => retest_engine::store::store_url(store_opt),
+    };
+    if let Some(url) = url {
+        return Err(Fail::usage(format!(
+            "{}: this retest merges into store files only, not into a PostgreSQL store",
+            retest_store::redact(&url)
+        ))
+        .hint("workers that share a PostgreSQL store record into it directly (`retest run --partition`): there is nothing to merge; or merge into a file with --into FILE"));
+    }
     let into = match a.into {
         Some(f) => f,
         None => retest_engine::store::store_dir(store_opt)?.join(retest_store::DB_FILE),

@@ -353,6 +353,7 @@ pub fn run_build_keeping(
                 .unwrap_or_else(|| inherited("CXX", "c++")),
         )
         .env("RETEST_STORE", &store_dir)
+        .envs(store.connection_url().map(|u| ("RETEST_STORE_URL", u.to_string())))
         .env(SNAPSHOT_ENV, snapshot.0.to_string())
         .env(BUILD_LOG_ENV, &log)
         .env("RETEST_RECORD", options.to_env())

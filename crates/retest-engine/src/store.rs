@@ -6,24 +6,31 @@ use retest_store::Store;
 
 use crate::error::Error;
 
-/// Where the store is: `--store DIR`, else `$RETEST_STORE`, else `.retest` in the
-/// current directory or its nearest parent.
-pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
-    let url = std::env::var_os("RETEST_STORE_URL").map(PathBuf::from);
-    if let Some(u) = explicit.or(url.as_deref()).and_then(Path::to_str).filter(|u| is_database_url(u)) {
-        return Err(Error::usage(format!(
-            "{}: this retest has no PostgreSQL store yet; its stores are SQLite files",
-            redact(u)
-        ))
-        .hint("give each worker its own store (a copy of the build's) and combine them with `retest merge`"));
+/// The PostgreSQL store named by `--store URL`, else by `$RETEST_STORE_URL`
+/// (when `--store` names no directory), if one is.
+pub fn store_url(explicit: Option<&Path>) -> Option<String> {
+    match explicit {
+        Some(e) => e.to_str().filter(|u| is_database_url(u)).map(str::to_string),
+        None => std::env::var("RETEST_STORE_URL").ok().filter(|u| is_database_url(u)),
     }
-    if let Some(d) = explicit {
+}
+
+/// Where the store is: `--store DIR`, else `$RETEST_STORE`, else `.retest` in the
+/// current directory or its nearest parent. For a PostgreSQL store
+/// ([`store_url`]), the local directory of its files (traces, journals):
+/// `$RETEST_STORE`, else `.retest` in the current directory.
+pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
+    let url = store_url(explicit);
+    if let Some(d) = explicit.filter(|_| url.is_none()) {
         return Ok(resolve(d));
     }
     if let Some(d) = std::env::var_os("RETEST_STORE") {
         return Ok(resolve(Path::new(&d)));
     }
     let cwd = std::env::current_dir().map_err(|e| Error::new(format!("cannot read the current directory: {e}")))?;
+    if url.is_some() {
+        return Ok(Store::dir_for(&cwd));
+    }
     Store::find(&cwd).map_err(|_| {
         Error::new(format!("no retest store in {} or any parent directory", cwd.display()))
             .hint("run `retest init` in the project root first")
@@ -32,19 +39,12 @@ pub fn store_dir(explicit: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// Whether `--store` (or `RETEST_STORE_URL`) names a database server rather than a directory.
 fn is_database_url(s: &str) -> bool {
-    ["postgresql://", "postgres://"].iter().any(|p| s.starts_with(p))
+    retest_store::is_database_url(s)
 }
 
 /// A connection URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match url.split_once("://").and_then(|(scheme, rest)| {
-        let (auth, host) = rest.split_once('@')?;
-        let user = auth.split_once(':').map_or(auth, |(u, _)| u);
-        Some(format!("{scheme}://{user}@{host}"))
-    }) {
-        Some(r) => r,
-        None => url.to_string(),
-    }
+pub fn redact(url: &str) -> String {
+    retest_store::redact(url)
 }
 
 /// `DIR` may name the project root or its `.retest` directory.
@@ -59,10 +59,31 @@ fn resolve(d: &Path) -> PathBuf {
 /// Opens the store; the project root is the directory that holds `.retest`.
 pub fn open(explicit: Option<&Path>) -> Result<(Store, PathBuf), Error> {
     let dir = store_dir(explicit)?;
+    if let Some(url) = store_url(explicit) {
+        return open_url(&url, &dir);
+    }
     let store = Store::open(&dir).map_err(|e| match e {
         retest_store::StoreError::NotFound { .. } => Error::new(format!("no retest store at {}", dir.display()))
             .hint("run `retest init` in the project root first"),
         e @ retest_store::StoreError::Corrupt { .. } => Error::new(e).hint(damaged_hint(&dir)),
+        other => Error::new(other),
+    })?;
+    let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    Ok((store, root))
+}
+
+/// Opens the PostgreSQL store `url`, with `dir` as its local directory;
+/// the project root is `dir`'s parent.
+fn open_url(url: &str, dir: &Path) -> Result<(Store, PathBuf), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::new(format!("cannot create {}: {e}", dir.display())))?;
+    let store = Store::open_url(url, dir, false).map_err(|e| match e {
+        e @ retest_store::StoreError::NotInitialised { .. } => {
+            Error::new(e).hint("run `retest init --store URL` once, from one machine, before the workers start")
+        }
+        e @ retest_store::StoreError::Postgres { .. } => {
+            Error::new(e).hint("check the URL, that the server is running, and that the user may connect")
+        }
         other => Error::new(other),
     })?;
     let root = dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
@@ -143,13 +164,14 @@ pub fn build_command(store: &Store) -> Result<Option<BuildCommand>, Error> {
 mod tests {
     use super::*;
 
-    /// A PostgreSQL URL is refused with what to do instead, its password not repeated.
+    /// `--store` names a PostgreSQL store by URL; a directory that merely
+    /// starts like one is a directory.
     #[test]
-    fn a_database_url_is_refused_without_its_password() {
-        let e = store_dir(Some(Path::new("postgresql://ci:s3cret@db.example:5432/retest"))).unwrap_err();
-        assert!(e.what.starts_with("postgresql://ci@db.example:5432/retest: this retest has no PostgreSQL store yet"));
-        assert!(!e.what.contains("s3cret"));
-        assert!(e.hint.as_deref().unwrap_or("").contains("retest merge"));
+    fn a_database_url_names_a_postgresql_store() {
+        let url = "postgresql://ci:s3cret@db.example:5432/retest";
+        assert_eq!(store_url(Some(Path::new(url))).as_deref(), Some(url));
+        assert_eq!(redact(url), "postgresql://ci@db.example:5432/retest");
+        assert_eq!(store_url(Some(Path::new("postgres-data"))), None);
         assert!(store_dir(Some(Path::new("postgres-data"))).is_ok_and(|d| d.ends_with(".retest")));
     }
 

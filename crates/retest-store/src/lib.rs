@@ -1,4 +1,5 @@
-//! `retest-store`: persistence in one SQLite file, `.retest/store.db`.
+//! `retest-store`: persistence in one SQLite file, `.retest/store.db`, or in
+//! a PostgreSQL database (`Store::open_url`; the SQL layer is `db`).
 //!
 //! What is stored:
 //! * **units** — analysed translation units ([`retest_graph::Unit`], binary-encoded), keyed by the
@@ -29,7 +30,10 @@
 //! newer retest is refused rather than misread.
 
 mod blob;
+mod db;
 mod schema;
+#[doc(hidden)]
+pub mod throwaway;
 mod unitbin;
 
 use std::cell::RefCell;
@@ -39,7 +43,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use roaring::RoaringBitmap;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::Connection;
+
+pub use db::DbError;
+use db::{Conn, DbResult, Row, p};
 
 use retest_graph::Unit;
 pub use retest_graph::coverage::Probe;
@@ -90,6 +97,23 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("store {}: {source}", url.display())]
+    Postgres {
+        url: PathBuf,
+        #[source]
+        source: DbError,
+    },
+    #[error(
+        "lost the connection to the store {} ({source}); what was recorded before stays recorded: rerun the command once the server is reachable",
+        url.display()
+    )]
+    ConnectionLost {
+        url: PathBuf,
+        #[source]
+        source: DbError,
+    },
+    #[error("the database {} holds no retest store; run `retest init --store URL` to create one", url.display())]
+    NotInitialised { url: PathBuf },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -315,8 +339,14 @@ impl EdgeIndex {
 
 /// An open store.
 pub struct Store {
-    conn: Connection,
+    conn: Conn,
+    /// The database file; for a PostgreSQL store, a path in its local
+    /// `.retest` directory (scratch files: traces, journals), not a file.
     path: PathBuf,
+    /// How messages name the store: its file, or its URL without the password.
+    name: PathBuf,
+    /// A PostgreSQL store's URL, password included: never shown.
+    url: Option<String>,
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
 }
 
@@ -324,6 +354,32 @@ fn now() -> String {
     // seconds since the epoch, UTC; formatted by readers
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     format!("{}", d.as_secs())
+}
+
+/// Whether a store location names a database server rather than a directory.
+pub fn is_database_url(s: &str) -> bool {
+    ["postgresql://", "postgres://"].iter().any(|p| s.starts_with(p))
+}
+
+/// A connection URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    let cut = url.split_once("://").and_then(|(scheme, rest)| {
+        let (auth, host) = rest.rsplit_once('@')?;
+        let user = auth.split_once(':').map_or(auth, |(u, _)| u);
+        Some(format!("{scheme}://{user}@{host}"))
+    });
+    let url = cut.unwrap_or_else(|| url.to_string());
+    // a password given as a query parameter
+    match url.split_once('?') {
+        Some((base, query)) => {
+            let q: Vec<String> = query
+                .split('&')
+                .map(|kv| if kv.starts_with("password=") { "password=…".to_string() } else { kv.to_string() })
+                .collect();
+            format!("{base}?{}", q.join("&"))
+        }
+        None => url,
+    }
 }
 
 impl Store {
@@ -353,7 +409,7 @@ impl Store {
         }
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
         let s = Store::connect(&db)?;
-        schema::create(&s.conn).map_err(|e| s.sql(e))?;
+        schema::create(s.sqlite()).map_err(|e| s.sql(e.into()))?;
         Ok(s)
     }
 
@@ -364,8 +420,60 @@ impl Store {
             return Err(StoreError::NotFound { start: dir.to_path_buf() });
         }
         let s = Store::connect(&db).map_err(damaged)?;
-        schema::migrate(&s.conn, &db).map_err(damaged)?;
+        schema::migrate(s.sqlite(), &db).map_err(damaged)?;
         Ok(s)
+    }
+
+    /// Connects to the PostgreSQL database `url`. `local` is the project's
+    /// `.retest` directory, for the files a store keeps beside its database
+    /// (traces, journals). With `create`, makes the schema in a database
+    /// that has none ([`StoreError::Exists`] if it has one); without, opens
+    /// the store there, migrating an older schema, and refuses a database
+    /// without one ([`StoreError::NotInitialised`]).
+    pub fn open_url(url: &str, local: &Path, create: bool) -> Result<Store> {
+        let name = PathBuf::from(redact(url));
+        let client = postgres::Client::connect(url, postgres::NoTls)
+            .map_err(|e| StoreError::Postgres { url: name.clone(), source: e.into() })?;
+        let s = Store {
+            conn: Conn::postgres(client),
+            path: local.join(DB_FILE),
+            name: name.clone(),
+            url: Some(url.to_string()),
+            units: RefCell::new(HashMap::new()),
+        };
+        if create {
+            std::fs::create_dir_all(local).map_err(|source| StoreError::Io { path: local.to_path_buf(), source })?;
+            if !schema::pg_create(&s.conn).map_err(|e| s.sql(e))? {
+                return Err(StoreError::Exists { path: name });
+            }
+        } else {
+            schema::pg_migrate(&s.conn, &name).map_err(|e| match e {
+                schema::Found::Error(e) => s.sql(e),
+                schema::Found::Store(e) => e,
+            })?;
+        }
+        Ok(s)
+    }
+
+    /// A PostgreSQL store's connection URL, for the processes a command
+    /// starts (the compiler wrapper). It may hold a password: never show it
+    /// (show [`Store::name`]).
+    pub fn connection_url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// Whether the store is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        self.conn.is_postgres()
+    }
+
+    /// How messages name the store: its database file, or its URL without the password.
+    pub fn name(&self) -> &Path {
+        &self.name
+    }
+
+    fn sqlite(&self) -> &Connection {
+        self.conn.sqlite().expect("SQLite-only operation on a PostgreSQL store")
     }
 
     /// Opens a store's database file to read it only (a shard to merge):
@@ -381,9 +489,15 @@ impl Store {
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(db, flags)
             .map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
-        let s = Store { conn, path: db.to_path_buf(), units: RefCell::new(HashMap::new()) };
-        s.conn.busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e))?;
-        let found = schema::found_version(&s.conn, db).map_err(damaged)?;
+        let s = Store {
+            conn: Conn::Sqlite(conn),
+            path: db.to_path_buf(),
+            name: db.to_path_buf(),
+            url: None,
+            units: RefCell::new(HashMap::new()),
+        };
+        s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
+        let found = schema::found_version(s.sqlite(), db).map_err(damaged)?;
         if found > schema::VERSION {
             return Err(StoreError::TooNew { path: db.to_path_buf(), found, known: schema::VERSION });
         }
@@ -398,13 +512,13 @@ impl Store {
     pub fn open_file(db: &Path) -> Result<Store> {
         let s = Store::connect(db).map_err(damaged)?;
         let empty: bool = s
-            .conn
+            .sqlite()
             .query_row("SELECT count(*) = 0 FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| damaged(s.sql(e)))?;
+            .map_err(|e| damaged(s.sql(e.into())))?;
         if empty {
-            schema::create(&s.conn).map_err(|e| s.sql(e))?;
+            schema::create(s.sqlite()).map_err(|e| s.sql(e.into()))?;
         } else {
-            schema::migrate(&s.conn, db).map_err(damaged)?;
+            schema::migrate(s.sqlite(), db).map_err(damaged)?;
         }
         Ok(s)
     }
@@ -416,27 +530,38 @@ impl Store {
             path: to.to_path_buf(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path is not UTF-8"),
         })?;
-        self.conn.execute("VACUUM INTO ?1", [target]).map(|_| ()).map_err(|e| self.sql(e))
+        self.sqlite().execute("VACUUM INTO ?1", [target]).map(|_| ()).map_err(|e| self.sql(e.into()))
     }
 
     fn connect(db: &Path) -> Result<Store> {
         let conn = Connection::open(db).map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
-        let s = Store { conn, path: db.to_path_buf(), units: RefCell::new(HashMap::new()) };
-        s.conn
-            .busy_timeout(Duration::from_secs(120))
-            .and_then(|_| s.conn.pragma_update(None, "journal_mode", "WAL"))
-            .and_then(|_| s.conn.pragma_update(None, "synchronous", "NORMAL"))
-            .and_then(|_| s.conn.pragma_update(None, "foreign_keys", "ON"))
-            .map_err(|e| s.sql(e))?;
+        let s = Store {
+            conn: Conn::Sqlite(conn),
+            path: db.to_path_buf(),
+            name: db.to_path_buf(),
+            url: None,
+            units: RefCell::new(HashMap::new()),
+        };
+        let c = s.sqlite();
+        c.busy_timeout(Duration::from_secs(120))
+            .and_then(|_| c.pragma_update(None, "journal_mode", "WAL"))
+            .and_then(|_| c.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|_| c.pragma_update(None, "foreign_keys", "ON"))
+            .map_err(|e| s.sql(e.into()))?;
         Ok(s)
     }
 
-    fn sql(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite { path: self.path.clone(), source }
+    fn sql(&self, source: DbError) -> StoreError {
+        match source {
+            DbError::Sqlite(source) => StoreError::Sqlite { path: self.name.clone(), source },
+            DbError::Value(detail) => self.corrupt(detail),
+            e if e.is_connection_lost() => StoreError::ConnectionLost { url: self.name.clone(), source: e },
+            e => StoreError::Postgres { url: self.name.clone(), source: e },
+        }
     }
 
     fn corrupt(&self, detail: impl Into<String>) -> StoreError {
-        StoreError::Corrupt { path: self.path.clone(), detail: detail.into() }
+        StoreError::Corrupt { path: self.name.clone(), detail: detail.into() }
     }
 
     /// Path of the database file.
@@ -444,16 +569,16 @@ impl Store {
         &self.path
     }
 
-    /// Runs `f` in an IMMEDIATE transaction (writers serialise; readers are not blocked).
-    fn write<T>(&mut self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>) -> Result<T> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
-        let v = f(&tx).map_err(|source| StoreError::Sqlite { path: path.clone(), source })?;
-        tx.commit().map_err(|source| StoreError::Sqlite { path, source })?;
-        Ok(v)
+    /// Runs `f` in a write transaction (writers serialise; readers are not blocked).
+    fn write<T>(&mut self, f: impl FnOnce(&Conn) -> DbResult<T>) -> Result<T> {
+        self.conn.begin_write().map_err(|e| self.sql(e))?;
+        match f(&self.conn).and_then(|v| self.conn.commit().map(|_| v)) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                self.conn.rollback();
+                Err(self.sql(e))
+            }
+        }
     }
 
     /// Runs `f` on one consistent view of the store: every read in it sees
@@ -464,26 +589,33 @@ impl Store {
     /// view is built from the view's coverage and not stored. `f` must not
     /// write.
     pub fn read_view<T>(&mut self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
-        self.conn.execute_batch("BEGIN DEFERRED").map_err(|e| self.sql(e))?;
+        self.conn.begin_read().map_err(|e| self.sql(e))?;
         let v = f(self);
-        self.conn.execute_batch("COMMIT").map_err(|e| self.sql(e))?;
+        self.conn.commit().map_err(|e| self.sql(e))?;
         Ok(v)
+    }
+
+    /// One optional row.
+    fn one<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnOnce(&Row) -> DbResult<T>) -> Result<Option<T>> {
+        self.conn.row(sql, params, f).map_err(|e| self.sql(e))
+    }
+
+    /// Every row.
+    fn all<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnMut(&Row) -> DbResult<T>) -> Result<Vec<T>> {
+        self.conn.rows(sql, params, f).map_err(|e| self.sql(e))
     }
 
     // ----- meta ---------------------------------------------------------------
 
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))
+        self.one("SELECT value FROM meta WHERE key = ?1", p![key], |r| r.get(0))
     }
 
     pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![key, value],
+                p![key, value],
             )
             .map(|_| ())
         })
@@ -497,22 +629,20 @@ impl Store {
             return Ok(id);
         }
         let data = blob::encode_unit(unit);
-        let edges = unit.edge_count();
+        let edges = unit.edge_count() as i64;
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3) ON CONFLICT(src_hash) DO NOTHING",
-                params![&src_hash[..], edges, data],
+                p![&src_hash[..], edges, data],
             )?;
-            tx.query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0)).map(UnitId)
+            tx.row("SELECT id FROM units WHERE src_hash = ?1", p![&src_hash[..]], |r| r.get(0))?
+                .map(UnitId)
+                .ok_or_else(|| DbError::Value("a unit just stored is missing".into()))
         })
     }
 
     pub fn unit_by_hash(&self, src_hash: &Hash) -> Result<Option<UnitId>> {
-        self.conn
-            .query_row("SELECT id FROM units WHERE src_hash = ?1", [&src_hash[..]], |r| r.get(0))
-            .optional()
-            .map(|o| o.map(UnitId))
-            .map_err(|e| self.sql(e))
+        Ok(self.one("SELECT id FROM units WHERE src_hash = ?1", p![&src_hash[..]], |r| r.get(0))?.map(UnitId))
     }
 
     /// Loads a unit (cached for the life of the store handle).
@@ -521,10 +651,7 @@ impl Store {
             return Ok(u.clone());
         }
         let data: Vec<u8> = self
-            .conn
-            .query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))?
+            .one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
             .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
         let unit = blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
         let rc = Rc::new(unit);
@@ -549,21 +676,20 @@ impl Store {
         let data = blob::encode_plan(plan);
         let rec = (!recording.is_empty()).then(|| blob::encode_recording(recording));
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "INSERT INTO builds(hash, unit, cells, plan, recording) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(hash) DO NOTHING",
-                params![&hash.as_bytes()[..], unit.0, cells, data, rec],
+                p![&hash.as_bytes()[..], unit.0, cells, data, rec],
             )?;
-            tx.query_row("SELECT id FROM builds WHERE hash = ?1", [&hash.as_bytes()[..]], |r| r.get(0)).map(BuildId)
+            tx.row("SELECT id FROM builds WHERE hash = ?1", p![&hash.as_bytes()[..]], |r| r.get(0))?
+                .map(BuildId)
+                .ok_or_else(|| DbError::Value("a build just stored is missing".into()))
         })
     }
 
     /// A build by id.
     pub fn build(&self, id: BuildId) -> Result<BuildInfo> {
         let hash: Vec<u8> = self
-            .conn
-            .query_row("SELECT hash FROM builds WHERE id = ?1", [id.0], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))?
+            .one("SELECT hash FROM builds WHERE id = ?1", p![id.0], |r| r.get(0))?
             .ok_or(StoreError::Missing { what: "build", id: id.0 })?;
         let hash = BuildHash(hash.try_into().map_err(|_| self.corrupt(format!("build {}: bad hash", id.0)))?);
         self.build_by_hash(&hash)?.ok_or(StoreError::Missing { what: "build", id: id.0 })
@@ -572,10 +698,7 @@ impl Store {
     /// What a build records beyond edges (without reading its probe plan).
     pub fn build_recording(&self, id: BuildId) -> Result<UnitRecording> {
         let rec: Option<Vec<u8>> = self
-            .conn
-            .query_row("SELECT recording FROM builds WHERE id = ?1", [id.0], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))?
+            .one("SELECT recording FROM builds WHERE id = ?1", p![id.0], |r| r.get(0))?
             .ok_or(StoreError::Missing { what: "build", id: id.0 })?;
         match rec {
             Some(b) => blob::decode_recording(&b).map_err(|e| self.corrupt(format!("build {}: {e}", id.0))),
@@ -585,16 +708,12 @@ impl Store {
 
     /// The build a trace reports by its hash, if this store knows it.
     pub fn build_by_hash(&self, hash: &BuildHash) -> Result<Option<BuildInfo>> {
-        type Row = (i64, i64, u32, Vec<u8>, Option<Vec<u8>>);
-        let row: Option<Row> = self
-            .conn
-            .query_row(
-                "SELECT id, unit, cells, plan, recording FROM builds WHERE hash = ?1",
-                [&hash.as_bytes()[..]],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
-            .optional()
-            .map_err(|e| self.sql(e))?;
+        type BuildRow = (i64, i64, u32, Vec<u8>, Option<Vec<u8>>);
+        let row: Option<BuildRow> = self.one(
+            "SELECT id, unit, cells, plan, recording FROM builds WHERE hash = ?1",
+            p![&hash.as_bytes()[..]],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
         match row {
             None => Ok(None),
             Some((id, unit, cells, plan, rec)) => Ok(Some(BuildInfo {
@@ -619,29 +738,28 @@ impl Store {
     pub fn open_snapshot(&mut self) -> Result<SnapshotId> {
         let t = now();
         self.write(|tx| {
-            let newest: Option<(i64, String)> = tx
-                .query_row("SELECT id, state FROM snapshots ORDER BY id DESC LIMIT 1", [], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()?;
+            let newest: Option<(i64, String)> =
+                tx.row("SELECT id, state FROM snapshots ORDER BY id DESC LIMIT 1", p![], |r| Ok((r.get(0)?, r.get(1)?)))?;
             match newest {
                 Some((id, state)) if state == "open" => Ok(SnapshotId(id)),
                 other => {
                     let parent = other.map(|(id, _)| id);
-                    tx.execute(
-                        "INSERT INTO snapshots(created, state, parent) VALUES (?1, 'open', ?2)",
-                        params![t, parent],
-                    )?;
-                    let id = tx.last_insert_rowid();
-                    if let Some(p) = parent {
-                        tx.execute(
+                    let id: i64 = tx
+                        .row(
+                            "INSERT INTO snapshots(created, state, parent) VALUES (?1, 'open', ?2) RETURNING id",
+                            p![t.as_str(), parent],
+                            |r| r.get(0),
+                        )?
+                        .ok_or_else(|| DbError::Value("no id for a new snapshot".into()))?;
+                    if let Some(pa) = parent {
+                        tx.exec(
                             "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags)
-                             SELECT ?1, key, source, unit, build, flags FROM snapshot_units WHERE snapshot = ?2",
-                            params![id, p],
+                             SELECT CAST(?1 AS BIGINT), key, source, unit, build, flags FROM snapshot_units WHERE snapshot = ?2",
+                            p![id, pa],
                         )?;
-                        tx.execute(
-                            "INSERT INTO snapshot_outputs(snapshot, path) SELECT ?1, path FROM snapshot_outputs WHERE snapshot = ?2",
-                            params![id, p],
+                        tx.exec(
+                            "INSERT INTO snapshot_outputs(snapshot, path) SELECT CAST(?1 AS BIGINT), path FROM snapshot_outputs WHERE snapshot = ?2",
+                            p![id, pa],
                         )?;
                     }
                     Ok(SnapshotId(id))
@@ -661,11 +779,11 @@ impl Store {
         flags: &str,
     ) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.exec(
                 "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(snapshot, key) DO UPDATE SET source = excluded.source, unit = excluded.unit,
                    build = excluded.build, flags = excluded.flags",
-                params![snapshot.0, key, source, unit.0, build.map(|b| b.0), flags],
+                p![snapshot.0, key, source, unit.0, build.map(|b| b.0), flags],
             )
             .map(|_| ())
         })
@@ -676,11 +794,13 @@ impl Store {
     /// what was recorded for it before: what the newest build of the unit saw.
     pub fn record_unit_sources(&mut self, unit: UnitId, files: &[SourceState]) -> Result<()> {
         self.write(|tx| {
-            tx.execute("DELETE FROM unit_sources WHERE unit = ?1", [unit.0])?;
-            let mut ins =
-                tx.prepare("INSERT OR REPLACE INTO unit_sources(unit, path, hash, stamp) VALUES (?1, ?2, ?3, ?4)")?;
+            tx.exec("DELETE FROM unit_sources WHERE unit = ?1", p![unit.0])?;
             for f in files {
-                ins.execute(params![unit.0, f.path, &f.hash[..], f.stamp])?;
+                tx.exec(
+                    "INSERT INTO unit_sources(unit, path, hash, stamp) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(unit, path) DO UPDATE SET hash = excluded.hash, stamp = excluded.stamp",
+                    p![unit.0, &f.path, &f.hash[..], &f.stamp],
+                )?;
             }
             Ok(())
         })
@@ -689,23 +809,18 @@ impl Store {
     /// The project files the units of a snapshot were analysed from, with
     /// the key of the unit, by key and path.
     pub fn snapshot_sources(&self, snapshot: SnapshotId) -> Result<Vec<(String, SourceState)>> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT su.key, s.path, s.hash, s.stamp FROM snapshot_units su JOIN unit_sources s ON s.unit = su.unit
-                 WHERE su.snapshot = ?1 ORDER BY su.key, s.path",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([snapshot.0], |r| {
+        self.all(
+            "SELECT su.key, s.path, s.hash, s.stamp FROM snapshot_units su JOIN unit_sources s ON s.unit = su.unit
+             WHERE su.snapshot = ?1 ORDER BY su.key, s.path",
+            p![snapshot.0],
+            |r| {
                 let h: Vec<u8> = r.get(2)?;
                 Ok((
                     r.get(0)?,
                     SourceState { path: r.get(1)?, hash: h.try_into().unwrap_or([0; 16]), stamp: r.get(3)? },
                 ))
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+            },
+        )
     }
 
     /// Records files the wrapper wrote for a snapshot (objects, programs,
@@ -713,9 +828,11 @@ impl Store {
     /// are no test's file dependency.
     pub fn record_outputs(&mut self, snapshot: SnapshotId, paths: &[String]) -> Result<()> {
         self.write(|tx| {
-            let mut ins = tx.prepare("INSERT OR IGNORE INTO snapshot_outputs(snapshot, path) VALUES (?1, ?2)")?;
-            for p in paths {
-                ins.execute(params![snapshot.0, p])?;
+            for pa in paths {
+                tx.exec(
+                    "INSERT INTO snapshot_outputs(snapshot, path) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                    p![snapshot.0, pa],
+                )?;
             }
             Ok(())
         })
@@ -723,89 +840,65 @@ impl Store {
 
     /// The files the wrapper wrote for a snapshot (and the snapshots it was opened from).
     pub fn snapshot_outputs(&self, snapshot: SnapshotId) -> Result<Vec<String>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT path FROM snapshot_outputs WHERE snapshot = ?1 ORDER BY path")
-            .map_err(|e| self.sql(e))?;
-        let rows = st.query_map([snapshot.0], |r| r.get(0)).map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        self.all("SELECT path FROM snapshot_outputs WHERE snapshot = ?1 ORDER BY path", p![snapshot.0], |r| r.get(0))
     }
 
     /// Removes a unit key from an open snapshot (its source left the build).
     pub fn forget_unit(&mut self, snapshot: SnapshotId, key: &str) -> Result<()> {
         self.write(|tx| {
-            tx.execute("DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2", params![snapshot.0, key])
-                .map(|_| ())
+            tx.exec("DELETE FROM snapshot_units WHERE snapshot = ?1 AND key = ?2", p![snapshot.0, key]).map(|_| ())
         })
     }
 
     pub fn snapshot(&self, id: SnapshotId) -> Result<Snapshot> {
-        self.conn
-            .query_row("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", [id.0], row_snapshot)
-            .optional()
-            .map_err(|e| self.sql(e))?
+        self.one("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", p![id.0], row_snapshot)?
             .ok_or(StoreError::Missing { what: "snapshot", id: id.0 })
     }
 
     pub fn snapshots(&self) -> Result<Vec<Snapshot>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, created, state, parent FROM snapshots ORDER BY id")
-            .map_err(|e| self.sql(e))?;
-        let rows = st.query_map([], row_snapshot).map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        self.all("SELECT id, created, state, parent FROM snapshots ORDER BY id", p![], row_snapshot)
     }
 
     pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
-        self.conn
-            .query_row("SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1", [], row_snapshot)
-            .optional()
-            .map_err(|e| self.sql(e))
+        self.one("SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1", p![], row_snapshot)
     }
 
     /// Units of a snapshot, ordered by key.
     pub fn snapshot_units(&self, id: SnapshotId) -> Result<Vec<SnapshotUnit>> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT su.key, su.source, su.unit, u.src_hash, su.build, su.flags
-                 FROM snapshot_units su JOIN units u ON u.id = su.unit WHERE su.snapshot = ?1 ORDER BY su.key",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([id.0], |r| {
+        self.all(
+            "SELECT su.key, su.source, su.unit, u.src_hash, su.build, su.flags
+             FROM snapshot_units su JOIN units u ON u.id = su.unit WHERE su.snapshot = ?1 ORDER BY su.key",
+            p![id.0],
+            |r| {
                 let h: Vec<u8> = r.get(3)?;
                 Ok(SnapshotUnit {
                     key: r.get(0)?,
                     source: r.get(1)?,
                     unit: UnitId(r.get(2)?),
                     src_hash: h.try_into().unwrap_or([0; 16]),
-                    build: r.get::<_, Option<i64>>(4)?.map(BuildId),
+                    build: r.get::<Option<i64>>(4)?.map(BuildId),
                     flags: r.get(5)?,
                 })
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+            },
+        )
     }
 
     /// Builds of a snapshot's units, by build hash (to recognise a program's traces).
     pub fn snapshot_build_hashes(&self, id: SnapshotId) -> Result<HashMap<BuildHash, (String, UnitId)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT b.hash, su.key, su.unit FROM snapshot_units su JOIN builds b ON b.id = su.build WHERE su.snapshot = ?1")
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([id.0], |r| {
+        let rows = self.all(
+            "SELECT b.hash, su.key, su.unit FROM snapshot_units su JOIN builds b ON b.id = su.build WHERE su.snapshot = ?1",
+            p![id.0],
+            |r| {
                 let h: Vec<u8> = r.get(0)?;
-                Ok((BuildHash(h.try_into().unwrap_or([0u8; 16])), (r.get::<_, String>(1)?, UnitId(r.get(2)?))))
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+                Ok((BuildHash(h.try_into().unwrap_or([0u8; 16])), (r.get::<String>(1)?, UnitId(r.get(2)?))))
+            },
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Seals a snapshot: later builds open a new one.
     pub fn seal(&mut self, id: SnapshotId) -> Result<()> {
-        self.write(|tx| tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [id.0]).map(|_| ()))
+        self.write(|tx| tx.exec("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", p![id.0]).map(|_| ()))
     }
 
     /// The snapshot whose coverage matrix selection compares against.
@@ -832,29 +925,24 @@ impl Store {
     pub fn upsert_tests_named(&mut self, tests: &[TestName]) -> Result<Vec<TestId>> {
         self.write(|tx| {
             let mut ids = Vec::with_capacity(tests.len());
-            let mut ins = tx.prepare(
-                "INSERT INTO tests(name, cmd, label) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(name) DO UPDATE SET cmd = excluded.cmd, label = excluded.label",
-            )?;
-            let mut get = tx.prepare("SELECT id FROM tests WHERE name = ?1")?;
             for t in tests {
                 let label = (t.name != t.key).then_some(t.name.as_str());
-                ins.execute(params![t.key, t.cmd, label])?;
-                ids.push(TestId(get.query_row([&t.key], |r| r.get(0))?));
+                let id = tx.row(
+                    "INSERT INTO tests(name, cmd, label) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(name) DO UPDATE SET cmd = excluded.cmd, label = excluded.label RETURNING id",
+                    p![&t.key, &t.cmd, label],
+                    |r| r.get(0),
+                )?;
+                ids.push(TestId(id.ok_or_else(|| DbError::Value(format!("no id for test {}", t.key)))?));
             }
             Ok(ids)
         })
     }
 
     pub fn tests(&self) -> Result<Vec<TestInfo>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id, name, COALESCE(label, name), cmd FROM tests ORDER BY id")
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([], |r| Ok(TestInfo { id: TestId(r.get(0)?), key: r.get(1)?, name: r.get(2)?, cmd: r.get(3)? }))
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+        self.all("SELECT id, name, COALESCE(label, name), cmd FROM tests ORDER BY id", p![], |r| {
+            Ok(TestInfo { id: TestId(r.get(0)?), key: r.get(1)?, name: r.get(2)?, cmd: r.get(3)? })
+        })
     }
 
     // ----- file dependencies ----------------------------------------------------
@@ -866,15 +954,16 @@ impl Store {
             return Ok(Vec::new());
         }
         self.write(|tx| {
-            let mut ins = tx.prepare_cached(
-                "INSERT INTO dep_states(path, kind, hash, stamp) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(path, kind, hash) DO UPDATE SET stamp = excluded.stamp",
-            )?;
-            let mut get = tx.prepare_cached("SELECT id FROM dep_states WHERE path = ?1 AND kind = ?2 AND hash = ?3")?;
             let mut ids = Vec::with_capacity(states.len());
             for d in states {
-                ins.execute(params![d.path, d.kind, &d.hash[..], d.stamp])?;
-                let id: i64 = get.query_row(params![d.path, d.kind, &d.hash[..]], |r| r.get(0))?;
+                let id: i64 = tx
+                    .row(
+                        "INSERT INTO dep_states(path, kind, hash, stamp) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT(path, kind, hash) DO UPDATE SET stamp = excluded.stamp RETURNING id",
+                        p![&d.path, d.kind, &d.hash[..], &d.stamp],
+                        |r| r.get(0),
+                    )?
+                    .ok_or_else(|| DbError::Value(format!("no id for dependency state {}", d.path)))?;
                 ids.push(u32::try_from(id).map_err(|_| bad_blob(format!("dependency state id {id} out of range")))?);
             }
             Ok(ids)
@@ -887,46 +976,31 @@ impl Store {
         if ids.is_empty() {
             return Ok(out);
         }
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT id, path, kind, hash, stamp FROM dep_states WHERE id >= ?1 AND id <= ?2")
-            .map_err(|e| self.sql(e))?;
         let (lo, hi) = (ids.min().unwrap_or(0), ids.max().unwrap_or(0));
-        let mut rows = st.query(params![lo, hi]).map_err(|e| self.sql(e))?;
-        while let Some(r) = rows.next().map_err(|e| self.sql(e))? {
-            let id: u32 = r.get(0).map_err(|e| self.sql(e))?;
-            if !ids.contains(id) {
-                continue;
-            }
-            let hash: Vec<u8> = r.get(3).map_err(|e| self.sql(e))?;
-            out.insert(
-                id,
-                DepState {
-                    path: r.get(1).map_err(|e| self.sql(e))?,
-                    kind: r.get(2).map_err(|e| self.sql(e))?,
-                    hash: hash.try_into().map_err(|_| self.corrupt(format!("dependency state {id}: bad hash")))?,
-                    stamp: r.get(4).map_err(|e| self.sql(e))?,
-                },
-            );
-        }
+        self.conn
+            .each("SELECT id, path, kind, hash, stamp FROM dep_states WHERE id >= ?1 AND id <= ?2", p![lo, hi], |r| {
+                let id: u32 = r.get(0)?;
+                if !ids.contains(id) {
+                    return Ok(());
+                }
+                let hash: Vec<u8> = r.get(3)?;
+                let hash = hash.try_into().map_err(|_| DbError::Value(format!("dependency state {id}: bad hash")))?;
+                out.insert(id, DepState { path: r.get(1)?, kind: r.get(2)?, hash, stamp: r.get(4)? });
+                Ok(())
+            })
+            .map_err(|e| self.sql(e))?;
         Ok(out)
     }
 
     /// Per test of a matrix, its recorded definition and file dependencies
     /// (tests whose row has none recorded are absent).
     pub fn matrix_deps(&self, snapshot: SnapshotId) -> Result<HashMap<TestId, TestDeps>> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT test, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?1 AND definition IS NOT NULL",
-            )
-            .map_err(|e| self.sql(e))?;
-        type Row = (i64, String, Option<Vec<u8>>, Option<String>);
-        let rows: Vec<Row> = st
-            .query_map([snapshot.0], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .map_err(|e| self.sql(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql(e))?;
+        type DepsRow = (i64, String, Option<Vec<u8>>, Option<String>);
+        let rows: Vec<DepsRow> = self.all(
+            "SELECT test, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?1 AND definition IS NOT NULL",
+            p![snapshot.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         rows.into_iter()
             .map(|(t, definition, deps, unknown)| {
                 let states = match deps {
@@ -944,26 +1018,28 @@ impl Store {
     pub fn begin_run(&mut self, snapshot: SnapshotId, kind: &str) -> Result<RunId> {
         let t = now();
         self.write(|tx| {
-            tx.execute("INSERT INTO runs(snapshot, kind, started) VALUES (?1, ?2, ?3)", params![snapshot.0, kind, t])?;
-            Ok(RunId(tx.last_insert_rowid()))
+            tx.row(
+                "INSERT INTO runs(snapshot, kind, started) VALUES (?1, ?2, ?3) RETURNING id",
+                p![snapshot.0, kind, t.as_str()],
+                |r| r.get(0),
+            )?
+            .map(RunId)
+            .ok_or_else(|| DbError::Value("no id for a new run".into()))
         })
     }
 
     /// A run by id.
     pub fn run_info(&self, run: RunId) -> Result<RunInfo> {
-        self.conn
-            .query_row("SELECT id, snapshot, kind, started, finished FROM runs WHERE id = ?1", [run.0], |r| {
-                Ok(RunInfo {
-                    id: RunId(r.get(0)?),
-                    snapshot: SnapshotId(r.get(1)?),
-                    kind: r.get(2)?,
-                    started: r.get(3)?,
-                    finished: r.get(4)?,
-                })
+        self.one("SELECT id, snapshot, kind, started, finished FROM runs WHERE id = ?1", p![run.0], |r| {
+            Ok(RunInfo {
+                id: RunId(r.get(0)?),
+                snapshot: SnapshotId(r.get(1)?),
+                kind: r.get(2)?,
+                started: r.get(3)?,
+                finished: r.get(4)?,
             })
-            .optional()
-            .map_err(|e| self.sql(e))?
-            .ok_or(StoreError::Missing { what: "run", id: run.0 })
+        })?
+        .ok_or(StoreError::Missing { what: "run", id: run.0 })
     }
 
     /// Copies a run of another store into this one, on `snapshot`: its kind
@@ -971,33 +1047,35 @@ impl Store {
     /// ids). Returns the new run's id.
     pub fn import_run(&mut self, snapshot: SnapshotId, run: &RunInfo, results: &[ImportedResult]) -> Result<RunId> {
         self.write(|tx| {
-            tx.execute(
-                "INSERT INTO runs(snapshot, kind, started, finished) VALUES (?1, ?2, ?3, ?4)",
-                params![snapshot.0, run.kind, run.started, run.finished],
-            )?;
-            let id = tx.last_insert_rowid();
-            let mut ins = tx.prepare_cached(
-                "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
+            let id: i64 = tx
+                .row(
+                    "INSERT INTO runs(snapshot, kind, started, finished) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+                    p![snapshot.0, &run.kind, &run.started, &run.finished],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| DbError::Value("no id for an imported run".into()))?;
             for r in results {
                 let o = &r.outcome;
                 let (state, note) = match &r.coverage {
                     CoverageState::Known => ("ok", None),
                     CoverageState::Unknown(why) => ("unknown", Some(why.as_str())),
                 };
-                ins.execute(params![
-                    id,
-                    r.test.0,
-                    o.status,
-                    o.code,
-                    o.stdout_hash.map(|h| h.to_vec()),
-                    o.stderr_hash.map(|h| h.to_vec()),
-                    o.duration.as_millis() as i64,
-                    state,
-                    note,
-                    r.stopped
-                ])?;
+                tx.exec(
+                    "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    p![
+                        id,
+                        r.test.0,
+                        &o.status,
+                        o.code,
+                        o.stdout_hash.map(|h| h.to_vec()),
+                        o.stderr_hash.map(|h| h.to_vec()),
+                        o.duration.as_millis() as i64,
+                        state,
+                        note,
+                        r.stopped
+                    ],
+                )?;
             }
             Ok(RunId(id))
         })
@@ -1005,15 +1083,13 @@ impl Store {
 
     /// The newest finished run of `kind` on a snapshot.
     pub fn latest_run(&self, snapshot: SnapshotId, kind: &str) -> Result<Option<RunId>> {
-        self.conn
-            .query_row(
+        Ok(self
+            .one(
                 "SELECT id FROM runs WHERE snapshot = ?1 AND kind = ?2 AND finished IS NOT NULL ORDER BY id DESC LIMIT 1",
-                params![snapshot.0, kind],
+                p![snapshot.0, kind],
                 |r| r.get(0),
-            )
-            .optional()
-            .map(|id: Option<i64>| id.map(RunId))
-            .map_err(|e| self.sql(e))
+            )?
+            .map(RunId))
     }
 
     /// Marks a run finished. When its results went into `matrix`'s coverage, the
@@ -1024,7 +1100,7 @@ impl Store {
     pub fn finish_run(&mut self, run: RunId, matrix: Option<SnapshotId>) -> Result<()> {
         let t = now();
         self.write(|tx| {
-            tx.execute("UPDATE runs SET finished = ?1 WHERE id = ?2", params![t, run.0])?;
+            tx.exec("UPDATE runs SET finished = ?1 WHERE id = ?2", p![t.as_str(), run.0])?;
             if let Some(m) = matrix {
                 index_missing(tx, m)?;
             }
@@ -1055,61 +1131,63 @@ impl Store {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        // Cached statements: this runs once per test, and preparing them anew
-        // cost about a fifth of `retest run`'s own time on short tests.
+        // Statements are prepared once per connection (cached): this runs
+        // once per test, and preparing them anew cost about a fifth of
+        // `retest run`'s own time on short tests.
         self.write(|tx| {
-            tx.prepare_cached(
+            tx.exec(
                 "INSERT INTO results(run, test, status, code, stdout_hash, stderr_hash, duration_ms, coverage, note, stopped)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT(run, test) DO UPDATE SET status = excluded.status, code = excluded.code,
                    stdout_hash = excluded.stdout_hash, stderr_hash = excluded.stderr_hash,
                    duration_ms = excluded.duration_ms, coverage = excluded.coverage, note = excluded.note,
                    stopped = excluded.stopped",
-            )?
-            .execute(params![
-                run.0,
-                rec.test.0,
-                o.status,
-                o.code,
-                o.stdout_hash.map(|h| h.to_vec()),
-                o.stderr_hash.map(|h| h.to_vec()),
-                o.duration.as_millis() as i64,
-                state,
-                reason,
-                rec.coverage.is_ok().then_some(rec.stopped)
-            ])?;
+                p![
+                    run.0,
+                    rec.test.0,
+                    &o.status,
+                    o.code,
+                    o.stdout_hash.map(|h| h.to_vec()),
+                    o.stderr_hash.map(|h| h.to_vec()),
+                    o.duration.as_millis() as i64,
+                    state,
+                    &reason,
+                    rec.coverage.is_ok().then_some(rec.stopped)
+                ],
+            )?;
             if let Some(m) = into_matrix {
                 // the units whose index changes: those the test covered before and now
-                let mut touched: Vec<i64> = {
-                    let mut st = tx.prepare_cached("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
-                    st.query_map(params![m.0, rec.test.0], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?
-                };
+                let mut touched: Vec<i64> = tx.rows(
+                    "SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2",
+                    p![m.0, rec.test.0],
+                    |r| r.get(0),
+                )?;
                 touched.extend(blobs.iter().map(|(u, _)| *u));
-                tx.prepare_cached("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2")?
-                    .execute(params![m.0, rec.test.0])?;
-                tx.prepare_cached("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2")?
-                    .execute(params![m.0, rec.test.0])?;
-                let mut ins = tx.prepare_cached("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
+                tx.exec("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", p![m.0, rec.test.0])?;
+                tx.exec("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2", p![m.0, rec.test.0])?;
                 for (u, b) in &blobs {
-                    ins.execute(params![m.0, rec.test.0, u, b])?;
+                    tx.exec(
+                        "INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)",
+                        p![m.0, rec.test.0, u, b],
+                    )?;
                 }
-                let mut ins =
-                    tx.prepare_cached("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
                 for (u, b) in &recorded {
-                    ins.execute(params![m.0, rec.test.0, u, b])?;
+                    tx.exec(
+                        "INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)",
+                        p![m.0, rec.test.0, u, b],
+                    )?;
                 }
-                tx.prepare_cached(
+                tx.exec(
                     "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT(snapshot, test) DO UPDATE SET run = excluded.run, state = excluded.state, reason = excluded.reason,
                        definition = excluded.definition, deps = excluded.deps, deps_unknown = excluded.deps_unknown",
-                )?
-                .execute(params![m.0, rec.test.0, run.0, state, reason, definition, deps, deps_unknown])?;
-                let mut del = tx.prepare_cached("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2")?;
+                    p![m.0, rec.test.0, run.0, state, &reason, &definition, &deps, &deps_unknown],
+                )?;
                 touched.sort();
                 touched.dedup();
                 for u in touched {
-                    del.execute(params![m.0, u])?;
+                    tx.exec("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![m.0, u])?;
                 }
             }
             Ok(())
@@ -1118,12 +1196,10 @@ impl Store {
 
     /// Outcomes of a run, by test id.
     pub fn run_results(&self, run: RunId) -> Result<HashMap<TestId, Outcome>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT test, status, code, stdout_hash, stderr_hash, duration_ms FROM results WHERE run = ?1")
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([run.0], |r| {
+        let rows = self.all(
+            "SELECT test, status, code, stdout_hash, stderr_hash, duration_ms FROM results WHERE run = ?1",
+            p![run.0],
+            |r| {
                 let h = |v: Option<Vec<u8>>| v.and_then(|v| v.try_into().ok());
                 Ok((
                     TestId(r.get(0)?),
@@ -1132,27 +1208,23 @@ impl Store {
                         code: r.get(2)?,
                         stdout_hash: h(r.get(3)?),
                         stderr_hash: h(r.get(4)?),
-                        duration: Duration::from_millis(r.get::<_, i64>(5)? as u64),
+                        duration: Duration::from_millis(r.get::<i64>(5)? as u64),
                     },
                 ))
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<HashMap<_, _>>>().map_err(|e| self.sql(e))
+            },
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     /// The tests of a snapshot's coverage matrix and their state.
     pub fn matrix_tests(&self, snapshot: SnapshotId) -> Result<Vec<MatrixTest>> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
-                 FROM matrix_tests m JOIN tests t ON t.id = m.test
-                 LEFT JOIN results r ON r.run = m.run AND r.test = m.test
-                 WHERE m.snapshot = ?1 ORDER BY m.test",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = st
-            .query_map([snapshot.0], |r| {
+        self.all(
+            "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
+             FROM matrix_tests m JOIN tests t ON t.id = m.test
+             LEFT JOIN results r ON r.run = m.run AND r.test = m.test
+             WHERE m.snapshot = ?1 ORDER BY m.test",
+            p![snapshot.0],
+            |r| {
                 let state: String = r.get(4)?;
                 let reason: Option<String> = r.get(5)?;
                 Ok(MatrixTest {
@@ -1165,40 +1237,33 @@ impl Store {
                     } else {
                         CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
                     },
-                    stopped: r.get::<_, Option<bool>>(6)?,
+                    stopped: r.get::<Option<bool>>(6)?,
                 })
-            })
-            .map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(|e| self.sql(e))
+            },
+        )
     }
 
     /// The tests whose newest known coverage, in any matrix, covers something:
     /// the tests that ran instrumented code the last time their coverage was
     /// recorded (rows of unknown coverage are passed over).
     pub fn tests_that_ran_code(&self) -> Result<std::collections::HashSet<TestId>> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT newest.test FROM
-                   (SELECT test, MAX(snapshot) AS snapshot FROM matrix_tests WHERE state = 'ok' GROUP BY test) newest
-                 WHERE EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = newest.snapshot AND c.test = newest.test)",
-            )
-            .map_err(|e| self.sql(e))?;
-        let rows = st.query_map([], |r| Ok(TestId(r.get(0)?))).map_err(|e| self.sql(e))?;
-        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.sql(e))
+        let rows = self.all(
+            "SELECT newest.test FROM
+               (SELECT test, MAX(snapshot) AS snapshot FROM matrix_tests WHERE state = 'ok' GROUP BY test) newest
+             WHERE EXISTS (SELECT 1 FROM coverage c WHERE c.snapshot = newest.snapshot AND c.test = newest.test)",
+            p![],
+            |r| Ok(TestId(r.get(0)?)),
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     /// One test's coverage in a matrix: per unit, the covered edges.
     pub fn test_coverage(&self, snapshot: SnapshotId, test: TestId) -> Result<Vec<(UnitId, RoaringBitmap)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit")
-            .map_err(|e| self.sql(e))?;
-        let rows: Vec<(i64, Vec<u8>)> = st
-            .query_map(params![snapshot.0, test.0], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.sql(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, Vec<u8>)> = self.all(
+            "SELECT unit, edges FROM coverage WHERE snapshot = ?1 AND test = ?2 ORDER BY unit",
+            p![snapshot.0, test.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         rows.into_iter()
             .map(|(u, b)| {
                 blob::decode_bitmap(&b)
@@ -1210,15 +1275,11 @@ impl Store {
 
     /// Per-test coverage of one unit in a matrix.
     pub fn unit_coverage(&self, snapshot: SnapshotId, unit: UnitId) -> Result<Vec<(TestId, RoaringBitmap)>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test")
-            .map_err(|e| self.sql(e))?;
-        let rows: Vec<(i64, Vec<u8>)> = st
-            .query_map(params![snapshot.0, unit.0], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.sql(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql(e))?;
+        let rows: Vec<(i64, Vec<u8>)> = self.all(
+            "SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2 ORDER BY test",
+            p![snapshot.0, unit.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         rows.into_iter()
             .map(|(t, b)| {
                 blob::decode_bitmap(&b)
@@ -1249,13 +1310,8 @@ impl Store {
         .map(|v| v.into_iter().map(|(u, r)| (UnitId(u), r)).collect())
     }
 
-    fn recorded_rows(&self, sql: &str, snapshot: SnapshotId, key: i64) -> Result<Vec<(i64, Recorded)>> {
-        let mut st = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
-        let rows: Vec<(i64, Vec<u8>)> = st
-            .query_map(params![snapshot.0, key], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.sql(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql(e))?;
+    fn recorded_rows(&self, sql: &'static str, snapshot: SnapshotId, key: i64) -> Result<Vec<(i64, Recorded)>> {
+        let rows: Vec<(i64, Vec<u8>)> = self.all(sql, p![snapshot.0, key], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.into_iter()
             .map(|(k, b)| {
                 blob::decode_recorded(&b)
@@ -1274,7 +1330,7 @@ impl Store {
         let data = match stored {
             Some(data) => data,
             // inside a read view: built from the view's coverage, not stored
-            None if !self.conn.is_autocommit() => {
+            None if self.conn.in_transaction() => {
                 transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish()
             }
             None => self.write(|tx| match read_index(tx, snapshot, unit)? {
@@ -1304,13 +1360,11 @@ impl Store {
         }
         self.write(|tx| {
             for t in &gone {
-                tx.execute(
+                tx.exec(
                     "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
-                    params![snapshot.0, t],
+                    p![snapshot.0, t],
                 )?;
-                tx.execute("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
-                tx.execute("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
-                tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1 AND test = ?2", params![snapshot.0, t])?;
+                delete_row(tx, snapshot, *t)?;
             }
             index_missing(tx, snapshot)
         })
@@ -1319,26 +1373,23 @@ impl Store {
     /// Copies a matrix wholesale (used when a build changes nothing observable).
     pub fn copy_matrix(&mut self, from: SnapshotId, to: SnapshotId) -> Result<()> {
         self.write(|tx| {
-            tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [to.0])?;
-            tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [to.0])?;
-            tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [to.0])?;
-            tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [to.0])?;
-            tx.execute(
-                "INSERT INTO coverage(snapshot, test, unit, edges) SELECT ?1, test, unit, edges FROM coverage WHERE snapshot = ?2",
-                params![to.0, from.0],
+            clear_matrix(tx, to)?;
+            tx.exec(
+                "INSERT INTO coverage(snapshot, test, unit, edges) SELECT CAST(?1 AS BIGINT), test, unit, edges FROM coverage WHERE snapshot = ?2",
+                p![to.0, from.0],
             )?;
-            tx.execute(
-                "INSERT INTO recordings(snapshot, test, unit, data) SELECT ?1, test, unit, data FROM recordings WHERE snapshot = ?2",
-                params![to.0, from.0],
+            tx.exec(
+                "INSERT INTO recordings(snapshot, test, unit, data) SELECT CAST(?1 AS BIGINT), test, unit, data FROM recordings WHERE snapshot = ?2",
+                p![to.0, from.0],
             )?;
-            tx.execute(
+            tx.exec(
                 "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
-                 SELECT ?1, test, run, state, reason, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?2",
-                params![to.0, from.0],
+                 SELECT CAST(?1 AS BIGINT), test, run, state, reason, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?2",
+                p![to.0, from.0],
             )?;
-            tx.execute(
-                "INSERT INTO edge_index(snapshot, unit, data) SELECT ?1, unit, data FROM edge_index WHERE snapshot = ?2",
-                params![to.0, from.0],
+            tx.exec(
+                "INSERT INTO edge_index(snapshot, unit, data) SELECT CAST(?1 AS BIGINT), unit, data FROM edge_index WHERE snapshot = ?2",
+                p![to.0, from.0],
             )?;
             index_missing(tx, to)
         })
@@ -1360,15 +1411,12 @@ impl Store {
         let rows = encode_rows(tests);
         let suite = blob::encode_bitmap(&suite_bitmap(&tests.iter().map(|r| r.test).collect::<Vec<_>>())?);
         self.write(|tx| {
-            tx.execute("DELETE FROM coverage WHERE snapshot = ?1", [snapshot.0])?;
-            tx.execute("DELETE FROM recordings WHERE snapshot = ?1", [snapshot.0])?;
-            tx.execute("DELETE FROM matrix_tests WHERE snapshot = ?1", [snapshot.0])?;
-            tx.execute("DELETE FROM edge_index WHERE snapshot = ?1", [snapshot.0])?;
+            clear_matrix(tx, snapshot)?;
             insert_rows(tx, snapshot, &rows)?;
             index_missing(tx, snapshot)?;
             if advance {
                 // the whole matrix: its tests are the suite
-                tx.execute("UPDATE snapshots SET suite = ?1 WHERE id = ?2", params![suite, snapshot.0])?;
+                tx.exec("UPDATE snapshots SET suite = ?1 WHERE id = ?2", p![&suite, snapshot.0])?;
                 make_baseline_in(tx, snapshot)?;
             }
             Ok(())
@@ -1392,9 +1440,9 @@ impl Store {
         let suite = blob::encode_bitmap(&suite_bitmap(suite)?);
         self.write(|tx| {
             replace_rows(tx, snapshot, &rows)?;
-            tx.execute(
+            tx.exec(
                 "UPDATE snapshots SET suite = ?1, origin = COALESCE(?2, origin) WHERE id = ?3",
-                params![suite, origin.map(|o| o.0), snapshot.0],
+                p![suite, origin.map(|o| o.0), snapshot.0],
             )?;
             make_baseline_in(tx, snapshot)
         })
@@ -1416,21 +1464,20 @@ impl Store {
         let bits = suite_bitmap(suite)?;
         let encoded = blob::encode_bitmap(&bits);
         self.write(|tx| {
-            let gone: Vec<i64> = {
-                let mut st = tx.prepare("SELECT test FROM matrix_tests WHERE snapshot = ?1")?;
-                st.query_map([snapshot.0], |r| r.get::<_, i64>(0))?
-                    .filter(|t| t.as_ref().map_or(true, |t| u32::try_from(*t).map_or(true, |t| !bits.contains(t))))
-                    .collect::<rusqlite::Result<_>>()?
-            };
+            let gone: Vec<i64> = tx
+                .rows("SELECT test FROM matrix_tests WHERE snapshot = ?1", p![snapshot.0], |r| r.get::<i64>(0))?
+                .into_iter()
+                .filter(|t| u32::try_from(*t).map_or(true, |t| !bits.contains(t)))
+                .collect();
             for t in &gone {
-                tx.execute(
+                tx.exec(
                     "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
-                    params![snapshot.0, t],
+                    p![snapshot.0, t],
                 )?;
                 delete_row(tx, snapshot, *t)?;
             }
             index_missing(tx, snapshot)?;
-            tx.execute("UPDATE snapshots SET suite = ?1 WHERE id = ?2", params![encoded, snapshot.0])?;
+            tx.exec("UPDATE snapshots SET suite = ?1 WHERE id = ?2", p![encoded, snapshot.0])?;
             make_baseline_in(tx, snapshot)
         })
     }
@@ -1439,10 +1486,7 @@ impl Store {
     /// run on it recorded it (`None`: no such run recorded one).
     pub fn suite(&self, snapshot: SnapshotId) -> Result<Option<RoaringBitmap>> {
         let data: Option<Vec<u8>> = self
-            .conn
-            .query_row("SELECT suite FROM snapshots WHERE id = ?1", [snapshot.0], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.sql(e))?
+            .one("SELECT suite FROM snapshots WHERE id = ?1", p![snapshot.0], |r| r.get(0))?
             .ok_or(StoreError::Missing { what: "snapshot", id: snapshot.0 })?;
         data.map(|d| {
             blob::decode_bitmap(&d).map_err(|e| self.corrupt(format!("suite of snapshot {}: {e}", snapshot.0)))
@@ -1468,16 +1512,17 @@ impl Store {
     /// The baseline a sharded `run --selected` carried this snapshot's
     /// coverage over from, if one did.
     pub fn origin(&self, snapshot: SnapshotId) -> Result<Option<SnapshotId>> {
-        self.conn
-            .query_row("SELECT origin FROM snapshots WHERE id = ?1", [snapshot.0], |r| r.get::<_, Option<i64>>(0))
-            .optional()
-            .map_err(|e| self.sql(e))?
+        self.one("SELECT origin FROM snapshots WHERE id = ?1", p![snapshot.0], |r| r.get::<Option<i64>>(0))?
             .ok_or(StoreError::Missing { what: "snapshot", id: snapshot.0 })
             .map(|o| o.map(SnapshotId))
     }
 
     /// Size of the database file in bytes (for reports).
     pub fn file_size(&self) -> u64 {
+        if self.conn.is_postgres() {
+            let size = self.one("SELECT pg_database_size(current_database())", p![], |r| r.get::<i64>(0));
+            return size.ok().flatten().unwrap_or(0) as u64;
+        }
         std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0)
     }
 }
@@ -1516,20 +1561,24 @@ fn encode_rows(tests: &[MatrixRow]) -> Vec<EncodedRow> {
         .collect()
 }
 
-fn insert_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> rusqlite::Result<()> {
-    let mut mt = tx.prepare_cached(
-        "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    let mut cv = tx.prepare_cached("INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)")?;
-    let mut rc = tx.prepare_cached("INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)")?;
+fn insert_rows(tx: &Conn, snapshot: SnapshotId, rows: &[EncodedRow]) -> DbResult<()> {
     for (t, r, state, reason, cov, rec, (definition, deps, unknown)) in rows {
-        mt.execute(params![snapshot.0, t, r, state, reason, definition, deps, unknown])?;
+        tx.exec(
+            "INSERT INTO matrix_tests(snapshot, test, run, state, reason, definition, deps, deps_unknown)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            p![snapshot.0, t, r, *state, reason, definition, deps, unknown],
+        )?;
         for (u, b) in cov {
-            cv.execute(params![snapshot.0, t, u, b])?;
+            tx.exec(
+                "INSERT INTO coverage(snapshot, test, unit, edges) VALUES (?1, ?2, ?3, ?4)",
+                p![snapshot.0, t, u, b],
+            )?;
         }
         for (u, b) in rec {
-            rc.execute(params![snapshot.0, t, u, b])?;
+            tx.exec(
+                "INSERT INTO recordings(snapshot, test, unit, data) VALUES (?1, ?2, ?3, ?4)",
+                p![snapshot.0, t, u, b],
+            )?;
         }
     }
     Ok(())
@@ -1538,15 +1587,15 @@ fn insert_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> ru
 /// Replaces the rows of these tests in a matrix and rebuilds the edge index
 /// of every unit they covered before or cover now, inside the caller's
 /// transaction.
-fn replace_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> rusqlite::Result<()> {
+fn replace_rows(tx: &Conn, snapshot: SnapshotId, rows: &[EncodedRow]) -> DbResult<()> {
     let mut touched: Vec<i64> = Vec::new();
-    {
-        let mut st = tx.prepare_cached("SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2")?;
-        for r in rows {
-            let before = st.query_map(params![snapshot.0, r.0], |r| r.get::<_, i64>(0))?;
-            touched.extend(before.collect::<rusqlite::Result<Vec<i64>>>()?);
-            touched.extend(r.4.iter().map(|(u, _)| *u));
-        }
+    for r in rows {
+        touched.extend(tx.rows(
+            "SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2",
+            p![snapshot.0, r.0],
+            |r| r.get::<i64>(0),
+        )?);
+        touched.extend(r.4.iter().map(|(u, _)| *u));
     }
     for r in rows {
         delete_row(tx, snapshot, r.0)?;
@@ -1554,30 +1603,36 @@ fn replace_rows(tx: &Connection, snapshot: SnapshotId, rows: &[EncodedRow]) -> r
     insert_rows(tx, snapshot, rows)?;
     touched.sort();
     touched.dedup();
-    let mut del = tx.prepare_cached("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2")?;
     for u in touched {
-        del.execute(params![snapshot.0, u])?;
+        tx.exec("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, u])?;
     }
     index_missing(tx, snapshot)
 }
 
 /// Removes one test's row from a matrix (its coverage and recordings too);
 /// the caller deletes the edge index of the units it covered.
-fn delete_row(tx: &Connection, snapshot: SnapshotId, test: i64) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2")?.execute(params![snapshot.0, test])?;
-    tx.prepare_cached("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2")?
-        .execute(params![snapshot.0, test])?;
-    tx.prepare_cached("DELETE FROM matrix_tests WHERE snapshot = ?1 AND test = ?2")?
-        .execute(params![snapshot.0, test])?;
+fn delete_row(tx: &Conn, snapshot: SnapshotId, test: i64) -> DbResult<()> {
+    tx.exec("DELETE FROM coverage WHERE snapshot = ?1 AND test = ?2", p![snapshot.0, test])?;
+    tx.exec("DELETE FROM recordings WHERE snapshot = ?1 AND test = ?2", p![snapshot.0, test])?;
+    tx.exec("DELETE FROM matrix_tests WHERE snapshot = ?1 AND test = ?2", p![snapshot.0, test])?;
+    Ok(())
+}
+
+/// Empties a snapshot's matrix and its edge index, inside the caller's transaction.
+fn clear_matrix(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
+    tx.exec("DELETE FROM coverage WHERE snapshot = ?1", p![snapshot.0])?;
+    tx.exec("DELETE FROM recordings WHERE snapshot = ?1", p![snapshot.0])?;
+    tx.exec("DELETE FROM matrix_tests WHERE snapshot = ?1", p![snapshot.0])?;
+    tx.exec("DELETE FROM edge_index WHERE snapshot = ?1", p![snapshot.0])?;
     Ok(())
 }
 
 /// Seals a snapshot and makes it the baseline, inside the caller's transaction.
-fn make_baseline_in(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> {
-    tx.execute("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", [snapshot.0])?;
-    tx.execute(
+fn make_baseline_in(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
+    tx.exec("UPDATE snapshots SET state = 'sealed' WHERE id = ?1", p![snapshot.0])?;
+    tx.exec(
         "INSERT INTO meta(key, value) VALUES ('baseline', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [snapshot.0.to_string()],
+        p![snapshot.0.to_string()],
     )?;
     Ok(())
 }
@@ -1588,15 +1643,12 @@ fn suite_bitmap(suite: &[TestId]) -> Result<RoaringBitmap> {
     suite.iter().map(|t| u32::try_from(t.0).map_err(|_| StoreError::Missing { what: "test", id: t.0 })).collect()
 }
 
-fn read_index(conn: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Option<Vec<u8>>> {
-    conn.query_row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", params![snapshot.0, unit.0], |r| {
-        r.get(0)
-    })
-    .optional()
+fn read_index(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Option<Vec<u8>>> {
+    conn.row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| r.get(0))
 }
 
-fn bad_blob(what: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, what.into())
+fn bad_blob(what: String) -> DbError {
+    DbError::Value(what)
 }
 
 /// Transposes per-test coverage rows of one unit into its `TestsOnEdge` index:
@@ -1607,7 +1659,7 @@ struct Transpose {
 }
 
 impl Transpose {
-    fn add(&mut self, test: i64, unit: i64, edges: &[u8]) -> rusqlite::Result<()> {
+    fn add(&mut self, test: i64, unit: i64, edges: &[u8]) -> DbResult<()> {
         let bm =
             blob::decode_bitmap(edges).map_err(|e| bad_blob(format!("coverage of test {test} in unit {unit}: {e}")))?;
         let t = u32::try_from(test).map_err(|_| bad_blob(format!("test id {test} out of range")))?;
@@ -1649,28 +1701,26 @@ impl Transpose {
     }
 }
 
-fn store_index(tx: &Connection, snapshot: SnapshotId, unit: i64, data: &[u8]) -> rusqlite::Result<()> {
-    tx.prepare_cached(
+fn store_index(tx: &Conn, snapshot: SnapshotId, unit: i64, data: &[u8]) -> DbResult<()> {
+    tx.exec(
         "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
          ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
-    )?
-    .execute(params![snapshot.0, unit, data])
+        p![snapshot.0, unit, data],
+    )
     .map(|_| ())
 }
 
 /// One unit's coverage rows, transposed.
-fn transpose(conn: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Transpose> {
+fn transpose(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Transpose> {
     let mut t = Transpose::default();
-    let mut st = conn.prepare_cached("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2")?;
-    let mut rows = st.query(params![snapshot.0, unit.0])?;
-    while let Some(r) = rows.next()? {
-        t.add(r.get(0)?, unit.0, r.get_ref(1)?.as_blob()?)?;
-    }
+    conn.each("SELECT test, edges FROM coverage WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| {
+        t.add(r.get(0)?, unit.0, r.blob(1)?)
+    })?;
     Ok(t)
 }
 
 /// Builds and stores one unit's index inside the caller's transaction.
-fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite::Result<Vec<u8>> {
+fn build_index(tx: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Vec<u8>> {
     let data = transpose(tx, snapshot, unit)?.finish();
     store_index(tx, snapshot, unit.0, &data)?;
     Ok(data)
@@ -1679,28 +1729,27 @@ fn build_index(tx: &Connection, snapshot: SnapshotId, unit: UnitId) -> rusqlite:
 /// Builds, inside the caller's transaction, the index of every unit of a matrix
 /// (its snapshot's units and any unit it has coverage of) that has none, from
 /// one pass over the matrix's coverage.
-fn index_missing(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> {
-    let mut missing: HashMap<i64, Transpose> = {
-        let mut st = tx.prepare(
+fn index_missing(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
+    let mut missing: HashMap<i64, Transpose> = tx
+        .rows(
             "SELECT unit FROM snapshot_units WHERE snapshot = ?1
              UNION SELECT DISTINCT unit FROM coverage WHERE snapshot = ?1
              EXCEPT SELECT unit FROM edge_index WHERE snapshot = ?1",
-        )?;
-        st.query_map([snapshot.0], |r| r.get(0))?
-            .map(|u| u.map(|u| (u, Transpose::default())))
-            .collect::<rusqlite::Result<_>>()?
-    };
+            p![snapshot.0],
+            |r| Ok((r.get(0)?, Transpose::default())),
+        )?
+        .into_iter()
+        .collect();
     if missing.is_empty() {
         return Ok(());
     }
-    let mut st = tx.prepare("SELECT test, unit, edges FROM coverage WHERE snapshot = ?1")?;
-    let mut rows = st.query([snapshot.0])?;
-    while let Some(r) = rows.next()? {
+    tx.each("SELECT test, unit, edges FROM coverage WHERE snapshot = ?1", p![snapshot.0], |r| {
         let unit: i64 = r.get(1)?;
         if let Some(t) = missing.get_mut(&unit) {
-            t.add(r.get(0)?, unit, r.get_ref(2)?.as_blob()?)?;
+            t.add(r.get(0)?, unit, r.blob(2)?)?;
         }
-    }
+        Ok(())
+    })?;
     let mut units: Vec<(i64, Transpose)> = missing.into_iter().collect();
     units.sort_by_key(|(u, _)| *u);
     for (u, t) in units {
@@ -1709,13 +1758,13 @@ fn index_missing(tx: &Connection, snapshot: SnapshotId) -> rusqlite::Result<()> 
     Ok(())
 }
 
-fn row_snapshot(r: &rusqlite::Row<'_>) -> rusqlite::Result<Snapshot> {
+fn row_snapshot(r: &Row) -> DbResult<Snapshot> {
     let state: String = r.get(2)?;
     Ok(Snapshot {
         id: SnapshotId(r.get(0)?),
         created: r.get(1)?,
         state: if state == "open" { SnapshotState::Open } else { SnapshotState::Sealed },
-        parent: r.get::<_, Option<i64>>(3)?.map(SnapshotId),
+        parent: r.get::<Option<i64>>(3)?.map(SnapshotId),
     })
 }
 

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use crate::db::{Conn, DbError, DbResult, p};
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
@@ -256,4 +257,117 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         upgrade(conn).map_err(sql)?;
     }
     Ok(())
+}
+
+// ----- PostgreSQL -----------------------------------------------------------
+
+/// PostgreSQL's schema at the version it starts from.
+const PG_SCHEMA: &str = include_str!("postgres/schema.sql");
+/// The version [`PG_SCHEMA`] is at: a PostgreSQL store starts there.
+pub(crate) const PG_FIRST: i64 = 6;
+/// PostgreSQL's steps from version `PG_FIRST + i` to `PG_FIRST + i + 1`:
+/// the same steps as SQLite's past [`PG_FIRST`], spelled for PostgreSQL.
+const PG_STEPS: &[&str] = &[];
+const _: () = assert!(PG_FIRST + PG_STEPS.len() as i64 == VERSION, "a schema step is missing for PostgreSQL");
+
+/// Creates the schema in a PostgreSQL database that has none, and brings it
+/// to [`VERSION`]; `false` if the database already holds a store.
+pub(crate) fn pg_create(conn: &Conn) -> DbResult<bool> {
+    conn.begin_write()?;
+    let made = (|| {
+        let exists = conn.row("SELECT to_regclass('meta') IS NOT NULL", p![], |r| r.get::<bool>(0))?;
+        if exists == Some(true) {
+            return Ok(false);
+        }
+        conn.batch(PG_SCHEMA)?;
+        Ok(true)
+    })();
+    match made {
+        Ok(made) => {
+            conn.commit()?;
+            if made {
+                pg_upgrade(conn)?;
+            }
+            Ok(made)
+        }
+        Err(e) => {
+            conn.rollback();
+            Err(e)
+        }
+    }
+}
+
+/// Why a PostgreSQL store cannot be opened.
+pub(crate) enum Found {
+    Error(DbError),
+    Store(StoreError),
+}
+
+impl From<DbError> for Found {
+    fn from(e: DbError) -> Found {
+        Found::Error(e)
+    }
+}
+
+/// Checks a PostgreSQL store's version and brings an older schema up to date.
+pub(crate) fn pg_migrate(conn: &Conn, url: &Path) -> Result<(), Found> {
+    let exists = conn.row("SELECT to_regclass('meta') IS NOT NULL", p![], |r| r.get::<bool>(0))?;
+    if exists != Some(true) {
+        return Err(Found::Store(StoreError::NotInitialised { url: url.to_path_buf() }));
+    }
+    let found = conn
+        .row("SELECT value FROM meta WHERE key = 'schema_version'", p![], |r| r.get::<String>(0))?
+        .and_then(|v| v.parse::<i64>().ok())
+        .ok_or_else(|| {
+            Found::Store(StoreError::Corrupt {
+                path: url.to_path_buf(),
+                detail: "no schema version (not a retest store?)".to_string(),
+            })
+        })?;
+    if found > VERSION {
+        return Err(Found::Store(StoreError::TooNew { path: url.to_path_buf(), found, known: VERSION }));
+    }
+    if found < PG_FIRST {
+        return Err(Found::Store(StoreError::Corrupt {
+            path: url.to_path_buf(),
+            detail: format!("schema version {found}, below PostgreSQL's first ({PG_FIRST})"),
+        }));
+    }
+    if found < VERSION {
+        pg_upgrade(conn)?;
+    }
+    Ok(())
+}
+
+/// Brings a PostgreSQL store to [`VERSION`], one write transaction per
+/// step; each re-reads the version under the write lock, so two processes
+/// opening an old store at once apply every step exactly once.
+fn pg_upgrade(conn: &Conn) -> DbResult<()> {
+    loop {
+        conn.begin_write()?;
+        let step = (|| {
+            let found = conn
+                .row("SELECT value FROM meta WHERE key = 'schema_version'", p![], |r| r.get::<String>(0))?
+                .and_then(|v| v.parse::<i64>().ok())
+                .unwrap_or(VERSION);
+            if found >= VERSION {
+                return Ok(false);
+            }
+            conn.batch(PG_STEPS[(found - PG_FIRST) as usize])?;
+            conn.exec("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", p![(found + 1).to_string()])?;
+            Ok(true)
+        })();
+        match step {
+            Ok(more) => {
+                conn.commit()?;
+                if !more {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                conn.rollback();
+                return Err(e);
+            }
+        }
+    }
 }

@@ -45,6 +45,57 @@ fn outcome(status: &str) -> Outcome {
     }
 }
 
+/// A store on one back end: a SQLite file in a temporary directory, or a
+/// database of a throwaway PostgreSQL server.
+enum Fixture {
+    Sqlite(tempfile::TempDir),
+    Postgres { dir: tempfile::TempDir, _server: crate::throwaway::Throwaway, url: String },
+}
+
+impl Fixture {
+    fn sqlite() -> Fixture {
+        Fixture::Sqlite(tempfile::tempdir().unwrap())
+    }
+
+    fn postgres() -> Fixture {
+        let server = crate::throwaway::Throwaway::start();
+        let url = server.new_database();
+        Fixture::Postgres { dir: tempfile::tempdir().unwrap(), _server: server, url }
+    }
+
+    /// Creates the store.
+    fn init(&self) -> Store {
+        match self {
+            Fixture::Sqlite(d) => Store::init(&Store::dir_for(d.path())).unwrap(),
+            Fixture::Postgres { dir: d, url, .. } => Store::open_url(url, &Store::dir_for(d.path()), true).unwrap(),
+        }
+    }
+
+    /// Opens it again (another connection).
+    fn open(&self) -> Store {
+        match self {
+            Fixture::Sqlite(d) => Store::open(&Store::dir_for(d.path())).unwrap(),
+            Fixture::Postgres { dir: d, url, .. } => Store::open_url(url, &Store::dir_for(d.path()), false).unwrap(),
+        }
+    }
+}
+
+/// A test of the store on both back ends: `NAME::sqlite`, `NAME::postgres`.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name(&super::Fixture::sqlite());
+            }
+            #[test]
+            fn postgres() {
+                super::$name(&super::Fixture::postgres());
+            }
+        }
+    };
+}
+
 fn bm(v: &[u32]) -> RoaringBitmap {
     v.iter().copied().collect()
 }
@@ -77,10 +128,9 @@ fn a_newer_schema_is_refused() {
     }
 }
 
-#[test]
-fn units_builds_and_snapshots() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+both!(units_builds_and_snapshots);
+fn units_builds_and_snapshots(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[7; 16], &tiny_unit("f")).unwrap();
     assert_eq!(s.put_unit(&[7; 16], &tiny_unit("f")).unwrap(), u, "stored once per hash");
     assert_eq!(s.unit(u).unwrap().procedures[0].name, "f");
@@ -105,10 +155,9 @@ fn units_builds_and_snapshots() {
     assert_eq!(hashes.get(&BuildHash([9; 16])), Some(&("a.c".to_string(), u)));
 }
 
-#[test]
-fn results_coverage_and_tests_on_edge() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+both!(results_coverage_and_tests_on_edge);
+fn results_coverage_and_tests_on_edge(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     let ids =
@@ -193,12 +242,11 @@ fn results_coverage_and_tests_on_edge() {
     assert_eq!(idx.tests_on_edge(1), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
 }
 
+both!(tests_that_ran_code_look_at_their_newest_known_coverage);
 /// A test ran code "the last time" when its newest row of known coverage, in
 /// any matrix, covers something; rows of unknown coverage are passed over.
-#[test]
-fn tests_that_ran_code_look_at_their_newest_known_coverage() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn tests_that_ran_code_look_at_their_newest_known_coverage(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let names: Vec<(String, String)> = ["ran", "ran-then-unknown", "ran-then-nothing", "never"]
         .iter()
@@ -228,10 +276,9 @@ fn tests_that_ran_code_look_at_their_newest_known_coverage() {
     assert_eq!(s.tests_that_ran_code().unwrap(), std::collections::HashSet::from([ids[0], ids[1]]));
 }
 
-#[test]
-fn a_failed_write_leaves_nothing_half_written() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+both!(a_failed_write_leaves_nothing_half_written);
+fn a_failed_write_leaves_nothing_half_written(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
@@ -262,26 +309,25 @@ fn a_failed_write_leaves_nothing_half_written() {
     assert_eq!(s.matrix_tests(snap).unwrap().len(), 1);
 }
 
-#[test]
-fn concurrent_writers_do_not_lose_units() {
-    let d = tempfile::tempdir().unwrap();
-    let dir = Store::dir_for(d.path());
-    Store::init(&dir).unwrap();
-    let threads: Vec<_> = (0..8u8)
-        .map(|i| {
-            let dir = dir.clone();
-            std::thread::spawn(move || {
-                let mut s = Store::open(&dir).unwrap();
-                let snap = s.open_snapshot().unwrap();
-                let u = s.put_unit(&[i; 16], &tiny_unit(&format!("f{i}"))).unwrap();
-                s.record_unit(snap, &format!("f{i}.c"), "x", u, None, "[]").unwrap();
-                snap
+both!(concurrent_writers_do_not_lose_units);
+fn concurrent_writers_do_not_lose_units(f: &Fixture) {
+    drop(f.init());
+    let snaps: Vec<SnapshotId> = std::thread::scope(|sc| {
+        let threads: Vec<_> = (0..8u8)
+            .map(|i| {
+                sc.spawn(move || {
+                    let mut s = f.open();
+                    let snap = s.open_snapshot().unwrap();
+                    let u = s.put_unit(&[i; 16], &tiny_unit(&format!("f{i}"))).unwrap();
+                    s.record_unit(snap, &format!("f{i}.c"), "x", u, None, "[]").unwrap();
+                    snap
+                })
             })
-        })
-        .collect();
-    let snaps: Vec<SnapshotId> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+            .collect();
+        threads.into_iter().map(|h| h.join().unwrap()).collect()
+    });
     assert!(snaps.windows(2).all(|w| w[0] == w[1]), "all writers join one open snapshot");
-    let s = Store::open(&dir).unwrap();
+    let s = f.open();
     assert_eq!(s.snapshot_units(snaps[0]).unwrap().len(), 8);
 }
 
@@ -551,7 +597,8 @@ fn a_version_2_store_with_json_units_is_upgraded() {
         let mut then = u.clone();
         crate::unitbin::legacy_facts(&mut then);
         assert_eq!(*s.unit(id).unwrap(), then, "upgraded with the facts of its time");
-        let data: Vec<u8> = s.conn.query_row("SELECT data FROM units WHERE id = ?1", [id.0], |r| r.get(0)).unwrap();
+        let data: Vec<u8> =
+            s.conn.row("SELECT data FROM units WHERE id = ?1", db::p![id.0], |r| r.get(0)).unwrap().unwrap();
         assert!(blob::unit_is_current(&data));
     }
     let bad = s.unit_by_hash(&[9; 16]).unwrap().unwrap();
@@ -609,12 +656,11 @@ fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
     }
 }
 
+both!(recordings_follow_the_matrix);
 /// Recordings beyond edges follow the matrix: recorded with a result, replaced
 /// by a rerun, copied, rewritten and dropped with it.
-#[test]
-fn recordings_follow_the_matrix() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn recordings_follow_the_matrix(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     let ids = s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into())]).unwrap();
@@ -700,17 +746,15 @@ proptest! {
 }
 
 fn stored_index_units(s: &Store, snap: SnapshotId) -> Vec<i64> {
-    let mut st = s.conn.prepare("SELECT unit FROM edge_index WHERE snapshot = ?1 ORDER BY unit").unwrap();
-    st.query_map([snap.0], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    s.conn.rows("SELECT unit FROM edge_index WHERE snapshot = ?1 ORDER BY unit", db::p![snap.0], |r| r.get(0)).unwrap()
 }
 
+both!(finishing_a_run_stores_the_edge_index);
 /// Finishing a run into a matrix stores the index of every unit of the matrix
 /// (covered or not); a run that never finished leaves the index of what it
 /// recorded missing, and reading it builds the same index.
-#[test]
-fn finishing_a_run_stores_the_edge_index() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn finishing_a_run_stores_the_edge_index(f: &Fixture) {
+    let mut s = f.init();
     let u1 = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let u2 = s.put_unit(&[2; 16], &tiny_unit("g")).unwrap();
     let snap = s.open_snapshot().unwrap();
@@ -788,7 +832,7 @@ proptest! {
         let snap = s.open_snapshot().unwrap();
         s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
         for id in tests.keys() {
-            s.conn.execute("INSERT INTO tests(id, name, cmd) VALUES (?1, ?2, 'true')", params![id, format!("t{id}")]).unwrap();
+            s.conn.exec("INSERT INTO tests(id, name, cmd) VALUES (?1, ?2, 'true')", db::p![id, format!("t{id}")]).unwrap();
         }
         let run = s.begin_run(snap, "full").unwrap();
         for (id, edges) in &tests {
@@ -803,7 +847,7 @@ proptest! {
         }
         s.finish_run(run, Some(snap)).unwrap();
         prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
-        s.conn.execute("DELETE FROM edge_index", []).unwrap();
+        s.conn.exec("DELETE FROM edge_index", db::p![]).unwrap();
         prop_assert_eq!(&s.edge_index(snap, u).unwrap().edges, &expected);
     }
 }
@@ -812,14 +856,13 @@ fn dep(path: &str, kind: u8, h: u8) -> DepState {
     DepState { path: path.into(), kind, hash: [h; 16], stamp: Some(vec![h; 32]) }
 }
 
+both!(dependencies_follow_the_matrix);
 /// File states are stored once: the same (path, kind, hash) gets the same id
 /// whatever its stamp (the newer stamp is kept); each matrix row carries its
 /// test's definition and state ids through `record_result`, `write_matrix`
 /// and `copy_matrix`, and a row without them reads as not recorded.
-#[test]
-fn dependencies_follow_the_matrix() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn dependencies_follow_the_matrix(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     let ids = s.dep_state_ids(&[dep("a.txt", 0, 1), dep("/usr/bin/cat", 0, 2), dep("b.txt", 1, 0)]).unwrap();
@@ -922,12 +965,11 @@ fn dependencies_follow_the_matrix() {
     assert!(s.test_coverage(next, tests[1]).unwrap().is_empty());
 }
 
+both!(unit_sources_and_wrapper_outputs);
 /// The sources of a unit are what its newest build saw; the files the
 /// wrapper wrote follow the snapshot into the next one.
-#[test]
-fn unit_sources_and_wrapper_outputs() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn unit_sources_and_wrapper_outputs(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     s.record_unit(snap, "a.c@a.o", "a.c", u, None, "[]").unwrap();
@@ -983,14 +1025,13 @@ fn version_store_is_upgraded_to_record_dependencies(version: &str, extra: &str) 
     assert_eq!(s.dep_state_ids(&[dep("x", 0, 1)]).unwrap().len(), 1);
 }
 
+both!(a_sharded_baseline_is_complete_once_every_test_of_its_suite_has_a_row);
 /// Shards: each run records its tests into one snapshot's matrix and makes
 /// it the baseline with the suite it is to cover; the matrix is complete once
 /// every test of the suite has a row. Tests that left the suite leave the
 /// matrix; rows of the other shards stay.
-#[test]
-fn a_sharded_baseline_is_complete_once_every_test_of_its_suite_has_a_row() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn a_sharded_baseline_is_complete_once_every_test_of_its_suite_has_a_row(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
@@ -1040,13 +1081,12 @@ fn a_sharded_baseline_is_complete_once_every_test_of_its_suite_has_a_row() {
     assert_eq!(s.origin(snap).unwrap(), None);
 }
 
+both!(a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others);
 /// A sharded `run --selected` writes only its own rows of the new matrix,
 /// with the suite and the baseline it carried coverage over from, in one
 /// transaction; a whole matrix written by `advance_baseline` is its suite.
-#[test]
-fn a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others() {
-    let d = tempfile::tempdir().unwrap();
-    let mut s = Store::init(&Store::dir_for(d.path())).unwrap();
+fn a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let old = s.open_snapshot().unwrap();
     s.record_unit(old, "f.c", "f.c", u, None, "[]").unwrap();
@@ -1078,15 +1118,13 @@ fn a_shard_of_a_recovery_writes_its_rows_and_keeps_the_others() {
     assert_eq!(s.edge_index(old, u).unwrap().tests_on_edge(0), Some(&bm(&[t(0), t(2)])));
 }
 
+both!(a_read_view_sees_one_moment_and_stores_nothing);
 /// Inside a read view a missing edge index is built from the view's
 /// coverage and not stored (the view does not write); outside one,
 /// `store_missing_indexes` stores every missing one. A view does not see
 /// what another connection commits after its first read.
-#[test]
-fn a_read_view_sees_one_moment_and_stores_nothing() {
-    let d = tempfile::tempdir().unwrap();
-    let dir = Store::dir_for(d.path());
-    let mut s = Store::init(&dir).unwrap();
+fn a_read_view_sees_one_moment_and_stores_nothing(f: &Fixture) {
+    let mut s = f.init();
     let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
     let snap = s.open_snapshot().unwrap();
     s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
@@ -1103,7 +1141,7 @@ fn a_read_view_sees_one_moment_and_stores_nothing() {
     // a run killed before it finished: no index
     s.record_result(run, Some(snap), &rec(ids[0])).unwrap();
     assert!(stored_index_units(&s, snap).is_empty());
-    let mut other = Store::open(&dir).unwrap();
+    let mut other = f.open();
     let (first, second) = s
         .read_view(|v| {
             let first = v.edge_index(snap, u).unwrap();
@@ -1120,4 +1158,47 @@ fn a_read_view_sees_one_moment_and_stores_nothing() {
     s.store_missing_indexes(snap).unwrap();
     assert_eq!(stored_index_units(&s, snap), vec![u.0]);
     assert_eq!(s.edge_index(snap, u).unwrap().tests_on_edge(0), Some(&bm(&[ids[0].0 as u32, ids[1].0 as u32])));
+}
+
+/// A PostgreSQL store: `init` refuses a database that holds one, opening
+/// refuses a database without one and one written by a newer retest (as
+/// SQLite's does), and a dropped connection is reported as such (the
+/// command can be rerun), not as a damaged store.
+#[test]
+fn a_postgresql_store_is_created_once_versioned_and_reports_a_lost_connection() {
+    let server = crate::throwaway::Throwaway::start();
+    let d = tempfile::tempdir().unwrap();
+    let local = Store::dir_for(d.path());
+    let url = server.new_database();
+    match Store::open_url(&url, &local, false) {
+        Err(StoreError::NotInitialised { .. }) => {}
+        other => panic!("expected NotInitialised, got {:?}", other.err()),
+    }
+    let mut s = Store::open_url(&url, &local, true).unwrap();
+    assert!(matches!(Store::open_url(&url, &local, true), Err(StoreError::Exists { .. })));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    s.set_meta("schema_version", "99").unwrap();
+    match Store::open_url(&url, &local, false) {
+        Err(e @ StoreError::TooNew { found: 99, .. }) => assert!(e.to_string().contains("upgrade retest"), "{e}"),
+        other => panic!("expected TooNew, got {:?}", other.err()),
+    }
+    s.set_meta("schema_version", &schema::VERSION.to_string()).unwrap();
+    server.drop_connections();
+    match s.open_snapshot() {
+        Err(e @ StoreError::ConnectionLost { .. }) => {
+            assert!(e.to_string().contains("rerun the command"), "{e}");
+            assert!(!e.to_string().contains("password"), "{e}");
+        }
+        other => panic!("expected ConnectionLost, got {other:?}"),
+    }
+    // a new connection carries on
+    let mut again = Store::open_url(&url, &local, false).unwrap();
+    again.open_snapshot().unwrap();
+}
+
+#[test]
+fn urls_are_shown_without_their_password() {
+    assert_eq!(redact("postgresql://ci:s3cret@db:5432/retest"), "postgresql://ci@db:5432/retest");
+    assert_eq!(redact("postgres://db/retest?user=ci&password=s3cret"), "postgres://db/retest?user=ci&password=…");
+    assert_eq!(redact("postgresql://db/retest"), "postgresql://db/retest");
 }

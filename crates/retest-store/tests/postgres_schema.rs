@@ -7,96 +7,9 @@
 //! installs it); nothing depends on a server outside the test.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-/// A PostgreSQL server of its own, in a temporary directory; stopped on drop.
-struct Throwaway {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-}
-
-/// The directory of PostgreSQL's server binaries (the newest installed).
-fn pg_bin() -> PathBuf {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path().join("bin"))
-        .filter(|b| b.join("initdb").is_file() && b.join("pg_ctl").is_file())
-        .collect();
-    found.sort_by_key(|p| {
-        p.parent().and_then(|v| v.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok())
-    });
-    found.pop().expect("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: install Debian's `postgresql`")
-}
-
-/// Runs a server binary, as the `postgres` user when we are root (initdb
-/// and the server refuse to run as root).
-fn as_server_user(bin: &Path, args: &[&str]) -> std::process::Output {
-    let root = euid() == 0;
-    let mut c = if root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
-    let out = c.args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{} {args:?}: {}{}",
-        bin.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn euid() -> u32 {
-    // `id -u`: no libc binding needed for one number
-    let out = Command::new("id").arg("-u").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-}
-
-impl Throwaway {
-    fn start() -> Throwaway {
-        let bin = pg_bin();
-        let dir = tempfile::Builder::new().prefix("retest-pg-").tempdir().unwrap();
-        if euid() == 0 {
-            let st = Command::new("chown").arg("postgres").arg(dir.path()).status().unwrap();
-            assert!(st.success());
-        }
-        let data = dir.path().join("data");
-        let (data, sock) = (data.to_str().unwrap(), dir.path().to_str().unwrap());
-        as_server_user(&bin.join("initdb"), &["-D", data, "-A", "trust", "-U", "retest", "-E", "UTF8", "--no-sync"]);
-        let opts = format!("-k {sock} -c listen_addresses= -c fsync=off");
-        let log = dir.path().join("log");
-        as_server_user(&bin.join("pg_ctl"), &["-D", data, "-o", &opts, "-l", log.to_str().unwrap(), "-w", "start"]);
-        Throwaway { dir, bin }
-    }
-
-    /// `psql` on the server's `postgres` database: unaligned rows, `|` between columns.
-    fn psql(&self, args: &[&str]) -> String {
-        let out = Command::new(self.bin.join("psql"))
-            .args(["-h", self.dir.path().to_str().unwrap(), "-U", "retest", "-d", "postgres", "-v", "ON_ERROR_STOP=1"])
-            .args(["-At", "-F", "|"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "psql {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Throwaway {
-    fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        let _ = std::panic::catch_unwind(|| {
-            as_server_user(&self.bin.join("pg_ctl"), &["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
-        });
-    }
-}
+use retest_store::throwaway::Throwaway;
 
 /// Per table, per column: (type, not null, part of the primary key).
 type Columns = BTreeMap<String, BTreeMap<String, (String, bool, bool)>>;

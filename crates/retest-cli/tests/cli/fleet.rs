@@ -251,7 +251,13 @@ fn sql(dir: &Path, query: &str) -> String {
 }
 
 fn spawn_shard(dir: &Path, partition: &str) -> std::process::Child {
+    spawn_shard_on(dir, &[], partition)
+}
+
+/// [`spawn_shard`] with the global options `store` (`--store URL`).
+fn spawn_shard_on(dir: &Path, store: &[&str], partition: &str) -> std::process::Child {
     Command::new(retest_bin())
+        .args(store)
         .args(["run", "-j2", "--partition", partition])
         .current_dir(dir)
         .env("CI", "1")
@@ -349,8 +355,13 @@ fn concurrent_shards_lose_nothing_and_a_killed_one_is_completed_by_its_rerun() {
 /// The README's CI recipe (between `<!-- ci-recipe:begin -->` and
 /// `<!-- ci-recipe:end -->`): its sections, each a title and its lines.
 fn ci_recipe(readme: &str) -> Vec<(String, Vec<String>)> {
-    let start = readme.find("<!-- ci-recipe:begin -->").expect("the README has a CI recipe");
-    let end = readme.find("<!-- ci-recipe:end -->").unwrap();
+    ci_recipe_named(readme, "ci-recipe")
+}
+
+/// The README's recipe between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
+fn ci_recipe_named(readme: &str, name: &str) -> Vec<(String, Vec<String>)> {
+    let start = readme.find(&format!("<!-- {name}:begin -->")).expect("the README has the CI recipe");
+    let end = readme.find(&format!("<!-- {name}:end -->")).unwrap();
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     for line in readme[start..end].lines().skip(1) {
         if line.starts_with("```") || line.trim().is_empty() {
@@ -502,4 +513,229 @@ fn a_merge_into_the_builds_store_keeps_where_the_tests_come_from() {
     let e = stderr(&retest(f, &["merge", "shard1.db", "shard1.db"], 2));
     assert!(e.contains("named twice"), "{e}");
     assert_eq!(raw_matrix(f), before);
+}
+
+/// `ARGS` after `--store URL`.
+fn on<'a>(url: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    ["--store", url].into_iter().chain(args.iter().copied()).collect()
+}
+
+/// The raw matrix of the PostgreSQL store `url`, without the snapshot number.
+fn raw_matrix_on(dir: &Path, url: &str) -> serde_json::Value {
+    let mut v = json(&retest(dir, &on(url, &["coverage", "--format", "matrix"]), 0));
+    v["snapshot"] = serde_json::Value::Null;
+    v
+}
+
+/// A selection's JSON without what varies from run to run (times).
+fn selection(dir: &Path, store: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = store.iter().copied().chain(["select", "--format", "json"]).collect();
+    let mut v = json(&retest(dir, &args, 0));
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| {
+                    !(k.contains("time") || k.contains("seconds") || k.ends_with("_ms") || k == "snapshot")
+                });
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+/// The database name at the end of a throwaway server's URL.
+fn database(url: &str) -> &str {
+    url.rsplit('/').next().unwrap()
+}
+
+/// Four workers record their shards (`--partition hash:K/4`) into one
+/// PostgreSQL store at the same time: the matrix is, test by test, the one
+/// one worker records into SQLite, and so is the selection after a change.
+/// Then four again on a fresh database, one killed (SIGKILL) at a random
+/// point of its shard: every test it finished is recorded as one worker
+/// records it, a selection selects the rest, and rerunning its shard
+/// completes the baseline. Then a worker whose connection the server drops
+/// mid-shard: one error line that says so, a non-zero exit, and rerunning
+/// its shard completes the baseline. The server is the test's own
+/// (`initdb` in a temporary directory), stopped at the end.
+#[test]
+fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
+    let one = example_copy();
+    baseline(one.path());
+    let want = raw_matrix(one.path());
+    let server = retest_store::throwaway::Throwaway::start();
+
+    let fleet = example_copy();
+    let f = fleet.path();
+    let url = server.new_database();
+    retest(f, &on(&url, &["init"]), 0);
+    assert!(!f.join(".retest/store.db").exists(), "the store is the database, not a file");
+    retest(f, &on(&url, &["build", "--", "make", "-s", "-j2"]), 0);
+    let workers: Vec<_> = (1..=4).map(|k| spawn_shard_on(f, &["--store", &url], &format!("hash:{k}/4"))).collect();
+    for (k, w) in workers.into_iter().enumerate() {
+        let o = w.wait_with_output().unwrap();
+        assert!(o.status.success(), "shard {}: {}", k + 1, stderr(&o));
+    }
+    assert_eq!(raw_matrix_on(f, &url), want, "four workers at once into PostgreSQL record what one does into SQLite");
+    // merging is for store files: refused into the shared store, its password not shown
+    let secret = url.replace("retest@", "retest:s3cret@");
+    let o = retest(f, &["merge", "a.db", "--into", &secret], 2);
+    assert!(stderr(&o).contains("merges into store files only") && !stderr(&o).contains("s3cret"), "{}", stderr(&o));
+    apply_change(one.path(), "brake-check");
+    apply_change_with(f, "brake-check", &["--store", &url]);
+    let (a, b) = (selection(one.path(), &[]), selection(f, &["--store", &url]));
+    assert!(!selected_names(&a).is_empty(), "the change selects tests");
+    assert_eq!(b, a, "the same selection from either store");
+
+    // one of four killed at a random point, its shard rerun
+    let mut rng = common::Rng::from_env();
+    let seed = rng.0;
+    let fleet = example_copy();
+    let f = fleet.path();
+    let url = server.new_database();
+    retest(f, &on(&url, &["init"]), 0);
+    retest(f, &on(&url, &["build", "--", "make", "-s", "-j2"]), 0);
+    let victim = 1 + rng.below(4);
+    let victims: BTreeSet<String> = {
+        let out = retest(f, &on(&url, &["run", "--list", "--partition", &format!("hash:{victim}/4")]), 0);
+        stdout(&out).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect()
+    };
+    assert!(victims.len() >= 2, "shard {victim} has {} tests", victims.len());
+    let at = 1 + rng.below(victims.len() as u64 - 1);
+    let ctx = format!("seed {seed}: shard {victim} killed after {at} of its {} tests", victims.len());
+    let names = victims.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
+    let count = format!("SELECT count(*) FROM matrix_tests m JOIN tests t ON t.id = m.test WHERE t.name IN ({names})");
+    let recorded = |url: &str| -> u64 { server.psql_on(database(url), &["-c", &count]).trim().parse().unwrap() };
+    let workers: Vec<_> = (1..=4).map(|k| spawn_shard_on(f, &["--store", &url], &format!("hash:{k}/4"))).collect();
+    let started = std::time::Instant::now();
+    let mut workers: Vec<Option<std::process::Child>> = workers.into_iter().map(Some).collect();
+    let mut killed = workers[victim as usize - 1].take().unwrap();
+    loop {
+        if recorded(&url) >= at {
+            killed.kill().unwrap();
+            break;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "{ctx}: it never recorded {at} tests");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let status = killed.wait().unwrap();
+    for (k, w) in workers.into_iter().enumerate() {
+        if let Some(w) = w {
+            let o = w.wait_with_output().unwrap();
+            assert!(o.status.success(), "{ctx}: shard {}: {}", k + 1, stderr(&o));
+        }
+    }
+    if status.success() {
+        eprintln!("{ctx}: it finished before the kill landed");
+    }
+    let got = rows(&raw_matrix_on(f, &url));
+    let all = rows(&want);
+    for (name, row) in &got {
+        assert_eq!(row, &all[name], "{ctx}: {name} is recorded as one worker records it");
+    }
+    let unfinished: BTreeSet<String> = victims.iter().filter(|n| !got.contains_key(*n)).cloned().collect();
+    assert!(got.len() + unfinished.len() == 40, "{ctx}: the other shards recorded all of theirs");
+    let v = json(&retest(f, &on(&url, &["select", "--format", "json"]), 0));
+    assert_eq!(selected_names(&v), unfinished, "{ctx}: the tests it did not finish are selected");
+    retest(f, &on(&url, &["run", "-j2", "--partition", &format!("hash:{victim}/4")]), 0);
+    assert_eq!(raw_matrix_on(f, &url), want, "{ctx}: the rerun shard completes the baseline");
+
+    // a dropped connection: one clear line, a non-zero exit, the shard resumable
+    let fleet = example_copy();
+    let f = fleet.path();
+    let url = server.new_database();
+    retest(f, &on(&url, &["init"]), 0);
+    retest(f, &on(&url, &["build", "--", "make", "-s", "-j2"]), 0);
+    let victims: BTreeSet<String> = {
+        let out = retest(f, &on(&url, &["run", "--list", "--partition", "hash:1/4"]), 0);
+        stdout(&out).lines().map(|l| l.split('\t').next().unwrap().to_string()).collect()
+    };
+    let names = victims.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(",");
+    let count = format!("SELECT count(*) FROM matrix_tests m JOIN tests t ON t.id = m.test WHERE t.name IN ({names})");
+    let recorded = |url: &str| -> u64 { server.psql_on(database(url), &["-c", &count]).trim().parse().unwrap() };
+    let worker = spawn_shard_on(f, &["--store", &url], "hash:1/4");
+    let started = std::time::Instant::now();
+    while recorded(&url) < 1 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the shard never recorded a test");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    server.drop_connections();
+    let o = worker.wait_with_output().unwrap();
+    if o.status.success() {
+        eprintln!("the shard finished before its connection was dropped");
+    } else {
+        let err = stderr(&o);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(lines.len(), 1, "one error line: {err}");
+        assert!(lines[0].contains("lost the connection to the store"), "{err}");
+    }
+    retest(f, &on(&url, &["run", "-j2", "--partition", "hash:1/4"]), 0);
+    let got = rows(&raw_matrix_on(f, &url));
+    assert!(victims.iter().all(|n| got.get(n) == all.get(n)), "the rerun shard records all of its tests");
+}
+
+/// The README's CI recipe with one PostgreSQL store for every worker, run as
+/// written on the bundled example against a throwaway server: the build job,
+/// four worker jobs at once (`K` of `N` = 4, `RETEST_STORE_URL` set as the CI
+/// file sets it) and the selection job. The baseline is complete and one
+/// worker's into SQLite; every line of the recipe is in the README's GitHub
+/// Actions and GitLab CI files for it.
+#[test]
+fn ci_recipe_with_one_postgresql_store_runs_as_written() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let recipe = ci_recipe_named(&readme, "ci-recipe-postgres");
+    let titles: Vec<&str> = recipe.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(titles, ["build job", "worker job K of N", "selection job"]);
+    let after = &readme[readme.find("<!-- ci-recipe-postgres:end -->").unwrap()..];
+    let yaml: Vec<&str> = after.split("```yaml").skip(1).take(2).map(|b| b.split("```").next().unwrap()).collect();
+    assert_eq!(yaml.len(), 2, "a GitHub Actions and a GitLab CI file");
+    for (title, lines) in &recipe {
+        for l in lines {
+            for (ci, y) in ["GitHub Actions", "GitLab CI"].iter().zip(&yaml) {
+                assert!(y.lines().any(|yl| yl.trim().trim_start_matches("- ") == l), "{ci} lacks `{l}` ({title})");
+            }
+        }
+    }
+
+    let one = example_copy();
+    baseline(one.path());
+    let server = retest_store::throwaway::Throwaway::start();
+    let url = server.new_database();
+    let d = example_copy();
+    let bin_dir = retest_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let job = |lines: &[String], k: u32| -> std::process::Child {
+        let script = format!("set -e\n{}\n", lines.join("\n"));
+        Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(d.path())
+            .env("PATH", &path)
+            .env("CI", "1")
+            .env("K", k.to_string())
+            .env("N", "4")
+            .env("RETEST_STORE_URL", &url)
+            .env_remove("RETEST_STORE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let done = |c: std::process::Child, what: &str| -> Output {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{what}\nstdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+        out
+    };
+    done(job(&recipe[0].1, 0), "build job");
+    let workers: Vec<_> = (1..=4).map(|k| job(&recipe[1].1, k)).collect();
+    for (k, w) in workers.into_iter().enumerate() {
+        done(w, &format!("worker {}", k + 1));
+    }
+    let out = stdout(&done(job(&recipe[2].1, 0), "selection job"));
+    assert!(out.contains("0 of 40 tests selected"), "{out}");
+    assert_eq!(raw_matrix_on(d.path(), &url), raw_matrix(one.path()), "the shared store's baseline is one worker's");
 }
