@@ -261,6 +261,17 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         .collect();
     let body_blocks = blocks_of(&body_top);
 
+    // whether each file is the project's, asked once per file (`is_own` may
+    // resolve paths on the file system)
+    let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
+    let is_own = |f: &SourceFile| {
+        let i = (f as *const SourceFile as usize).wrapping_sub(pre.files.as_ptr() as usize) / size_of::<SourceFile>();
+        match own_file.get(i) {
+            Some(own) if std::ptr::eq(&pre.files[i], f) => *own,
+            _ => is_own(f),
+        }
+    };
+    let is_own = &is_own;
     let locate = |row: u32| pre.map.lookup(row);
     let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| pre.span_at(start, end);
     let span_of = |n: Ts<'_>| span_at(n.start_position(), n.end_position());
@@ -497,7 +508,7 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
     }
     let mut mentions = BTreeSet::new();
     for h in &d.head {
-        let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &crate::syntax::is_parameter_name);
+        let u = crate::syntax::mentions(*h, src, &|_| false);
         mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
     }
     Declaration {
