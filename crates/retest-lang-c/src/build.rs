@@ -590,8 +590,25 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn group(&mut self, kind: NodeKind, n: Ts<'_>, text: String) -> usize {
         let node = self.make_node(kind, n, text);
+        self.group_of(node)
+    }
+
+    /// A statement-level node that is `node` (the condition-level node of the
+    /// same syntax): one walk of the syntax for both levels.
+    fn group_of(&mut self, node: Node) -> usize {
         self.groups.push(node);
         self.groups.len() - 1
+    }
+
+    /// [`Builder::make_node`] whose kind is read off the names it uses: a
+    /// statement, or a call if it calls something (`indirect`: through a
+    /// pointer too).
+    fn make_node_called(&self, n: Ts<'_>, text: String, indirect: bool) -> Node {
+        let mut node = self.make_node(NodeKind::Statement, n, text);
+        if !node.calls.is_empty() || (indirect && node.indirect_call) {
+            node.kind = NodeKind::Call;
+        }
+        node
     }
 
     fn link(&mut self, inc: Vec<Pend>, to: usize) {
@@ -805,8 +822,8 @@ impl<'a, 't> Builder<'a, 't> {
             format!("unparsed statement kept as opaque text: `{}`", truncate(&normalized(s, self.src), 60)),
         );
         let text = normalized(s, self.src);
-        let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
+        let g = self.group_of(node.clone());
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.nodes[n].stops = true;
         self.link(inc, n);
@@ -816,8 +833,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn computed_goto(&mut self, kw: Ts<'_>, st: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         self.shows(kw);
         let text = format!("goto {}", normalized(st, self.src));
-        let g = self.group(NodeKind::Statement, st, text.clone());
-        let mut node = self.make_node(NodeKind::Statement, st, text);
+        let node = self.make_node(NodeKind::Statement, st, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         node.span = self.span(kw);
         self.groups[g].span = node.span;
         let n = self.add(
@@ -843,14 +861,9 @@ impl<'a, 't> Builder<'a, 't> {
         }
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() && !self.uses_of(s).indirect_call {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, true);
+        let g = self.group_of(node.clone());
         let inc = self.hoist(e, inc, g);
-        let node = self.make_node(kind, s, text);
         let n = self.add(
             node,
             Some(g),
@@ -868,8 +881,8 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn asm_stmt(&mut self, s: Ts<'_>, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let text = normalized(s, self.src);
-        let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
+        let g = self.group_of(node.clone());
         let targets: Vec<String> = match e.child_by_field_name("goto_labels") {
             Some(gl) => {
                 let mut c = gl.walk();
@@ -904,13 +917,12 @@ impl<'a, 't> Builder<'a, 't> {
             None => inc,
         };
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, false);
+        let g = self.group_of(node.clone());
         let inc = match e {
             Some(e) => self.hoist(e, inc, g),
             None => inc,
         };
-        let node = self.make_node(kind, s, text);
         let n = self.add(
             node,
             Some(g),
@@ -988,12 +1000,11 @@ impl<'a, 't> Builder<'a, 't> {
             inc = self.hoist_blocks(*v, inc);
         }
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, false);
+        let g = self.group_of(node.clone());
         for v in &inits {
             inc = self.hoist(*v, inc, g);
         }
-        let node = self.make_node(kind, s, text);
         // declarations are never probed: a probe may not precede a declaration in C89,
         // and the declaration's out-edge is traversed whenever its in-edge is.
         let mut node = node;
@@ -1216,10 +1227,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn side_effect_expr(&mut self, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(e);
-        let kind = if self.uses_of(e).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, e, text.clone());
+        let node = self.make_node_called(e, text, false);
+        let g = self.group_of(node.clone());
         let inc = self.hoist(e, inc, g);
-        let node = self.make_node(kind, e, text);
         let (site, probe) = if self.misparsed_around(e) {
             self.problem(Some(e), "expression the parser cannot delimit is not probed; its coverage is derived");
             (Site::None, Probe::Derived)
@@ -1255,9 +1265,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn switch_head(&mut self, start: usize, end: usize, c: Ts<'_>, inc: Vec<Pend>) -> usize {
         let inc = self.hoist_blocks(c, inc);
         let text = self.text_of(c);
-        let g = self.group(NodeKind::Switch, c, text.clone());
-        let inc = self.hoist(c, inc, g);
         let node = self.make_node(NodeKind::Switch, c, text);
+        let g = self.group_of(node.clone());
+        let inc = self.hoist(c, inc, g);
         let value = if c.kind() == "declaration" { c.child_by_field_name("value") } else { Some(c) };
         let (site, probe) = match value {
             Some(_) if self.guarded => {
@@ -1476,8 +1486,9 @@ impl<'a, 't> Builder<'a, 't> {
         inc: Vec<Pend>,
     ) -> (Vec<Pend>, Vec<Pend>) {
         let text = self.text_of(c);
-        let g = self.group(NodeKind::Predicate, c, text.clone());
-        let mut node = self.make_node(NodeKind::Predicate, c, text);
+        let node = self.make_node(NodeKind::Predicate, c, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         node.span = self.span(s).or(node.span);
         let (site, probe) = match (t, f) {
             (Some(t), Some(f)) => (Site::Arms { t, f }, Probe::PerEdge),
@@ -1543,10 +1554,9 @@ impl<'a, 't> Builder<'a, 't> {
         let head = self.loop_head(s, head_text.clone());
         self.link(inc, head);
         let range = s.child_by_field_name("right").unwrap_or(s);
-        let g = self.group(NodeKind::Predicate, range, head_text.clone());
-        self.groups[g].span = self.span(s);
         let mut node = self.make_node(NodeKind::Predicate, range, head_text);
         node.span = self.span(s);
+        let g = self.group_of(node.clone());
         let t = body.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
         let f = Spot { start: s.start_byte(), end: s.end_byte(), how: SpotHow::After };
         let (site, probe) = match t {
@@ -1664,8 +1674,9 @@ impl<'a, 't> Builder<'a, 't> {
     /// function.
     fn throw_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let text = self.text_of(s);
-        let g = self.group(NodeKind::Call, s, text.clone());
-        let mut node = self.make_node(NodeKind::Call, s, text);
+        let node = self.make_node(NodeKind::Call, s, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         if !node.calls.iter().any(|c| c == "__cxa_throw") {
             node.calls.push("__cxa_throw".to_string());
         }
@@ -1711,8 +1722,9 @@ impl<'a, 't> Builder<'a, 't> {
         for (_, k, base) in inits {
             inc = self.hoist_blocks(k, inc);
             let text = self.text_of(k);
-            let g = self.group(NodeKind::Call, k, text.clone());
-            let mut node = self.make_node(NodeKind::Call, k, text);
+            let node = self.make_node(NodeKind::Call, k, text);
+            let g = self.group_of(node.clone());
+            let mut node = node;
             // a base's initialiser runs the base's constructor
             if let Some(b) = base
                 && !node.calls.contains(&b)
@@ -1855,8 +1867,7 @@ impl<'a, 't> Builder<'a, 't> {
     fn arm(&mut self, x: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
         let inc = self.hoist(x, inc, g);
         let text = self.text_of(x);
-        let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let node = self.make_node(kind, x, text);
+        let node = self.make_node_called(x, text, false);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.mark_errors(n, x);
         self.link(inc, n);
