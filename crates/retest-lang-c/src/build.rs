@@ -262,6 +262,9 @@ struct Builder<'a, 't> {
     conts: Vec<Vec<Pend>>,
     switches: Vec<SwitchCtx>,
     addr_labels: Vec<String>,
+    /// The body (id and bytes) when it has no syntax error: no expression in
+    /// it is misparsed ([`Builder::misparsed_around`]).
+    clean_body: Option<(usize, usize, usize)>,
     locals: BTreeSet<String>,
     local_decls: Vec<Declaration>,
     /// Statement expressions already built as statements (tree-sitter node ids).
@@ -553,6 +556,14 @@ impl<'a, 't> Builder<'a, 't> {
     /// parent (the body of the `for` whose condition `e` is) does not move
     /// `e`'s bounds.
     fn misparsed_around(&self, e: Ts<'_>) -> bool {
+        // inside a body without errors, neither `e` nor its siblings are one
+        if let Some((id, start, end)) = self.clean_body
+            && e.id() != id
+            && start <= e.start_byte()
+            && e.end_byte() <= end
+        {
+            return false;
+        }
         syntax::has_syntax_error(e, self.src)
             || e.parent().is_some_and(|p| {
                 let mut c = p.walk();
@@ -2162,6 +2173,7 @@ impl<'a, 't> Builder<'a, 't> {
             conts: Vec::new(),
             switches: Vec::new(),
             addr_labels: Vec::new(),
+            clean_body: None,
             locals: BTreeSet::new(),
             local_decls: Vec::new(),
             hoisted: BTreeSet::new(),
@@ -2357,8 +2369,10 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     }
     // address-taken labels (GNU &&label) anywhere in the body
     if let Some(body) = body {
-        let u = syntax::uses(body, src, &BTreeSet::new(), &|_| false);
-        b.addr_labels = u.label_addrs;
+        b.addr_labels = syntax::label_addresses(body, src);
+        if !body.has_error() {
+            b.clean_body = Some((body.id(), body.start_byte(), body.end_byte()));
+        }
     }
     let mut entry = Node::new(NodeKind::Entry, sig.clone());
     entry.span = span;
@@ -2720,7 +2734,6 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
         }
-        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
         // renumber real nodes in creation order
         let mut new_id = vec![u32::MAX; self.nodes.len()];
         let mut cb = CfgBuilder::new(name);
@@ -2728,11 +2741,10 @@ impl<'a, 't> Builder<'a, 't> {
         let mut completes = Vec::new();
         let mut sites = Vec::new();
         let mut node_group: Vec<usize> = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, n) in self.nodes.iter_mut().enumerate() {
             if n.nop {
                 continue;
             }
-            new_id[i] = cb.add_node(n.node.clone()).0;
             probes.push(n.probe);
             completes.push(
                 !n.stops
@@ -2749,7 +2761,11 @@ impl<'a, 't> Builder<'a, 't> {
             );
             sites.push(n.site);
             node_group.push(n.group.expect("real nodes belong to a group"));
+            // moved, not copied: only the builder's flags of a node are read from here on
+            let node = std::mem::replace(&mut n.node, Node::new(NodeKind::Statement, ""));
+            new_id[i] = cb.add_node(node).0;
         }
+        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
         cb.set_entry(NodeId(new_id[0]));
         cb.set_exit(NodeId(new_id[self.exit]));
         let mut fine_edges: Vec<(u32, u32, EdgeLabel, Option<EdgeLabel>)> = Vec::new();
@@ -2796,7 +2812,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut coarse_nodes = Vec::new();
         for (k, (g, slot)) in gmap.iter_mut().enumerate() {
             *slot = k as u32;
-            let mut node = self.groups[*g].clone();
+            let mut node = std::mem::replace(&mut self.groups[*g], Node::new(NodeKind::Statement, ""));
             if *g == decl_group {
                 node.decls = self.local_decls.clone();
                 node.text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");

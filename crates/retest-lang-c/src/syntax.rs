@@ -667,6 +667,43 @@ pub fn declarator_name<'a>(mut d: Ts<'a>, src: &[u8]) -> Option<String> {
     }
 }
 
+/// The labels whose address GNU `&&label` takes in the subtree, in source
+/// order, without duplicates: the `label_addrs` of [`uses`], without collecting
+/// everything else.
+pub fn label_addresses(root: Ts<'_>, src: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    // the two ampersands are adjacent ([`label_address`])
+    if !src[root.byte_range()].windows(2).any(|w| w == b"&&") {
+        return out;
+    }
+    let mut c = root.walk();
+    let mut depth = 0usize;
+    loop {
+        let n = c.node();
+        let mut descend = depth == 0 || n.is_named();
+        if descend && let Some(l) = label_address(n, src) {
+            if !out.contains(&l) {
+                out.push(l);
+            }
+            descend = false;
+        }
+        if descend && c.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if depth == 0 {
+                return out;
+            }
+            if c.goto_next_sibling() {
+                break;
+            }
+            c.goto_parent();
+            depth -= 1;
+        }
+    }
+}
+
 /// Whether the subtree contains any of the given token texts (keywords).
 pub fn contains_token(n: Ts<'_>, src: &[u8], toks: &[&str]) -> bool {
     // a token's text lies within the subtree's: where none of them occurs in

@@ -593,17 +593,38 @@ fn first_chars(s: &str, n: usize) -> String {
 /// Function names used other than as the callee of a call or in a declarator.
 fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
     let mut out = BTreeSet::new();
-    let mut stack: Vec<Ts<'_>> = top.iter().chain(bodies).copied().collect();
-    while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" {
-            let name = src_text(n, src);
-            if fn_names.contains(name) && !is_callee_or_declarator(n) {
-                out.insert(name.to_string());
+    // every named node under each root, in preorder with one cursor per root
+    for root in top.iter().chain(bodies) {
+        let mut c = root.walk();
+        let mut depth = 0usize;
+        loop {
+            let n = c.node();
+            let mut descend = depth == 0 || n.is_named();
+            if descend && n.kind() == "identifier" {
+                let name = src_text(n, src);
+                if fn_names.contains(name) && !is_callee_or_declarator(n) {
+                    out.insert(name.to_string());
+                }
+                descend = false;
             }
-            continue;
+            if descend && c.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if depth == 0 {
+                    break;
+                }
+                if c.goto_next_sibling() {
+                    break;
+                }
+                c.goto_parent();
+                depth -= 1;
+            }
+            if depth == 0 {
+                break;
+            }
         }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
     }
     out.into_iter().collect()
 }
