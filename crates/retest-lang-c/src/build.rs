@@ -262,6 +262,9 @@ struct Builder<'a, 't> {
     conts: Vec<Vec<Pend>>,
     switches: Vec<SwitchCtx>,
     addr_labels: Vec<String>,
+    /// The body (id and bytes) when it has no syntax error: no expression in
+    /// it is misparsed ([`Builder::misparsed_around`]).
+    clean_body: Option<(usize, usize, usize)>,
     locals: BTreeSet<String>,
     local_decls: Vec<Declaration>,
     /// Statement expressions already built as statements (tree-sitter node ids).
@@ -553,6 +556,14 @@ impl<'a, 't> Builder<'a, 't> {
     /// parent (the body of the `for` whose condition `e` is) does not move
     /// `e`'s bounds.
     fn misparsed_around(&self, e: Ts<'_>) -> bool {
+        // inside a body without errors, neither `e` nor its siblings are one
+        if let Some((id, start, end)) = self.clean_body
+            && e.id() != id
+            && start <= e.start_byte()
+            && e.end_byte() <= end
+        {
+            return false;
+        }
         syntax::has_syntax_error(e, self.src)
             || e.parent().is_some_and(|p| {
                 let mut c = p.walk();
@@ -590,8 +601,25 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn group(&mut self, kind: NodeKind, n: Ts<'_>, text: String) -> usize {
         let node = self.make_node(kind, n, text);
+        self.group_of(node)
+    }
+
+    /// A statement-level node that is `node` (the condition-level node of the
+    /// same syntax): one walk of the syntax for both levels.
+    fn group_of(&mut self, node: Node) -> usize {
         self.groups.push(node);
         self.groups.len() - 1
+    }
+
+    /// [`Builder::make_node`] whose kind is read off the names it uses: a
+    /// statement, or a call if it calls something (`indirect`: through a
+    /// pointer too).
+    fn make_node_called(&self, n: Ts<'_>, text: String, indirect: bool) -> Node {
+        let mut node = self.make_node(NodeKind::Statement, n, text);
+        if !node.calls.is_empty() || (indirect && node.indirect_call) {
+            node.kind = NodeKind::Call;
+        }
+        node
     }
 
     fn link(&mut self, inc: Vec<Pend>, to: usize) {
@@ -805,8 +833,8 @@ impl<'a, 't> Builder<'a, 't> {
             format!("unparsed statement kept as opaque text: `{}`", truncate(&normalized(s, self.src), 60)),
         );
         let text = normalized(s, self.src);
-        let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
+        let g = self.group_of(node.clone());
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.nodes[n].stops = true;
         self.link(inc, n);
@@ -816,8 +844,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn computed_goto(&mut self, kw: Ts<'_>, st: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         self.shows(kw);
         let text = format!("goto {}", normalized(st, self.src));
-        let g = self.group(NodeKind::Statement, st, text.clone());
-        let mut node = self.make_node(NodeKind::Statement, st, text);
+        let node = self.make_node(NodeKind::Statement, st, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         node.span = self.span(kw);
         self.groups[g].span = node.span;
         let n = self.add(
@@ -843,14 +872,9 @@ impl<'a, 't> Builder<'a, 't> {
         }
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() && !self.uses_of(s).indirect_call {
-            NodeKind::Statement
-        } else {
-            NodeKind::Call
-        };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, true);
+        let g = self.group_of(node.clone());
         let inc = self.hoist(e, inc, g);
-        let node = self.make_node(kind, s, text);
         let n = self.add(
             node,
             Some(g),
@@ -868,8 +892,8 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn asm_stmt(&mut self, s: Ts<'_>, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let text = normalized(s, self.src);
-        let g = self.group(NodeKind::Statement, s, text.clone());
         let node = self.make_node(NodeKind::Statement, s, text);
+        let g = self.group_of(node.clone());
         let targets: Vec<String> = match e.child_by_field_name("goto_labels") {
             Some(gl) => {
                 let mut c = gl.walk();
@@ -904,13 +928,12 @@ impl<'a, 't> Builder<'a, 't> {
             None => inc,
         };
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, false);
+        let g = self.group_of(node.clone());
         let inc = match e {
             Some(e) => self.hoist(e, inc, g),
             None => inc,
         };
-        let node = self.make_node(kind, s, text);
         let n = self.add(
             node,
             Some(g),
@@ -988,12 +1011,11 @@ impl<'a, 't> Builder<'a, 't> {
             inc = self.hoist_blocks(*v, inc);
         }
         let text = self.text_of(s);
-        let kind = if self.uses_of(s).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, s, text.clone());
+        let node = self.make_node_called(s, text, false);
+        let g = self.group_of(node.clone());
         for v in &inits {
             inc = self.hoist(*v, inc, g);
         }
-        let node = self.make_node(kind, s, text);
         // declarations are never probed: a probe may not precede a declaration in C89,
         // and the declaration's out-edge is traversed whenever its in-edge is.
         let mut node = node;
@@ -1216,10 +1238,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn side_effect_expr(&mut self, e: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let inc = self.hoist_blocks(e, inc);
         let text = self.text_of(e);
-        let kind = if self.uses_of(e).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let g = self.group(kind, e, text.clone());
+        let node = self.make_node_called(e, text, false);
+        let g = self.group_of(node.clone());
         let inc = self.hoist(e, inc, g);
-        let node = self.make_node(kind, e, text);
         let (site, probe) = if self.misparsed_around(e) {
             self.problem(Some(e), "expression the parser cannot delimit is not probed; its coverage is derived");
             (Site::None, Probe::Derived)
@@ -1255,9 +1276,9 @@ impl<'a, 't> Builder<'a, 't> {
     fn switch_head(&mut self, start: usize, end: usize, c: Ts<'_>, inc: Vec<Pend>) -> usize {
         let inc = self.hoist_blocks(c, inc);
         let text = self.text_of(c);
-        let g = self.group(NodeKind::Switch, c, text.clone());
-        let inc = self.hoist(c, inc, g);
         let node = self.make_node(NodeKind::Switch, c, text);
+        let g = self.group_of(node.clone());
+        let inc = self.hoist(c, inc, g);
         let value = if c.kind() == "declaration" { c.child_by_field_name("value") } else { Some(c) };
         let (site, probe) = match value {
             Some(_) if self.guarded => {
@@ -1476,8 +1497,9 @@ impl<'a, 't> Builder<'a, 't> {
         inc: Vec<Pend>,
     ) -> (Vec<Pend>, Vec<Pend>) {
         let text = self.text_of(c);
-        let g = self.group(NodeKind::Predicate, c, text.clone());
-        let mut node = self.make_node(NodeKind::Predicate, c, text);
+        let node = self.make_node(NodeKind::Predicate, c, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         node.span = self.span(s).or(node.span);
         let (site, probe) = match (t, f) {
             (Some(t), Some(f)) => (Site::Arms { t, f }, Probe::PerEdge),
@@ -1543,10 +1565,9 @@ impl<'a, 't> Builder<'a, 't> {
         let head = self.loop_head(s, head_text.clone());
         self.link(inc, head);
         let range = s.child_by_field_name("right").unwrap_or(s);
-        let g = self.group(NodeKind::Predicate, range, head_text.clone());
-        self.groups[g].span = self.span(s);
         let mut node = self.make_node(NodeKind::Predicate, range, head_text);
         node.span = self.span(s);
+        let g = self.group_of(node.clone());
         let t = body.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
         let f = Spot { start: s.start_byte(), end: s.end_byte(), how: SpotHow::After };
         let (site, probe) = match t {
@@ -1664,8 +1685,9 @@ impl<'a, 't> Builder<'a, 't> {
     /// function.
     fn throw_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let text = self.text_of(s);
-        let g = self.group(NodeKind::Call, s, text.clone());
-        let mut node = self.make_node(NodeKind::Call, s, text);
+        let node = self.make_node(NodeKind::Call, s, text);
+        let g = self.group_of(node.clone());
+        let mut node = node;
         if !node.calls.iter().any(|c| c == "__cxa_throw") {
             node.calls.push("__cxa_throw".to_string());
         }
@@ -1711,8 +1733,9 @@ impl<'a, 't> Builder<'a, 't> {
         for (_, k, base) in inits {
             inc = self.hoist_blocks(k, inc);
             let text = self.text_of(k);
-            let g = self.group(NodeKind::Call, k, text.clone());
-            let mut node = self.make_node(NodeKind::Call, k, text);
+            let node = self.make_node(NodeKind::Call, k, text);
+            let g = self.group_of(node.clone());
+            let mut node = node;
             // a base's initialiser runs the base's constructor
             if let Some(b) = base
                 && !node.calls.contains(&b)
@@ -1855,8 +1878,7 @@ impl<'a, 't> Builder<'a, 't> {
     fn arm(&mut self, x: Ts<'_>, inc: Vec<Pend>, g: usize) -> Vec<Pend> {
         let inc = self.hoist(x, inc, g);
         let text = self.text_of(x);
-        let kind = if self.uses_of(x).calls.is_empty() { NodeKind::Statement } else { NodeKind::Call };
-        let node = self.make_node(kind, x, text);
+        let node = self.make_node_called(x, text, false);
         let n = self.add(node, Some(g), Site::None, Probe::Derived);
         self.mark_errors(n, x);
         self.link(inc, n);
@@ -2151,6 +2173,7 @@ impl<'a, 't> Builder<'a, 't> {
             conts: Vec::new(),
             switches: Vec::new(),
             addr_labels: Vec::new(),
+            clean_body: None,
             locals: BTreeSet::new(),
             local_decls: Vec::new(),
             hoisted: BTreeSet::new(),
@@ -2346,8 +2369,10 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     }
     // address-taken labels (GNU &&label) anywhere in the body
     if let Some(body) = body {
-        let u = syntax::uses(body, src, &BTreeSet::new(), &|_| false);
-        b.addr_labels = u.label_addrs;
+        b.addr_labels = syntax::label_addresses(body, src);
+        if !body.has_error() {
+            b.clean_body = Some((body.id(), body.start_byte(), body.end_byte()));
+        }
     }
     let mut entry = Node::new(NodeKind::Entry, sig.clone());
     entry.span = span;
@@ -2709,7 +2734,6 @@ impl<'a, 't> Builder<'a, 't> {
                 }
             }
         }
-        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
         // renumber real nodes in creation order
         let mut new_id = vec![u32::MAX; self.nodes.len()];
         let mut cb = CfgBuilder::new(name);
@@ -2717,11 +2741,10 @@ impl<'a, 't> Builder<'a, 't> {
         let mut completes = Vec::new();
         let mut sites = Vec::new();
         let mut node_group: Vec<usize> = Vec::new();
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, n) in self.nodes.iter_mut().enumerate() {
             if n.nop {
                 continue;
             }
-            new_id[i] = cb.add_node(n.node.clone()).0;
             probes.push(n.probe);
             completes.push(
                 !n.stops
@@ -2738,7 +2761,11 @@ impl<'a, 't> Builder<'a, 't> {
             );
             sites.push(n.site);
             node_group.push(n.group.expect("real nodes belong to a group"));
+            // moved, not copied: only the builder's flags of a node are read from here on
+            let node = std::mem::replace(&mut n.node, Node::new(NodeKind::Statement, ""));
+            new_id[i] = cb.add_node(node).0;
         }
+        let fin = |i: usize| -> usize { if self.nodes[i].nop { resolved[i].unwrap() } else { i } };
         cb.set_entry(NodeId(new_id[0]));
         cb.set_exit(NodeId(new_id[self.exit]));
         let mut fine_edges: Vec<(u32, u32, EdgeLabel, Option<EdgeLabel>)> = Vec::new();
@@ -2785,7 +2812,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut coarse_nodes = Vec::new();
         for (k, (g, slot)) in gmap.iter_mut().enumerate() {
             *slot = k as u32;
-            let mut node = self.groups[*g].clone();
+            let mut node = std::mem::replace(&mut self.groups[*g], Node::new(NodeKind::Statement, ""));
             if *g == decl_group {
                 node.decls = self.local_decls.clone();
                 node.text = self.local_decls.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ");

@@ -522,7 +522,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
     });
     // the layout's mentions: a type named only behind a pointer or reference
     // (`Edge* e;`, `std::set<Edge*> delayed_;`) is no part of the layout
-    let u = syntax::uses(n, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x) || pointed_to_type(x));
+    let u = syntax::mentions(n, src, &|x| skip(x) || pointed_to_type(x));
     let mut names = vec![last.clone()];
     if qualified != last {
         names.push(qualified.clone());
@@ -541,7 +541,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
     // mentions: code that reaches the pointed-to object through it (`*p.e_ =
     // *q.e_`, `sizeof *p.e_`) names the member, not the pointed-to class
     for (names, m) in pointer_members {
-        let u = syntax::uses(m, src, &BTreeSet::new(), &|x| skip(x) || syntax::is_parameter_name(x));
+        let u = syntax::mentions(m, src, &skip);
         out.push(Declaration {
             kind: DeclKind::Variable,
             mentions: u.refs.into_iter().filter(|r| !names.contains(r)).collect(),
@@ -562,8 +562,7 @@ fn class_declaration(n: Ts<'_>, scope: &str, src: &[u8], span: Option<Span>, sys
         for m in body.named_children(&mut c) {
             let Some(f) = ordinary.get(&m.id()).cloned().or_else(|| virtual_member(m, src)) else { continue };
             let sig = syntax::normalized_with(m, src, &|x| bodies.contains(&x.id()).then_some("{…}".into()));
-            let u =
-                syntax::uses(m, src, &BTreeSet::new(), &|x| bodies.contains(&x.id()) || syntax::is_parameter_name(x));
+            let u = syntax::mentions(m, src, &|x| bodies.contains(&x.id()));
             out.push(Declaration {
                 kind: DeclKind::Function,
                 mentions: u.refs.into_iter().filter(|r| *r != f).collect(),
@@ -925,7 +924,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     for (n, qualified) in &found.bodiless {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         let text = normalized(*n, src);
-        let u = syntax::uses(*n, src, &BTreeSet::new(), &syntax::is_parameter_name);
+        let u = syntax::mentions(*n, src, &|_| false);
         let last = qualified.rsplit("::").next().unwrap_or(qualified).to_string();
         let mut names = vec![last.clone()];
         if *qualified != last {
@@ -998,7 +997,7 @@ fn function_declaration(
     let mut text = d.signature(src);
     let mut mentions = BTreeSet::new();
     for h in &d.head {
-        mentions.extend(syntax::uses(*h, src, &BTreeSet::new(), &syntax::is_parameter_name).refs);
+        mentions.extend(syntax::mentions(*h, src, &|_| false).refs);
     }
     if d.evaluation.body_is_declaration()
         && let Some(b) = d.body

@@ -115,7 +115,7 @@ pub fn top_level_items(
         sealed(t, system)
     };
     let mentions_of = |x: Ts<'_>, names: &[String]| -> Vec<String> {
-        let u = syntax::uses(x, src, &BTreeSet::new(), &syntax::is_parameter_name);
+        let u = syntax::mentions(x, src, &|_| false);
         u.refs.into_iter().filter(|r| !names.contains(r)).collect()
     };
     match n.kind() {
@@ -230,6 +230,12 @@ pub fn typedef_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 /// that declarator's function; one at the declaration's level to all of them.
 pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     if !matches!(n.kind(), "declaration" | "function_definition") {
+        return;
+    }
+    // each marking token has `const` or `pure` in its text, which lies within
+    // the declaration's: most declarations have neither, and need no walk
+    let text = &src[n.byte_range()];
+    if !text.windows(5).any(|w| w == b"const") && !text.windows(4).any(|w| w == b"pure") {
         return;
     }
     // whether an attribute in `n` names `const` or `pure` (within an

@@ -41,29 +41,54 @@ fn push_tok(out: &mut String, t: &str) {
     out.push_str(t);
 }
 
-fn push_tokens(n: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
-    if let Some(p) = placeholder(n) {
-        push_tok(out, &p);
-        return;
-    }
-    let kind = n.kind();
-    if kind == "comment" || n.is_missing() {
-        return;
-    }
-    if let Some(e) = typeof_expression(n, src) {
-        push_tok(out, "typeof");
-        push_tok(out, "(");
-        push_tokens(e, src, placeholder, out);
-        push_tok(out, ")");
-        return;
-    }
-    if is_atomic(kind) || n.child_count() == 0 {
-        push_tok(out, src_text(n, src).trim());
-        return;
-    }
-    let mut c = n.walk();
-    for ch in n.children(&mut c) {
-        push_tokens(ch, src, placeholder, out);
+fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
+    // one cursor for the whole subtree, in preorder: a cursor per node (what
+    // `children` takes) costs an allocation each, and the builder asks for the
+    // text of most statements and conditions
+    let mut c = root.walk();
+    let mut depth = 0usize;
+    loop {
+        let n = c.node();
+        let descend = 'visit: {
+            if let Some(p) = placeholder(n) {
+                push_tok(out, &p);
+                break 'visit false;
+            }
+            let kind = n.kind();
+            if kind == "comment" || n.is_missing() {
+                break 'visit false;
+            }
+            if let Some(e) = typeof_expression_of(n, kind, src) {
+                push_tok(out, "typeof");
+                push_tok(out, "(");
+                push_tokens(e, src, placeholder, out);
+                push_tok(out, ")");
+                break 'visit false;
+            }
+            if is_atomic(kind) {
+                push_tok(out, src_text(n, src).trim());
+                break 'visit false;
+            }
+            true
+        };
+        if descend {
+            if c.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            // no children: a token
+            push_tok(out, src_text(n, src).trim());
+        }
+        loop {
+            if depth == 0 {
+                return;
+            }
+            if c.goto_next_sibling() {
+                break;
+            }
+            c.goto_parent();
+            depth -= 1;
+        }
     }
 }
 
@@ -171,29 +196,106 @@ pub fn is_parameter_name(n: Ts<'_>) -> bool {
 /// [`uses`] with the unit's typedef names known.
 pub fn uses_in(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
     let mut u = Uses::default();
-    collect(n, src, names, skip, &mut u);
+    collect(n, src, names, skip, false, &mut u);
     u
 }
 
-fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool, u: &mut Uses) {
+/// The names a declaration mentions: [`uses`] of `n` without the names that
+/// parameter declarations bind ([`is_parameter_name`]) and without the
+/// subtrees `skip` names.
+pub fn mentions(n: Ts<'_>, src: &[u8], skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
+    let mut u = Uses::default();
+    collect(n, src, &Names { locals: &BTreeSet::new(), typedefs: &BTreeSet::new(), cpp: false }, skip, true, &mut u);
+    u
+}
+
+/// [`is_parameter_name`] of `n`, whose ancestors are `path` (outermost first)
+/// and then those of `path[0]`: the walk up the tree reads the ancestors the
+/// traversal already holds instead of asking tree-sitter for each parent, which
+/// searches down from the root.
+fn is_parameter_name_below(n: Ts<'_>, path: &[Ts<'_>]) -> bool {
+    if n.kind() != "identifier" {
+        return false;
+    }
+    let mut cur = n;
+    let mut held = path.iter().rev().copied();
+    let mut above = path.first().copied().unwrap_or(n);
+    loop {
+        let p = match held.next() {
+            Some(p) => p,
+            None => match above.parent() {
+                Some(p) => {
+                    above = p;
+                    p
+                }
+                None => return false,
+            },
+        };
+        let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
+        match p.kind() {
+            "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
+                return is_declarator();
+            }
+            // declarators whose inner declarator is an unnamed child
+            "parenthesized_declarator" | "reference_declarator" | "variadic_declarator" | "attributed_declarator" => {}
+            "pointer_declarator" | "array_declarator" | "function_declarator" if is_declarator() => {}
+            _ => return false,
+        }
+        cur = p;
+    }
+}
+
+/// Collects the uses of the subtree of `root` in preorder with one cursor
+/// (see [`push_tokens`]); named children only. `params`: leave out the names
+/// parameter declarations bind.
+fn collect(root: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool, params: bool, u: &mut Uses) {
+    let mut c = root.walk();
+    // the ancestors of the cursor's node within the subtree, outermost first
+    let mut path: Vec<Ts<'_>> = Vec::new();
+    loop {
+        let n = c.node();
+        let descend = (path.is_empty() || n.is_named())
+            && !(params && is_parameter_name_below(n, &path))
+            && visit(n, src, names, skip, params, u);
+        if descend && c.goto_first_child() {
+            path.push(n);
+            continue;
+        }
+        loop {
+            if path.is_empty() {
+                return;
+            }
+            if c.goto_next_sibling() {
+                break;
+            }
+            c.goto_parent();
+            path.pop();
+        }
+    }
+}
+
+/// One node of [`collect`]: records what it uses; whether its children are
+/// to be visited.
+fn visit(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool, params: bool, u: &mut Uses) -> bool {
     let locals = names.locals;
     if skip(n) {
-        return;
+        return false;
     }
-    match n.kind() {
+    let kind = n.kind();
+    match kind {
         "identifier" | "type_identifier" => {
             u.refs.insert(src_text(n, src).to_string());
-            return;
+            return false;
         }
         "ERROR" => u.has_error |= !is_type_argument(n, src),
         "macro_type_specifier" | "type_descriptor" => {
-            if let Some(e) = typeof_expression(n, src) {
-                collect(e, src, names, skip, u);
-                return;
+            if let Some(e) = typeof_expression_of(n, kind, src) {
+                collect(e, src, names, skip, params, u);
+                return false;
             }
         }
         "new_expression" | "delete_expression" if names.cpp => {
-            let name = if n.kind() == "new_expression" { "operator new" } else { "operator delete" };
+            let name = if kind == "new_expression" { "operator new" } else { "operator delete" };
             if !u.calls.iter().any(|c| c == name) {
                 u.calls.push(name.to_string());
             }
@@ -222,9 +324,9 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
         "lambda_expression" if names.cpp => {
             // its body is a procedure of its own; creating the closure calls nothing
             if let Some(c) = n.child_by_field_name("captures") {
-                collect(c, src, names, skip, u);
+                collect(c, src, names, skip, params, u);
             }
-            return;
+            return false;
         }
         "call_expression" => {
             if let Some(f) = n.child_by_field_name("function") {
@@ -273,7 +375,7 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
                 if !u.label_addrs.contains(&l) {
                     u.label_addrs.push(l);
                 }
-                return;
+                return false;
             }
         }
         _ => {}
@@ -281,10 +383,7 @@ fn collect(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bo
     if n.is_missing() {
         u.has_error = true;
     }
-    let mut c = n.walk();
-    for ch in n.named_children(&mut c) {
-        collect(ch, src, names, skip, u);
-    }
+    true
 }
 
 /// A qualified name as declarations spell it: `a :: B :: m` → `a::B::m`
@@ -382,8 +481,13 @@ fn is_typeof_keyword(s: &str) -> bool {
 /// name is (`sizeof`, casts) as a `type_descriptor` of a function type whose one
 /// parameter is that placeholder.
 pub fn typeof_expression<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
+    typeof_expression_of(n, n.kind(), src)
+}
+
+/// [`typeof_expression`] of a node whose kind is known.
+fn typeof_expression_of<'a>(n: Ts<'a>, kind: &str, src: &[u8]) -> Option<Ts<'a>> {
     let keyword = |k: Ts<'_>| is_typeof_keyword(src_text(k, src));
-    match n.kind() {
+    match kind {
         "macro_type_specifier" if keyword(n.child_by_field_name("name")?) => {
             placeholder_size(n.child_by_field_name("type")?, src)
         }
@@ -563,13 +667,60 @@ pub fn declarator_name<'a>(mut d: Ts<'a>, src: &[u8]) -> Option<String> {
     }
 }
 
+/// The labels whose address GNU `&&label` takes in the subtree, in source
+/// order, without duplicates: the `label_addrs` of [`uses`], without collecting
+/// everything else.
+pub fn label_addresses(root: Ts<'_>, src: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    // the two ampersands are adjacent ([`label_address`])
+    if !src[root.byte_range()].windows(2).any(|w| w == b"&&") {
+        return out;
+    }
+    let mut c = root.walk();
+    let mut depth = 0usize;
+    loop {
+        let n = c.node();
+        let mut descend = depth == 0 || n.is_named();
+        if descend && let Some(l) = label_address(n, src) {
+            if !out.contains(&l) {
+                out.push(l);
+            }
+            descend = false;
+        }
+        if descend && c.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if depth == 0 {
+                return out;
+            }
+            if c.goto_next_sibling() {
+                break;
+            }
+            c.goto_parent();
+            depth -= 1;
+        }
+    }
+}
+
 /// Whether the subtree contains any of the given token texts (keywords).
 pub fn contains_token(n: Ts<'_>, src: &[u8], toks: &[&str]) -> bool {
+    // a token's text lies within the subtree's: where none of them occurs in
+    // its bytes, no token is one of them
+    let text = &src[n.byte_range()];
+    if !toks.iter().any(|t| t.is_empty() || text.windows(t.len()).any(|w| w == t.as_bytes())) {
+        return false;
+    }
+    contains_token_walk(n, src, toks)
+}
+
+fn contains_token_walk(n: Ts<'_>, src: &[u8], toks: &[&str]) -> bool {
     if n.child_count() == 0 {
         return toks.contains(&src_text(n, src));
     }
     let mut c = n.walk();
-    n.children(&mut c).any(|ch| contains_token(ch, src, toks))
+    n.children(&mut c).any(|ch| contains_token_walk(ch, src, toks))
 }
 
 /// Whether the subtree contains a node of one of the given kinds.

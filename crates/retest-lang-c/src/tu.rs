@@ -261,6 +261,17 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         .collect();
     let body_blocks = blocks_of(&body_top);
 
+    // whether each file is the project's, asked once per file (`is_own` may
+    // resolve paths on the file system)
+    let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
+    let is_own = |f: &SourceFile| {
+        let i = (f as *const SourceFile as usize).wrapping_sub(pre.files.as_ptr() as usize) / size_of::<SourceFile>();
+        match own_file.get(i) {
+            Some(own) if std::ptr::eq(&pre.files[i], f) => *own,
+            _ => is_own(f),
+        }
+    };
+    let is_own = &is_own;
     let locate = |row: u32| pre.map.lookup(row);
     let span_at = |start: tree_sitter::Point, end: tree_sitter::Point| pre.span_at(start, end);
     let span_of = |n: Ts<'_>| span_at(n.start_position(), n.end_position());
@@ -497,7 +508,7 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
     }
     let mut mentions = BTreeSet::new();
     for h in &d.head {
-        let u = crate::syntax::uses(*h, src, &BTreeSet::new(), &crate::syntax::is_parameter_name);
+        let u = crate::syntax::mentions(*h, src, &|_| false);
         mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
     }
     Declaration {
@@ -582,17 +593,38 @@ fn first_chars(s: &str, n: usize) -> String {
 /// Function names used other than as the callee of a call or in a declarator.
 fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
     let mut out = BTreeSet::new();
-    let mut stack: Vec<Ts<'_>> = top.iter().chain(bodies).copied().collect();
-    while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" {
-            let name = src_text(n, src);
-            if fn_names.contains(name) && !is_callee_or_declarator(n) {
-                out.insert(name.to_string());
+    // every named node under each root, in preorder with one cursor per root
+    for root in top.iter().chain(bodies) {
+        let mut c = root.walk();
+        let mut depth = 0usize;
+        loop {
+            let n = c.node();
+            let mut descend = depth == 0 || n.is_named();
+            if descend && n.kind() == "identifier" {
+                let name = src_text(n, src);
+                if fn_names.contains(name) && !is_callee_or_declarator(n) {
+                    out.insert(name.to_string());
+                }
+                descend = false;
             }
-            continue;
+            if descend && c.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if depth == 0 {
+                    break;
+                }
+                if c.goto_next_sibling() {
+                    break;
+                }
+                c.goto_parent();
+                depth -= 1;
+            }
+            if depth == 0 {
+                break;
+            }
         }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
     }
     out.into_iter().collect()
 }
