@@ -264,12 +264,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     // whether each file is the project's, asked once per file (`is_own` may
     // resolve paths on the file system)
     let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
-    let is_own = |f: &SourceFile| {
-        let i = (f as *const SourceFile as usize).wrapping_sub(pre.files.as_ptr() as usize) / size_of::<SourceFile>();
-        match own_file.get(i) {
-            Some(own) if std::ptr::eq(&pre.files[i], f) => *own,
-            _ => is_own(f),
-        }
+    let is_own = |f: &SourceFile| match pre.files.iter().position(|g| std::ptr::eq(g, f)) {
+        Some(i) => own_file[i],
+        None => is_own(f),
     };
     let is_own = &is_own;
     let locate = |row: u32| pre.map.lookup(row);
