@@ -50,11 +50,14 @@ fn bench(c: &mut Criterion) {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("gen.c"), generated(400)).unwrap();
+    // the generated file of issue 30 (`bench/fe-speed/gen-functions.py 2000`)
+    std::fs::write(tmp.path().join("gen2000.c"), generated(2000)).unwrap();
     std::fs::write(tmp.path().join("items4k.c"), many_items(4000)).unwrap();
     std::fs::write(tmp.path().join("items16k.c"), many_items(16000)).unwrap();
     let inputs = [
         ("constructs.c", preprocess(&corpus, "constructs.c")),
         ("generated-400fn", preprocess(tmp.path(), "gen.c")),
+        ("generated-2000fn", preprocess(tmp.path(), "gen2000.c")),
         ("many-items-4000", preprocess(tmp.path(), "items4k.c")),
         ("many-items-16000", preprocess(tmp.path(), "items16k.c")),
     ];

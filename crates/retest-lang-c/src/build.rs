@@ -36,7 +36,7 @@ use retest_graph::{
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node as Ts;
 
-use crate::syntax::{self, contains_token, normalized, normalized_with, src_text, strip_parens};
+use crate::syntax::{self, contains_token, kind_of, normalized, normalized_with, src_text, strip_parens};
 
 /// Where and how instrumentation observes a condition-level node. Byte offsets are
 /// into the preprocessed text.
@@ -171,18 +171,18 @@ pub enum Declared {
 impl Declared {
     /// What the type `ty` of a declaration names.
     pub fn of_type(ty: Ts<'_>, src: &[u8]) -> Declared {
-        match ty.kind() {
+        match kind_of(ty) {
             "type_identifier" | "qualified_identifier" => Declared::Class(syntax::last_name(ty, src)),
             "template_type" => {
                 let name = syntax::last_name(ty, src);
                 let first = ty.child_by_field_name("arguments").and_then(|a| {
                     let mut c = a.walk();
-                    a.named_children(&mut c).find(|k| k.kind() == "type_descriptor")
+                    a.named_children(&mut c).find(|k| kind_of(k) == "type_descriptor")
                 });
                 match first.and_then(|d| d.child_by_field_name("type")) {
                     Some(t)
                         if matches!(name.as_str(), "unique_ptr" | "shared_ptr" | "weak_ptr" | "observer_ptr")
-                            && matches!(t.kind(), "type_identifier" | "qualified_identifier") =>
+                            && matches!(kind_of(t), "type_identifier" | "qualified_identifier") =>
                     {
                         Declared::Smart(syntax::last_name(t, src))
                     }
@@ -342,7 +342,7 @@ pub fn is_noreturn(name: &str, declared: &BTreeSet<String>) -> bool {
 }
 
 fn is_logical(e: Ts<'_>, src: &[u8]) -> Option<&'static str> {
-    if e.kind() != "binary_expression" {
+    if kind_of(e) != "binary_expression" {
         return None;
     }
     let op = e.child_by_field_name("operator")?;
@@ -354,9 +354,9 @@ fn is_logical(e: Ts<'_>, src: &[u8]) -> Option<&'static str> {
 }
 
 fn is_stmt_expr(e: Ts<'_>) -> Option<Ts<'_>> {
-    if e.kind() == "parenthesized_expression" && e.named_child_count() == 1 {
+    if kind_of(e) == "parenthesized_expression" && e.named_child_count() == 1 {
         let c = e.named_child(0)?;
-        if c.kind() == "compound_statement" {
+        if kind_of(c) == "compound_statement" {
             return Some(c);
         }
     }
@@ -387,7 +387,7 @@ fn is_unevaluated(kind: &str) -> bool {
 /// Integer value of a literal if it is one (`0`, `0x10u`, `1L`, …).
 fn int_literal(e: Ts<'_>, src: &[u8]) -> Option<bool> {
     let e = strip_parens(e);
-    if e.kind() != "number_literal" {
+    if kind_of(e) != "number_literal" {
         return None;
     }
     let t = src_text(e, src).trim_end_matches(['u', 'U', 'l', 'L']);
@@ -457,7 +457,7 @@ impl<'a, 't> Builder<'a, 't> {
         normalized_with(n, self.src, &|x| {
             if !hoisted.contains(&x.id()) {
                 None
-            } else if x.parent().is_some_and(|p| p.kind() == "lambda_expression") {
+            } else if x.parent().is_some_and(|p| kind_of(p) == "lambda_expression") {
                 let digest = xxhash_rust::xxh3::xxh3_64(normalized(x, self.src).as_bytes()) as u32;
                 Some(format!("{{… {digest:08x}}}").into())
             } else {
@@ -493,7 +493,7 @@ impl<'a, 't> Builder<'a, 't> {
         let lambda_body = |n: Ts<'_>| {
             n.id() != body.id()
                 && n.parent().is_some_and(|p| {
-                    p.kind() == "lambda_expression" && p.child_by_field_name("body").is_some_and(|b| b.id() == n.id())
+                    kind_of(p) == "lambda_expression" && p.child_by_field_name("body").is_some_and(|b| b.id() == n.id())
                 })
         };
         let mut stack = vec![body];
@@ -640,7 +640,7 @@ impl<'a, 't> Builder<'a, 't> {
     fn noreturn_call(&self, e: Ts<'_>) -> bool {
         let mut e = strip_parens(e);
         loop {
-            match e.kind() {
+            match kind_of(e) {
                 "cast_expression" => match e.child_by_field_name("value") {
                     Some(v) => e = strip_parens(v),
                     None => return false,
@@ -654,7 +654,7 @@ impl<'a, 't> Builder<'a, 't> {
                         return false;
                     };
                     let f = strip_parens(f);
-                    return f.kind() == "identifier" && is_noreturn(src_text(f, self.src), self.tu.noreturn);
+                    return kind_of(f) == "identifier" && is_noreturn(src_text(f, self.src), self.tu.noreturn);
                 }
                 _ => return false,
             }
@@ -664,7 +664,7 @@ impl<'a, 't> Builder<'a, 't> {
     // ----- statements -----------------------------------------------------------
 
     fn stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
-        match s.kind() {
+        match kind_of(s) {
             "compound_statement" => {
                 let kids: Vec<Ts<'_>> = {
                     let mut c = s.walk();
@@ -734,7 +734,7 @@ impl<'a, 't> Builder<'a, 't> {
             "attributed_statement" => {
                 let inner: Vec<Ts<'_>> = {
                     let mut c = s.walk();
-                    s.named_children(&mut c).filter(|k| k.kind() != "attribute_declaration").collect()
+                    s.named_children(&mut c).filter(|k| kind_of(k) != "attribute_declaration").collect()
                 };
                 self.stmt_list(&inner, inc)
             }
@@ -777,18 +777,18 @@ impl<'a, 't> Builder<'a, 't> {
         while i < kids.len() {
             let k = kids[i];
             // computed goto: ERROR('goto') followed by `*expr;`
-            if k.kind() == "ERROR"
+            if kind_of(k) == "ERROR"
                 && normalized(k, self.src) == "goto"
                 && let Some(next) = kids.get(i + 1)
-                && next.kind() == "expression_statement"
-                && next.named_child(0).map(|e| e.kind()) == Some("pointer_expression")
+                && kind_of(next) == "expression_statement"
+                && next.named_child(0).map(kind_of) == Some("pointer_expression")
             {
                 inc = self.computed_goto(k, *next, inc);
                 i += 2;
                 continue;
             }
-            if k.kind() == "ERROR"
-                && kids.get(i + 1).is_some_and(|n| n.kind() == "case_statement")
+            if kind_of(k) == "ERROR"
+                && kids.get(i + 1).is_some_and(|n| kind_of(n) == "case_statement")
                 && let Some(c) = self.bare_switch_condition(k)
             {
                 let (out, consumed, rest) = self.bare_switch(k, c, &kids[i + 1..], inc);
@@ -814,7 +814,7 @@ impl<'a, 't> Builder<'a, 't> {
         // `__attribute__((fallthrough));` parses as ERROR(attribute_specifier) + `;`
         let only_attrs = {
             let mut c = s.walk();
-            s.named_children(&mut c).all(|k| k.kind() == "attribute_specifier")
+            s.named_children(&mut c).all(|k| kind_of(k) == "attribute_specifier")
         };
         if only_attrs && s.named_child_count() > 0 {
             self.shows(s);
@@ -867,7 +867,7 @@ impl<'a, 't> Builder<'a, 't> {
         let Some(e) = s.named_child(0) else {
             return inc; // empty statement
         };
-        if e.kind() == "gnu_asm_expression" {
+        if kind_of(e) == "gnu_asm_expression" {
             return self.asm_stmt(s, e, inc);
         }
         let inc = self.hoist_blocks(e, inc);
@@ -972,7 +972,7 @@ impl<'a, 't> Builder<'a, 't> {
         let storage: Vec<String> = {
             let mut c = s.walk();
             s.children(&mut c)
-                .filter(|k| k.kind() == "storage_class_specifier")
+                .filter(|k| kind_of(k) == "storage_class_specifier")
                 .map(|k| src_text(k, self.src).to_string())
                 .collect()
         };
@@ -994,7 +994,7 @@ impl<'a, 't> Builder<'a, 't> {
         let inits: Vec<Ts<'_>> = {
             let mut c = s.walk();
             s.children_by_field_name("declarator", &mut c)
-                .filter(|d| d.kind() == "init_declarator")
+                .filter(|d| kind_of(d) == "init_declarator")
                 .filter_map(|d| d.child_by_field_name("value"))
                 .collect()
         };
@@ -1046,12 +1046,12 @@ impl<'a, 't> Builder<'a, 't> {
 
     fn cond_inner<'x>(&self, s: Ts<'x>) -> Option<Ts<'x>> {
         let mut c = s.child_by_field_name("condition")?;
-        if c.kind() == "condition_clause" {
+        if kind_of(c) == "condition_clause" {
             c = c.child_by_field_name("value")?;
         }
-        if c.kind() == "parenthesized_expression" {
+        if kind_of(c) == "parenthesized_expression" {
             let mut cur = c.walk();
-            let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| k.kind() != "comment").collect();
+            let inner: Vec<Ts<'x>> = c.named_children(&mut cur).filter(|k| kind_of(k) != "comment").collect();
             if inner.len() == 1 {
                 return Some(inner[0]);
             }
@@ -1091,9 +1091,9 @@ impl<'a, 't> Builder<'a, 't> {
         };
         let constexpr = {
             let mut cur = s.walk();
-            s.children(&mut cur).any(|k| k.kind() == "constexpr" || src_text(k, self.src) == "constexpr")
+            s.children(&mut cur).any(|k| kind_of(k) == "constexpr" || src_text(k, self.src) == "constexpr")
         };
-        let (t, f) = if constexpr || c.kind() == "declaration" {
+        let (t, f) = if constexpr || kind_of(c) == "declaration" {
             let cons = s.child_by_field_name("consequence");
             let alt = s.child_by_field_name("alternative").and_then(|a| a.named_child(0));
             let t = cons.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
@@ -1150,7 +1150,7 @@ impl<'a, 't> Builder<'a, 't> {
             self.give_up(s, "`while` without a condition");
             return Vec::new();
         };
-        let (t, f) = if c.kind() == "declaration" {
+        let (t, f) = if kind_of(c) == "declaration" {
             let body = s.child_by_field_name("body");
             let t = body.map(|b| Spot { start: b.start_byte(), end: b.end_byte(), how: SpotHow::Before });
             let f = Some(Spot { start: s.start_byte(), end: s.end_byte(), how: SpotHow::After });
@@ -1203,7 +1203,7 @@ impl<'a, 't> Builder<'a, 't> {
     fn for_stmt(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
         let mut inc = inc;
         if let Some(init) = s.child_by_field_name("initializer") {
-            if init.kind() == "declaration" {
+            if kind_of(init) == "declaration" {
                 inc = self.local_decl(init, inc);
             } else {
                 inc = self.side_effect_expr(init, inc);
@@ -1279,7 +1279,7 @@ impl<'a, 't> Builder<'a, 't> {
         let node = self.make_node(NodeKind::Switch, c, text);
         let g = self.group_of(node.clone());
         let inc = self.hoist(c, inc, g);
-        let value = if c.kind() == "declaration" { c.child_by_field_name("value") } else { Some(c) };
+        let value = if kind_of(c) == "declaration" { c.child_by_field_name("value") } else { Some(c) };
         let (site, probe) = match value {
             Some(_) if self.guarded => {
                 self.problem(
@@ -1288,7 +1288,7 @@ impl<'a, 't> Builder<'a, 't> {
                 );
                 (Site::None, Probe::Derived)
             }
-            Some(v) if v.kind() != "initializer_list" && !self.misparsed_around(v) => (
+            Some(v) if kind_of(v) != "initializer_list" && !self.misparsed_around(v) => (
                 Site::Switch { stmt_start: start, stmt_end: end, cond_start: v.start_byte(), cond_end: v.end_byte() },
                 Probe::PerEdge,
             ),
@@ -1336,11 +1336,11 @@ impl<'a, 't> Builder<'a, 't> {
     /// the grammar wants a block after it, C and C++ take any statement.
     fn bare_switch_condition<'x>(&self, head: Ts<'x>) -> Option<Ts<'x>> {
         let mut c = head.walk();
-        let kids: Vec<Ts<'x>> = head.children(&mut c).filter(|k| k.kind() != "comment").collect();
+        let kids: Vec<Ts<'x>> = head.children(&mut c).filter(|k| kind_of(k) != "comment").collect();
         match kids[..] {
-            [kw, cond] if kw.kind() == "switch" && cond.kind() == "condition_clause" => {
+            [kw, cond] if kind_of(kw) == "switch" && kind_of(cond) == "condition_clause" => {
                 let v = cond.child_by_field_name("value")?;
-                Some(if v.kind() == "parenthesized_expression" { strip_parens(v) } else { v })
+                Some(if kind_of(v) == "parenthesized_expression" { strip_parens(v) } else { v })
             }
             _ => None,
         }
@@ -1360,7 +1360,7 @@ impl<'a, 't> Builder<'a, 't> {
     ) -> (Vec<Pend>, usize, Vec<Ts<'x>>) {
         let mut labels = Vec::new();
         let mut body = None;
-        for cs in cases.iter().take_while(|k| k.kind() == "case_statement") {
+        for cs in cases.iter().take_while(|k| kind_of(**k) == "case_statement") {
             let (is_default, parts, stmts) = self.case_parts(*cs);
             labels.push((is_default, parts));
             if let Some((first, rest)) = stmts.split_first() {
@@ -1402,7 +1402,7 @@ impl<'a, 't> Builder<'a, 't> {
         let is_default = {
             let mut c = s.walk();
             let first = s.children(&mut c).next();
-            first.map(|k| k.kind()) == Some("default")
+            first.map(kind_of) == Some("default")
         };
         let mut label_parts: Vec<Ts<'x>> = Vec::new();
         let mut body: Vec<Ts<'x>> = Vec::new();
@@ -1414,7 +1414,7 @@ impl<'a, 't> Builder<'a, 't> {
                 after_value = true;
                 continue;
             }
-            if after_value && k.kind() == "ERROR" && normalized(k, self.src).starts_with("...") {
+            if after_value && kind_of(k) == "ERROR" && normalized(k, self.src).starts_with("...") {
                 label_parts.push(k);
                 continue;
             }
@@ -1458,11 +1458,11 @@ impl<'a, 't> Builder<'a, 't> {
     /// A C++17 condition clause's init-statement (`if (auto x = f(); x > 0)`),
     /// built before the decision.
     fn clause_init(&mut self, s: Ts<'_>, inc: Vec<Pend>) -> Vec<Pend> {
-        let Some(c) = s.child_by_field_name("condition").filter(|c| c.kind() == "condition_clause") else {
+        let Some(c) = s.child_by_field_name("condition").filter(|c| kind_of(c) == "condition_clause") else {
             return inc;
         };
         match c.child_by_field_name("initializer") {
-            Some(init) if init.kind() == "init_statement" => {
+            Some(init) if kind_of(init) == "init_statement" => {
                 let kids: Vec<Ts<'_>> = {
                     let mut cur = init.walk();
                     init.named_children(&mut cur).collect()
@@ -1470,10 +1470,10 @@ impl<'a, 't> Builder<'a, 't> {
                 // `if (int y = f(); …)`: the declaration without its `;` token
                 let mut inc = inc;
                 for k in kids {
-                    inc = match k.kind() {
+                    inc = match kind_of(k) {
                         "declaration" => self.local_decl(k, inc),
                         "expression_statement" => self.expr_stmt(k, inc),
-                        _ if k.kind().ends_with("expression") => self.side_effect_expr(k, inc),
+                        _ if kind_of(k).ends_with("expression") => self.side_effect_expr(k, inc),
                         _ => self.stmt(k, inc),
                     };
                 }
@@ -1635,7 +1635,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut catches_all = false;
         let handlers: Vec<Ts<'_>> = {
             let mut c = s.walk();
-            s.named_children(&mut c).filter(|k| k.kind() == "catch_clause").collect()
+            s.named_children(&mut c).filter(|k| kind_of(k) == "catch_clause").collect()
         };
         let mut seen = BTreeSet::new();
         for h in handlers {
@@ -1713,7 +1713,7 @@ impl<'a, 't> Builder<'a, 't> {
         let mut inits: Vec<(usize, Ts<'_>, Option<String>)> = {
             let mut c = list.walk();
             list.named_children(&mut c)
-                .filter(|k| k.kind() == "field_initializer")
+                .filter(|k| kind_of(k) == "field_initializer")
                 .enumerate()
                 .map(|(i, k)| {
                     let name = k.named_child(0).map(|n| syntax::last_name(n, self.src)).unwrap_or_default();
@@ -1750,21 +1750,21 @@ impl<'a, 't> Builder<'a, 't> {
             let first_arg = {
                 let mut c = k.walk();
                 k.named_children(&mut c)
-                    .find(|x| x.kind() == "argument_list")
+                    .find(|x| kind_of(x) == "argument_list")
                     .and_then(|a| a.named_child(0))
                     .filter(|a| !is_literal(*a, self.src))
                     // `m(args...)`: a pack expansion is no operand of a comma
-                    .filter(|a| a.kind() != "parameter_pack_expansion")
+                    .filter(|a| kind_of(a) != "parameter_pack_expansion")
             };
             let (site, probe) = match first_arg {
-                Some(a) if a.kind() != "comment" && self.misparsed_around(a) => {
+                Some(a) if kind_of(a) != "comment" && self.misparsed_around(a) => {
                     self.problem(
                         Some(k),
                         "member initialiser the parser cannot delimit is not probed; its coverage is derived",
                     );
                     (Site::None, Probe::Derived)
                 }
-                Some(a) if a.kind() != "comment" => {
+                Some(a) if kind_of(a) != "comment" => {
                     (Site::Expr { start: a.start_byte(), end: a.end_byte() }, Probe::Node)
                 }
                 _ => (Site::None, Probe::Derived),
@@ -1792,7 +1792,7 @@ impl<'a, 't> Builder<'a, 't> {
             }
             return inc;
         }
-        if is_unevaluated(e.kind()) {
+        if is_unevaluated(kind_of(e)) {
             return inc;
         }
         if is_logical(e, self.src).is_some() {
@@ -1801,7 +1801,7 @@ impl<'a, 't> Builder<'a, 't> {
             }
             return inc;
         }
-        if e.kind() == "conditional_expression" {
+        if kind_of(e) == "conditional_expression" {
             if let Some(c) = e.child_by_field_name("condition") {
                 return self.hoist_blocks(c, inc);
             }
@@ -1828,7 +1828,7 @@ impl<'a, 't> Builder<'a, 't> {
             self.link(f, nf);
             return vec![internal(nt), internal(nf)];
         }
-        if e.kind() == "conditional_expression" {
+        if kind_of(e) == "conditional_expression" {
             let Some(c) = e.child_by_field_name("condition") else {
                 return inc;
             };
@@ -1854,7 +1854,7 @@ impl<'a, 't> Builder<'a, 't> {
             }
             return inc;
         }
-        if is_unevaluated(e.kind()) {
+        if is_unevaluated(kind_of(e)) {
             return inc;
         }
         let kids: Vec<Ts<'_>> = {
@@ -1918,7 +1918,7 @@ impl<'a, 't> Builder<'a, 't> {
             }
             None => {}
         }
-        match e.kind() {
+        match kind_of(e) {
             "unary_expression" => {
                 let op = e.child_by_field_name("operator").map(|o| src_text(o, self.src));
                 if op == Some("!")
@@ -1993,7 +1993,7 @@ impl<'a, 't> Builder<'a, 't> {
 fn is_literal(e: Ts<'_>, src: &[u8]) -> bool {
     let e = syntax::strip_parens(e);
     matches!(
-        e.kind(),
+        kind_of(e),
         "number_literal"
             | "string_literal"
             | "concatenated_string"
@@ -2012,7 +2012,7 @@ pub fn lambda_bodies(n: Ts<'_>) -> Vec<Ts<'_>> {
     let mut out = Vec::new();
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
-        if x.kind() == "lambda_expression" {
+        if kind_of(x) == "lambda_expression" {
             if let Some(b) = x.child_by_field_name("body") {
                 out.push(b);
             }
@@ -2033,11 +2033,11 @@ fn class_objects(s: Ts<'_>, src: &[u8]) -> Vec<(String, String)> {
     let storage = {
         let mut c = s.walk();
         s.children(&mut c).any(|k| {
-            k.kind() == "storage_class_specifier" && matches!(src_text(k, src), "static" | "extern" | "thread_local")
+            kind_of(k) == "storage_class_specifier" && matches!(src_text(k, src), "static" | "extern" | "thread_local")
         })
     };
     let Some(ty) = s.child_by_field_name("type") else { return Vec::new() };
-    if storage || matches!(ty.kind(), "primitive_type" | "sized_type_specifier" | "enum_specifier") {
+    if storage || matches!(kind_of(ty), "primitive_type" | "sized_type_specifier" | "enum_specifier") {
         return Vec::new();
     }
     let class = syntax::last_name(ty, src);
@@ -2045,18 +2045,18 @@ fn class_objects(s: Ts<'_>, src: &[u8]) -> Vec<(String, String)> {
     let mut c = s.walk();
     for d in s.children_by_field_name("declarator", &mut c) {
         let mut d = d;
-        if d.kind() == "init_declarator"
+        if kind_of(d) == "init_declarator"
             && let Some(inner) = d.child_by_field_name("declarator")
         {
             d = inner;
         }
-        while d.kind() == "array_declarator" {
+        while kind_of(d) == "array_declarator" {
             match d.child_by_field_name("declarator") {
                 Some(inner) => d = inner,
                 None => break,
             }
         }
-        match d.kind() {
+        match kind_of(d) {
             "identifier" => out.push((src_text(d, src).to_string(), class.clone())),
             "structured_binding_declarator" => out.push((normalized(d, src), class.clone())),
             _ => {}
@@ -2070,7 +2070,7 @@ fn class_objects(s: Ts<'_>, src: &[u8]) -> Vec<(String, String)> {
 pub fn declared_types(n: Ts<'_>, src: &[u8], out: &mut BTreeMap<String, Declared>) {
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
-        match x.kind() {
+        match kind_of(x) {
             "lambda_expression" | "class_specifier" | "struct_specifier" | "union_specifier" if x.id() != n.id() => {
                 continue;
             }
@@ -2105,7 +2105,7 @@ pub fn declared_types(n: Ts<'_>, src: &[u8], out: &mut BTreeMap<String, Declared
 /// `s` is a direct element of a block or of a case's statement list, inserting
 /// `P;` before it would change what the enclosing `if`, loop or label governs.
 fn needs_wrap(s: Ts<'_>) -> bool {
-    !matches!(s.parent().map(|p| p.kind()), Some("compound_statement") | Some("case_statement"))
+    !matches!(s.parent().map(kind_of), Some("compound_statement") | Some("case_statement"))
 }
 
 /// A declaration's tokens with the `= value` of each init-declarator left out.
@@ -2113,7 +2113,7 @@ fn text_without_initializers(s: Ts<'_>, src: &[u8]) -> String {
     let mut out = String::new();
     let mut c = s.walk();
     for k in s.children(&mut c) {
-        let t = if k.kind() == "init_declarator" {
+        let t = if kind_of(k) == "init_declarator" {
             k.child_by_field_name("declarator").map(|d| normalized(d, src)).unwrap_or_default()
         } else {
             normalized(k, src)
@@ -2134,15 +2134,15 @@ fn truncate(s: &str, n: usize) -> String {
 
 /// Whether a declarator declares an array whose size is not a literal constant.
 fn has_variable_size(d: Ts<'_>) -> bool {
-    if d.kind() == "array_declarator"
+    if kind_of(d) == "array_declarator"
         && let Some(sz) = d.child_by_field_name("size")
     {
         let mut stack = vec![sz];
         while let Some(x) = stack.pop() {
-            if x.kind() == "identifier" {
+            if kind_of(x) == "identifier" {
                 return true;
             }
-            if x.kind() == "sizeof_expression" {
+            if kind_of(x) == "sizeof_expression" {
                 continue;
             }
             let mut c = x.walk();
@@ -2152,7 +2152,7 @@ fn has_variable_size(d: Ts<'_>) -> bool {
     let mut c = d.walk();
     let kids: Vec<Ts<'_>> = d.named_children(&mut c).collect();
     kids.into_iter().any(|k| {
-        matches!(k.kind(), "array_declarator" | "pointer_declarator" | "init_declarator" | "parenthesized_declarator")
+        matches!(kind_of(k), "array_declarator" | "pointer_declarator" | "init_declarator" | "parenthesized_declarator")
             && has_variable_size(k)
     })
 }
@@ -2288,7 +2288,7 @@ impl<'t> Definition<'t> {
     pub fn signature(&self, src: &[u8]) -> String {
         let mut out = String::new();
         // a constructor's member initialisers are nodes of their own
-        for k in self.head.iter().filter(|k| k.kind() != "field_initializer_list") {
+        for k in self.head.iter().filter(|k| kind_of(**k) != "field_initializer_list") {
             let t = normalized(*k, src);
             if !t.is_empty() {
                 if !out.is_empty() {
@@ -2404,7 +2404,7 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
     b.edges.push(BEdge { src: en, dst: dn, label: EdgeLabel::Eps, coarse: Some(EdgeLabel::Eps) });
     // a constructor's member initialisers run before its body
     let mut start = vec![eps(dn)];
-    if let Some(list) = def.head.iter().find(|h| h.kind() == "field_initializer_list") {
+    if let Some(list) = def.head.iter().find(|h| kind_of(**h) == "field_initializer_list") {
         let class = def.class.as_ref().and_then(|c| tu.classes.get(c));
         if def.class.is_some() && class.is_none() {
             b.problem_at(
@@ -2415,7 +2415,7 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         start = b.initializers(*list, class, start);
     }
     let out = match body {
-        Some(body) if body.kind() == "try_statement" => b.try_stmt(body, start),
+        Some(body) if kind_of(body) == "try_statement" => b.try_stmt(body, start),
         Some(body) => b.stmt(body, start),
         None => {
             let why = "function without a body";
@@ -2430,7 +2430,7 @@ pub fn build_function(def: &Definition<'_>, tu: &TuFacts<'_>) -> FunctionCfgs {
         && let Some(e) = b.unseen_error(body)
     {
         let what = if e.is_missing() {
-            format!("missing `{}`", e.kind())
+            format!("missing `{}`", kind_of(e))
         } else {
             format!("`{}`", truncate(&normalized(e, src), 60))
         };
@@ -2582,7 +2582,7 @@ fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
     let mut labels = BTreeSet::new();
     let mut stack = vec![block];
     while let Some(n) = stack.pop() {
-        if n.kind() == "labeled_statement"
+        if kind_of(n) == "labeled_statement"
             && let Some(l) = n.child_by_field_name("label")
         {
             labels.insert(src_text(l, src).to_string());
@@ -2593,7 +2593,7 @@ fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
     // (node, loops around it inside the block, switches or loops around it inside the block)
     let mut stack = vec![(block, 0u32, 0u32)];
     while let Some((n, loops, breakable)) = stack.pop() {
-        match n.kind() {
+        match kind_of(n) {
             "break_statement" if breakable == 0 => return true,
             "continue_statement" if loops == 0 => return true,
             "goto_statement" => {
@@ -2606,7 +2606,7 @@ fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
             "ERROR" if normalized(n, src) == "goto" => return true,
             _ => {}
         }
-        let (l, b) = match n.kind() {
+        let (l, b) = match kind_of(n) {
             "while_statement" | "do_statement" | "for_statement" | "for_range_loop" => (loops + 1, breakable + 1),
             "switch_statement" => (loops, breakable + 1),
             _ => (loops, breakable),
@@ -2618,14 +2618,14 @@ fn jumps_out_of(block: Ts<'_>, src: &[u8]) -> bool {
 }
 
 fn collect_params(d: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
-    if d.kind() == "parameter_list" {
+    if kind_of(d) == "parameter_list" {
         let mut c = d.walk();
         for p in d.named_children(&mut c) {
             if let Some(pd) = p.child_by_field_name("declarator") {
                 if let Some(n) = syntax::declarator_name(pd, src) {
                     out.insert(n);
                 }
-            } else if p.kind() == "identifier" {
+            } else if kind_of(p) == "identifier" {
                 // K&R parameter list
                 out.insert(src_text(p, src).to_string());
             }

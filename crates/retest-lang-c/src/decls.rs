@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use retest_graph::{DeclKind, Declaration, Span};
 use tree_sitter::Node as Ts;
 
-use crate::syntax::{self, declarator_name, normalized, src_text};
+use crate::syntax::{self, declarator_name, kind_of, normalized, src_text};
 
 /// Names declared by a declaration-like node (declarators, typedef names,
 /// struct/union/enum tags with a body, enumerators).
@@ -23,13 +23,13 @@ pub fn declared_names(s: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
     if let Some(t) = s.child_by_field_name("type") {
         tag_names(t, src, out);
     }
-    if matches!(s.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+    if matches!(kind_of(s), "struct_specifier" | "union_specifier" | "enum_specifier") {
         tag_names(s, src, out);
     }
 }
 
 fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
-    if !matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier") {
+    if !matches!(kind_of(t), "struct_specifier" | "union_specifier" | "enum_specifier") {
         return;
     }
     if t.child_by_field_name("body").is_none() {
@@ -41,12 +41,12 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
             out.push(n);
         }
     }
-    if t.kind() == "enum_specifier"
+    if kind_of(t) == "enum_specifier"
         && let Some(body) = t.child_by_field_name("body")
     {
         let mut c = body.walk();
         for e in body.named_children(&mut c) {
-            if e.kind() == "enumerator"
+            if kind_of(e) == "enumerator"
                 && let Some(n) = e.child_by_field_name("name")
             {
                 out.push(src_text(n, src).to_string());
@@ -62,7 +62,7 @@ fn tag_names(t: Ts<'_>, src: &[u8], out: &mut Vec<String>) {
 pub fn declares_function(mut d: Ts<'_>) -> bool {
     let mut nearest = "";
     loop {
-        match d.kind() {
+        match kind_of(d) {
             "identifier" => return nearest == "function_declarator",
             k @ ("function_declarator" | "pointer_declarator" | "array_declarator") => {
                 nearest = k;
@@ -75,8 +75,9 @@ pub fn declares_function(mut d: Ts<'_>) -> bool {
             }
             "parenthesized_declarator" | "attributed_declarator" => {
                 let mut c = d.walk();
-                let inner =
-                    d.named_children(&mut c).find(|x| x.kind() == "identifier" || x.kind().ends_with("_declarator"));
+                let inner = d
+                    .named_children(&mut c)
+                    .find(|x| kind_of(x) == "identifier" || kind_of(x).ends_with("_declarator"));
                 let Some(inner) = inner else { return false };
                 d = inner;
             }
@@ -118,7 +119,7 @@ pub fn top_level_items(
         let u = syntax::mentions(x, src, &|_| false);
         u.refs.into_iter().filter(|r| !names.contains(r)).collect()
     };
-    match n.kind() {
+    match kind_of(n) {
         "function_definition" => {
             let body = n.child_by_field_name("body");
             let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src));
@@ -155,14 +156,14 @@ pub fn top_level_items(
         "declaration" | "type_definition" => {
             // nested tag definitions get their own item
             if let Some(t) = n.child_by_field_name("type")
-                && matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier")
+                && matches!(kind_of(t), "struct_specifier" | "union_specifier" | "enum_specifier")
                 && t.child_by_field_name("body").is_some()
             {
                 let mut names = Vec::new();
                 tag_names(t, src, &mut names);
                 if !names.is_empty() {
                     out.push(Declaration {
-                        kind: if t.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
+                        kind: if kind_of(t) == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
                         mentions: mentions_of(t, &names),
                         names,
                         text: text_of(t),
@@ -182,7 +183,7 @@ pub fn top_level_items(
             if names.is_empty() {
                 return;
             }
-            let kind = if n.kind() == "type_definition" {
+            let kind = if kind_of(n) == "type_definition" {
                 DeclKind::Type
             } else if is_fn {
                 DeclKind::Function
@@ -196,7 +197,7 @@ pub fn top_level_items(
             tag_names(n, src, &mut names);
             if !names.is_empty() {
                 out.push(Declaration {
-                    kind: if n.kind() == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
+                    kind: if kind_of(n) == "enum_specifier" { DeclKind::Enumerator } else { DeclKind::Tag },
                     mentions: mentions_of(n, &names),
                     names,
                     text: text_of(n),
@@ -210,7 +211,7 @@ pub fn top_level_items(
 
 /// The type names a file-scope `typedef` declares.
 pub fn typedef_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
-    if n.kind() != "type_definition" {
+    if kind_of(n) != "type_definition" {
         return;
     }
     let mut c = n.walk();
@@ -229,7 +230,7 @@ pub fn typedef_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 /// `exit`, `longjmp` or loop forever. An attribute in a declarator applies to
 /// that declarator's function; one at the declaration's level to all of them.
 pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
-    if !matches!(n.kind(), "declaration" | "function_definition") {
+    if !matches!(kind_of(n), "declaration" | "function_definition") {
         return;
     }
     // each marking token has `const` or `pure` in its text, which lies within
@@ -241,14 +242,14 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     // whether an attribute in `n` names `const` or `pure` (within an
     // attribute's parentheses `const` can only name the attribute)
     fn marked(n: Ts<'_>, src: &[u8]) -> bool {
-        if n.kind() == "attribute_specifier" {
+        if kind_of(n) == "attribute_specifier" {
             return syntax::contains_token(n, src, &["__const__", "const", "__pure__", "pure"]);
         }
         let mut c = n.walk();
         n.children(&mut c).any(|ch| marked(ch, src))
     }
     let mut c = n.walk();
-    let top_level = n.children(&mut c).any(|ch| ch.kind() == "attribute_specifier" && marked(ch, src));
+    let top_level = n.children(&mut c).any(|ch| kind_of(ch) == "attribute_specifier" && marked(ch, src));
     let mut c = n.walk();
     for d in n.children_by_field_name("declarator", &mut c) {
         // a function, not a pointer to one (`int (*fp)(int)`): GCC ignores
@@ -266,7 +267,7 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
 
 /// Names of functions a top-level declaration declares `noreturn`.
 pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
-    if !matches!(n.kind(), "declaration" | "function_definition") {
+    if !matches!(kind_of(n), "declaration" | "function_definition") {
         return;
     }
     let marked = syntax::contains_token(n, src, &["noreturn", "__noreturn__", "_Noreturn"]);

@@ -6,6 +6,39 @@ use std::collections::BTreeSet;
 
 use tree_sitter::Node as Ts;
 
+/// The kind of `n`, as [`tree_sitter::Node::kind`] names it, read from a table
+/// of the grammar's kind names made once: `Node::kind` measures and checks the
+/// name's C string on every call, and the front end asks for the kind of
+/// nearly every node it visits, several times.
+pub fn kind_of<'t>(n: impl std::borrow::Borrow<Ts<'t>>) -> &'t str {
+    use std::sync::LazyLock;
+    use tree_sitter::Language;
+    fn table(lang: &'static Language) -> Vec<&'static str> {
+        (0..lang.node_kind_count()).map(|i| lang.node_kind_for_id(i as u16).unwrap_or("")).collect()
+    }
+    static C: LazyLock<Language> = LazyLock::new(|| tree_sitter_c::LANGUAGE.into());
+    static CPP: LazyLock<Language> = LazyLock::new(|| tree_sitter_cpp::LANGUAGE.into());
+    static C_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| table(&C));
+    static CPP_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| table(&CPP));
+    let n = *n.borrow();
+    let lang = n.language();
+    // the two grammars this crate parses with, told apart by their sizes
+    let size = |l: &Language| (l.node_kind_count(), l.field_count(), l.parse_state_count());
+    static C_SIZE: LazyLock<(usize, usize, usize)> =
+        LazyLock::new(|| (C.node_kind_count(), C.field_count(), C.parse_state_count()));
+    static CPP_SIZE: LazyLock<(usize, usize, usize)> =
+        LazyLock::new(|| (CPP.node_kind_count(), CPP.field_count(), CPP.parse_state_count()));
+    let kinds: &[&'static str] = match size(&lang) {
+        s if s == *C_SIZE => &C_KINDS,
+        s if s == *CPP_SIZE => &CPP_KINDS,
+        _ => &[],
+    };
+    match kinds.get(n.kind_id() as usize) {
+        Some(k) if !k.is_empty() => k,
+        _ => n.kind(),
+    }
+}
+
 /// Node kinds whose whole source text is one token.
 fn is_atomic(kind: &str) -> bool {
     matches!(kind, "string_literal" | "char_literal" | "system_lib_string" | "raw_string_literal" | "number_literal")
@@ -54,7 +87,7 @@ fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<
                 push_tok(out, &p);
                 break 'visit false;
             }
-            let kind = n.kind();
+            let kind = kind_of(n);
             if kind == "comment" || n.is_missing() {
                 break 'visit false;
             }
@@ -173,13 +206,13 @@ pub struct Names<'a> {
 /// reference to another declaration, so a declaration's mentions leave it out.
 /// Its type, default argument and array bounds are references as usual.
 pub fn is_parameter_name(n: Ts<'_>) -> bool {
-    if n.kind() != "identifier" {
+    if kind_of(n) != "identifier" {
         return false;
     }
     let mut cur = n;
     while let Some(p) = cur.parent() {
         let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
-        match p.kind() {
+        match kind_of(p) {
             "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
                 return is_declarator();
             }
@@ -214,7 +247,7 @@ pub fn mentions(n: Ts<'_>, src: &[u8], skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
 /// traversal already holds instead of asking tree-sitter for each parent, which
 /// searches down from the root.
 fn is_parameter_name_below(n: Ts<'_>, path: &[Ts<'_>]) -> bool {
-    if n.kind() != "identifier" {
+    if kind_of(n) != "identifier" {
         return false;
     }
     let mut cur = n;
@@ -232,7 +265,7 @@ fn is_parameter_name_below(n: Ts<'_>, path: &[Ts<'_>]) -> bool {
             },
         };
         let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
-        match p.kind() {
+        match kind_of(p) {
             "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
                 return is_declarator();
             }
@@ -281,7 +314,7 @@ fn visit(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool
     if skip(n) {
         return false;
     }
-    let kind = n.kind();
+    let kind = kind_of(n);
     match kind {
         "identifier" | "type_identifier" => {
             u.refs.insert(src_text(n, src).to_string());
@@ -301,14 +334,14 @@ fn visit(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool
             }
             // `new T(…)` runs T's constructor
             if let Some(t) = n.child_by_field_name("type")
-                && matches!(t.kind(), "type_identifier" | "qualified_identifier" | "template_type")
+                && matches!(kind_of(t), "type_identifier" | "qualified_identifier" | "template_type")
             {
                 let ctor = last_name(t, src);
                 if !ctor.is_empty() {
                     // `new T(a, b)`, `new T{a, b}`, `new T`
                     let args = n.child_by_field_name("arguments").map_or(0, |a| {
                         let mut c = a.walk();
-                        a.named_children(&mut c).filter(|k| k.kind() != "comment").count() as u32
+                        a.named_children(&mut c).filter(|k| kind_of(k) != "comment").count() as u32
                     });
                     u.member_calls.push(MemberCall {
                         name: ctor.clone(),
@@ -335,7 +368,7 @@ fn visit(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool
                 if names.cpp {
                     let args = n.child_by_field_name("arguments").map_or(0, |a| {
                         let mut c = a.walk();
-                        a.named_children(&mut c).filter(|k| k.kind() != "comment").count() as u32
+                        a.named_children(&mut c).filter(|k| kind_of(k) != "comment").count() as u32
                     });
                     if let Some((name, receiver)) = written_receiver(f, src, locals) {
                         u.member_calls.push(MemberCall { name, receiver, args });
@@ -347,16 +380,16 @@ fn visit(n: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool
                     // called on an object is declared under its class's name, and
                     // selection asks for the declarations of the call's targets in
                     // the class hierarchy instead
-                    if f.kind() != "field_expression" {
+                    if kind_of(f) != "field_expression" {
                         u.refs.insert(name.clone());
                     }
-                    if f.kind() == "qualified_identifier" {
+                    if kind_of(f) == "qualified_identifier" {
                         u.refs.insert(compact_name(f, src));
                     }
                     if !u.calls.contains(&name) {
                         u.calls.push(name);
                     }
-                } else if f.kind() == "identifier" {
+                } else if kind_of(f) == "identifier" {
                     let name = src_text(f, src).to_string();
                     if locals.contains(&name) {
                         u.indirect_call = true;
@@ -396,7 +429,7 @@ fn compact_name(f: Ts<'_>, src: &[u8]) -> String {
             parts.push(last_name(scope, src));
         }
         match q.child_by_field_name("name") {
-            Some(n) if n.kind() == "qualified_identifier" => q = n,
+            Some(n) if kind_of(n) == "qualified_identifier" => q = n,
             Some(n) => {
                 parts.push(last_name(n, src));
                 break;
@@ -411,12 +444,12 @@ fn compact_name(f: Ts<'_>, src: &[u8]) -> String {
 /// call through a local variable (a function pointer or closure) or an
 /// expression.
 fn written_receiver(f: Ts<'_>, src: &[u8], locals: &BTreeSet<String>) -> Option<(String, Written)> {
-    match f.kind() {
+    match kind_of(f) {
         "field_expression" => {
             let name = last_name(f.child_by_field_name("field")?, src);
             let arg = strip_parens(f.child_by_field_name("argument")?);
             let arrow = f.child_by_field_name("operator").is_some_and(|o| src_text(o, src) == "->");
-            let receiver = match arg.kind() {
+            let receiver = match kind_of(arg) {
                 "this" => Written::This,
                 "identifier" => Written::Variable { name: src_text(arg, src).to_string(), arrow },
                 _ => Written::Other,
@@ -426,7 +459,7 @@ fn written_receiver(f: Ts<'_>, src: &[u8], locals: &BTreeSet<String>) -> Option<
         "qualified_identifier" => {
             // the innermost qualifier: `a::B::m` → `B`
             let mut q = f;
-            while let Some(inner) = q.child_by_field_name("name").filter(|x| x.kind() == "qualified_identifier") {
+            while let Some(inner) = q.child_by_field_name("name").filter(|x| kind_of(x) == "qualified_identifier") {
                 q = inner;
             }
             let scope = q.child_by_field_name("scope").map(|s| last_name(s, src)).unwrap_or_default();
@@ -443,7 +476,7 @@ fn written_receiver(f: Ts<'_>, src: &[u8], locals: &BTreeSet<String>) -> Option<
 /// identifier): the method of `obj.m`/`p->m`, the last name of `ns::f`, the
 /// template of `f<T>`.
 fn cpp_callee_name(f: Ts<'_>, src: &[u8]) -> Option<String> {
-    match f.kind() {
+    match kind_of(f) {
         "field_expression" => f.child_by_field_name("field").map(|x| last_name(x, src)),
         "qualified_identifier" | "template_function" | "template_method" | "destructor_name" | "operator_name" => {
             Some(last_name(f, src))
@@ -455,7 +488,7 @@ fn cpp_callee_name(f: Ts<'_>, src: &[u8]) -> Option<String> {
 /// The last component of a (qualified, templated) C++ name, without template
 /// arguments: `ns::A::f<int>` → `f`, `~A` → `~A`, `operator()` → `operator()`.
 pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
-    match n.kind() {
+    match kind_of(n) {
         "qualified_identifier" => match n.child_by_field_name("name") {
             Some(x) => last_name(x, src),
             None => src_text(n, src).to_string(),
@@ -481,7 +514,7 @@ fn is_typeof_keyword(s: &str) -> bool {
 /// name is (`sizeof`, casts) as a `type_descriptor` of a function type whose one
 /// parameter is that placeholder.
 pub fn typeof_expression<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
-    typeof_expression_of(n, n.kind(), src)
+    typeof_expression_of(n, kind_of(n), src)
 }
 
 /// [`typeof_expression`] of a node whose kind is known.
@@ -494,9 +527,9 @@ fn typeof_expression_of<'a>(n: Ts<'a>, kind: &str, src: &[u8]) -> Option<Ts<'a>>
         "type_descriptor" => {
             let name = n.child_by_field_name("type")?;
             let f = n.child_by_field_name("declarator")?;
-            if name.kind() != "type_identifier"
+            if kind_of(name) != "type_identifier"
                 || !keyword(name)
-                || f.kind() != "abstract_function_declarator"
+                || kind_of(f) != "abstract_function_declarator"
                 || f.child_by_field_name("declarator").is_some()
             {
                 return None;
@@ -516,10 +549,10 @@ fn placeholder_size<'a>(n: Ts<'a>, src: &[u8]) -> Option<Ts<'a>> {
     let placeholder = n.child_by_field_name("type")?;
     let pointer = n.child_by_field_name("declarator")?;
     let array = pointer.child_by_field_name("declarator")?;
-    if placeholder.kind() != "type_identifier"
+    if kind_of(placeholder) != "type_identifier"
         || src_text(placeholder, src) != "_"
-        || pointer.kind() != "abstract_pointer_declarator"
-        || array.kind() != "abstract_array_declarator"
+        || kind_of(pointer) != "abstract_pointer_declarator"
+        || kind_of(array) != "abstract_array_declarator"
         || array.child_by_field_name("declarator").is_some()
     {
         return None;
@@ -543,16 +576,16 @@ pub fn is_type_argument(err: Ts<'_>, src: &[u8]) -> bool {
     let mut at = err;
     loop {
         let mut args = at.parent();
-        while let Some(a) = args.filter(|a| a.kind() != "argument_list") {
-            if a.kind().ends_with("statement") || a.kind() == "declaration" {
+        while let Some(a) = args.filter(|a| kind_of(a) != "argument_list") {
+            if kind_of(a).ends_with("statement") || kind_of(a) == "declaration" {
                 return false;
             }
             args = a.parent();
         }
-        let Some(call) = args.and_then(|a| a.parent()).filter(|c| c.kind() == "call_expression") else {
+        let Some(call) = args.and_then(|a| a.parent()).filter(|c| kind_of(c) == "call_expression") else {
             return false;
         };
-        let Some(f) = call.child_by_field_name("function").filter(|f| f.kind() == "identifier") else {
+        let Some(f) = call.child_by_field_name("function").filter(|f| kind_of(f) == "identifier") else {
             return false;
         };
         match src_text(f, src) {
@@ -606,9 +639,9 @@ pub fn has_missing(n: Ts<'_>, src: &[u8]) -> bool {
 
 /// Strips redundant parentheses.
 pub fn strip_parens(mut n: Ts<'_>) -> Ts<'_> {
-    while n.kind() == "parenthesized_expression" && n.named_child_count() == 1 {
+    while kind_of(n) == "parenthesized_expression" && n.named_child_count() == 1 {
         match n.named_child(0) {
-            Some(c) if c.kind() != "compound_statement" => n = c,
+            Some(c) if kind_of(c) != "compound_statement" => n = c,
             _ => break,
         }
     }
@@ -618,17 +651,17 @@ pub fn strip_parens(mut n: Ts<'_>) -> Ts<'_> {
 /// Recognises GNU `&&label` (tree-sitter-c parses it as `& (& label)` with the two
 /// ampersands adjacent) and returns the label.
 pub fn label_address(n: Ts<'_>, src: &[u8]) -> Option<String> {
-    if n.kind() != "pointer_expression" {
+    if kind_of(n) != "pointer_expression" {
         return None;
     }
     let op = n.child_by_field_name("operator")?;
     let arg = n.child_by_field_name("argument")?;
-    if src_text(op, src) != "&" || arg.kind() != "pointer_expression" {
+    if src_text(op, src) != "&" || kind_of(arg) != "pointer_expression" {
         return None;
     }
     let op2 = arg.child_by_field_name("operator")?;
     let id = arg.child_by_field_name("argument")?;
-    if src_text(op2, src) != "&" || op2.start_byte() != op.end_byte() || id.kind() != "identifier" {
+    if src_text(op2, src) != "&" || op2.start_byte() != op.end_byte() || kind_of(id) != "identifier" {
         return None;
     }
     Some(src_text(id, src).to_string())
@@ -637,7 +670,7 @@ pub fn label_address(n: Ts<'_>, src: &[u8]) -> Option<String> {
 /// The name a declarator declares (`*a[3]` → `a`, `(*f)(int)` → `f`).
 pub fn declarator_name<'a>(mut d: Ts<'a>, src: &[u8]) -> Option<String> {
     loop {
-        match d.kind() {
+        match kind_of(d) {
             "identifier" | "field_identifier" | "type_identifier" => {
                 return Some(src_text(d, src).to_string());
             }
@@ -650,7 +683,7 @@ pub fn declarator_name<'a>(mut d: Ts<'a>, src: &[u8]) -> Option<String> {
                 let mut c = d.walk();
                 let next = d.named_children(&mut c).find(|ch| {
                     matches!(
-                        ch.kind(),
+                        kind_of(ch),
                         "identifier"
                             | "type_identifier"
                             | "pointer_declarator"
@@ -725,9 +758,42 @@ fn contains_token_walk(n: Ts<'_>, src: &[u8], toks: &[&str]) -> bool {
 
 /// Whether the subtree contains a node of one of the given kinds.
 pub fn contains_kind(n: Ts<'_>, kinds: &[&str]) -> bool {
-    if kinds.contains(&n.kind()) {
+    if kinds.contains(&kind_of(n)) {
         return true;
     }
     let mut c = n.walk();
     n.children(&mut c).any(|ch| contains_kind(ch, kinds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every node of a parse, in preorder.
+    fn nodes(t: &tree_sitter::Tree) -> Vec<Ts<'_>> {
+        let mut out = vec![t.root_node()];
+        let mut i = 0;
+        while i < out.len() {
+            let n = out[i];
+            let mut c = n.walk();
+            out.extend(n.children(&mut c));
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn kind_of_names_every_node_as_tree_sitter_does() {
+        let c = "typedef int T; int f(int a) { if (a && (T)(a)) return sizeof(T); x: goto x; @ }";
+        let t = crate::tu::parse(c);
+        let cpp = "template <class T> struct S { T v; int m() { return [&] { return v; }(); } }; $";
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&tree_sitter_cpp::LANGUAGE.into()).unwrap();
+        let u = p.parse(cpp, None).unwrap();
+        let all: Vec<Ts<'_>> = nodes(&t).into_iter().chain(nodes(&u)).collect();
+        assert!(all.iter().any(|n| n.is_error()) && all.iter().any(|n| n.kind() == "lambda_expression"));
+        for n in all {
+            assert_eq!(kind_of(n), n.kind(), "{n:?}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ use tree_sitter::{Node as Ts, Parser};
 use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
-use crate::syntax::{self, declarator_name, src_text};
+use crate::syntax::{self, declarator_name, kind_of, src_text};
 use crate::toplevel::{self, Item, ItemKind};
 
 /// Everything the front end learns about one translation unit: the
@@ -130,7 +130,7 @@ fn item_of(items: &[Item], n: Ts<'_>) -> Option<usize> {
 fn trusted(n: Ts<'_>, items: &[Item], src: &[u8]) -> bool {
     let Some(it) = item_of(items, n).map(|i| &items[i]) else {
         // white space or a comment between items is fine; anything else spans items
-        return matches!(n.kind(), "comment") || n.end_byte() == n.start_byte();
+        return matches!(kind_of(n), "comment") || n.end_byte() == n.start_byte();
     };
     match &it.kind {
         ItemKind::Function { .. } => reads_whole(n, it, src),
@@ -145,7 +145,7 @@ fn trusted(n: Ts<'_>, items: &[Item], src: &[u8]) -> bool {
 /// `(a)`: a definition of `a` that is not a function.
 fn reads_whole(n: Ts<'_>, it: &Item, src: &[u8]) -> bool {
     let ItemKind::Function { name, body_open, body_close, .. } = &it.kind else { return false };
-    n.kind() == "function_definition"
+    kind_of(n) == "function_definition"
         && n.child_by_field_name("body").is_some_and(|b| b.start_byte() == *body_open && b.end_byte() == body_close + 1)
         && n.child_by_field_name("declarator").is_some_and(|d| {
             decls::declares_function(d) && name.as_ref().is_none_or(|m| declarator_name(d, src).as_ref() == Some(m))
@@ -222,7 +222,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let item_of = |n: Ts<'_>| item_of(&items, n);
     let whole: BTreeSet<usize> = top
         .iter()
-        .filter(|n| n.kind() == "function_definition")
+        .filter(|n| kind_of(**n) == "function_definition")
         .filter_map(|n| {
             let i = item_of(*n)?;
             reads_whole(*n, &items[i], src).then_some(i)
@@ -239,7 +239,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     // parse separated from its head)
     fn blocks_of<'t>(nodes: &[Ts<'t>]) -> HashMap<(usize, usize), Ts<'t>> {
         let mut blocks = HashMap::new();
-        for n in nodes.iter().filter(|n| n.kind() == "compound_statement" && n.end_byte() > n.start_byte()) {
+        for n in nodes.iter().filter(|n| kind_of(**n) == "compound_statement" && n.end_byte() > n.start_byte()) {
             blocks.entry((n.start_byte(), n.end_byte() - 1)).or_insert(*n);
         }
         blocks
@@ -264,12 +264,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     // whether each file is the project's, asked once per file (`is_own` may
     // resolve paths on the file system)
     let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
-    let is_own = |f: &SourceFile| {
-        let i = (f as *const SourceFile as usize).wrapping_sub(pre.files.as_ptr() as usize) / size_of::<SourceFile>();
-        match own_file.get(i) {
-            Some(own) if std::ptr::eq(&pre.files[i], f) => *own,
-            _ => is_own(f),
-        }
+    let is_own = |f: &SourceFile| match pre.files.iter().position(|g| std::ptr::eq(g, f)) {
+        Some(i) => own_file[i],
+        None => is_own(f),
     };
     let is_own = &is_own;
     let locate = |row: u32| pre.map.lookup(row);
@@ -293,7 +290,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 
     // every definition, in source order
     let mut defs: Vec<Definition<'_>> = Vec::new();
-    for n in top.iter().filter(|n| n.kind() == "function_definition" && !is_piece(**n)) {
+    for n in top.iter().filter(|n| kind_of(**n) == "function_definition" && !is_piece(**n)) {
         let name = n.child_by_field_name("declarator").and_then(|d| declarator_name(d, src)).unwrap_or_default();
         defs.push(Definition::of_node(*n, name));
     }
@@ -310,7 +307,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         for n in top[first..].iter().copied().take_while(|n| n.start_byte() < *body_open) {
             if n.end_byte() <= *body_open {
                 pieces.push(n);
-            } else if n.kind() == "function_definition" {
+            } else if kind_of(n) == "function_definition" {
                 let mut c = n.walk();
                 pieces.extend(n.children(&mut c).filter(|k| k.end_byte() <= *body_open));
                 declarator = n.child_by_field_name("declarator");
@@ -404,14 +401,14 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             unattributed_error.get_or_insert(p);
         }
     }
-    for n in top.iter().filter(|n| n.kind() != "function_definition" && !is_piece(**n)) {
+    for n in top.iter().filter(|n| kind_of(**n) != "function_definition" && !is_piece(**n)) {
         let system = file_of(*n).is_none_or(|f| f.system);
         decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);
         let stray = item_of(*n).is_some_and(|i| matches!(items[i].kind, ItemKind::Stray { .. }));
         if stray || !own(*n) {
             continue;
         }
-        if n.kind() == "ERROR" {
+        if kind_of(n) == "ERROR" {
             let p = Problem {
                 span: span_of(*n),
                 message: format!(
@@ -464,13 +461,13 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
 
 /// Whether a definition's head declares it `static`.
 fn head_is_static(d: &Definition<'_>, src: &[u8]) -> bool {
-    d.head.iter().any(|k| match k.kind() {
+    d.head.iter().any(|k| match kind_of(k) {
         "storage_class_specifier" => src_text(*k, src) == "static",
         // the pieces of an old-style definition: `static` among the first tokens
         _ if d.declarator.is_none() => {
             let mut c = k.walk();
-            k.kind() != "compound_statement"
-                && k.children(&mut c).any(|x| x.kind() == "storage_class_specifier" && src_text(x, src) == "static")
+            kind_of(k) != "compound_statement"
+                && k.children(&mut c).any(|x| kind_of(x) == "storage_class_specifier" && src_text(x, src) == "static")
         }
         _ => false,
     })
@@ -600,7 +597,7 @@ fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_nam
         loop {
             let n = c.node();
             let mut descend = depth == 0 || n.is_named();
-            if descend && n.kind() == "identifier" {
+            if descend && kind_of(n) == "identifier" {
                 let name = src_text(n, src);
                 if fn_names.contains(name) && !is_callee_or_declarator(n) {
                     out.insert(name.to_string());
@@ -632,19 +629,19 @@ fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_nam
 fn is_callee_or_declarator(id: Ts<'_>) -> bool {
     let Some(p) = id.parent() else { return false };
     let is_field = |f: &str| p.child_by_field_name(f).map(|x| x.id()) == Some(id.id());
-    match p.kind() {
+    match kind_of(p) {
         "call_expression" => is_field("function"),
         "function_declarator"
         | "pointer_declarator"
         | "array_declarator"
         | "parenthesized_declarator"
         | "init_declarator"
-        | "attributed_declarator" => is_field("declarator") || p.kind() == "parenthesized_declarator",
+        | "attributed_declarator" => is_field("declarator") || kind_of(p) == "parenthesized_declarator",
         "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_field("declarator"),
         "parenthesized_expression" => {
             // `(f)(x)` is still a direct call
             p.parent().is_some_and(|g| {
-                g.kind() == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
+                kind_of(g) == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
             })
         }
         _ => false,
