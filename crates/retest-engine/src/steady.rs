@@ -8,7 +8,9 @@
 //! both versions means the test's path depends on more than the code (timing,
 //! scheduling, randomness, files it writes itself) — or that selection went
 //! wrong. The audit runs such a test once more on the same build to tell the two
-//! apart, and flags it in the store either way. A flagged test's recorded
+//! apart, and flags it in the store either way (a test stopped part-way, whose
+//! record also claims what stopped code may have run, only when the two runs
+//! differ). A flagged test's recorded
 //! coverage is one path of several, so selection cannot rely on it: it is
 //! selected whenever a change can change some test's behaviour
 //! (`an_unsteady_test_found_by_the_audit_is_selected_on_every_change`).
