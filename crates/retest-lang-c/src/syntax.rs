@@ -211,15 +211,8 @@ pub fn is_parameter_name(n: Ts<'_>) -> bool {
     }
     let mut cur = n;
     while let Some(p) = cur.parent() {
-        let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
-        match kind_of(p) {
-            "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
-                return is_declarator();
-            }
-            // declarators whose inner declarator is an unnamed child
-            "parenthesized_declarator" | "reference_declarator" | "variadic_declarator" | "attributed_declarator" => {}
-            "pointer_declarator" | "array_declarator" | "function_declarator" if is_declarator() => {}
-            _ => return false,
+        if let Some(answer) = parameter_name_step(p, cur) {
+            return answer;
         }
         cur = p;
     }
@@ -240,6 +233,22 @@ pub fn mentions(n: Ts<'_>, src: &[u8], skip: &dyn Fn(Ts<'_>) -> bool) -> Uses {
     let mut u = Uses::default();
     collect(n, src, &Names { locals: &BTreeSet::new(), typedefs: &BTreeSet::new(), cpp: false }, skip, true, &mut u);
     u
+}
+
+/// One step up from `cur` to its parent `p` in [`is_parameter_name`]: the
+/// answer once `p` decides it, `None` while `cur` is a declarator that `p`
+/// only wraps.
+fn parameter_name_step(p: Ts<'_>, cur: Ts<'_>) -> Option<bool> {
+    let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
+    match kind_of(p) {
+        "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
+            Some(is_declarator())
+        }
+        // declarators whose inner declarator is an unnamed child
+        "parenthesized_declarator" | "reference_declarator" | "variadic_declarator" | "attributed_declarator" => None,
+        "pointer_declarator" | "array_declarator" | "function_declarator" if is_declarator() => None,
+        _ => Some(false),
+    }
 }
 
 /// [`is_parameter_name`] of `n`, whose ancestors are `path` (outermost first)
@@ -264,15 +273,8 @@ fn is_parameter_name_below(n: Ts<'_>, path: &[Ts<'_>]) -> bool {
                 None => return false,
             },
         };
-        let is_declarator = || p.child_by_field_name("declarator").is_some_and(|d| d.id() == cur.id());
-        match kind_of(p) {
-            "parameter_declaration" | "optional_parameter_declaration" | "variadic_parameter_declaration" => {
-                return is_declarator();
-            }
-            // declarators whose inner declarator is an unnamed child
-            "parenthesized_declarator" | "reference_declarator" | "variadic_declarator" | "attributed_declarator" => {}
-            "pointer_declarator" | "array_declarator" | "function_declarator" if is_declarator() => {}
-            _ => return false,
+        if let Some(answer) = parameter_name_step(p, cur) {
+            return answer;
         }
         cur = p;
     }
