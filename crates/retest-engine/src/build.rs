@@ -76,12 +76,15 @@ pub fn wrap_in(
         },
         recording: recording(unit, record),
     };
+    // what earlier builds made of the same preprocessed texts
+    let cache = crate::reuse::AnalysisCache::new(&store_dir);
     let opts = WrapOptions {
         compiler: compiler.clone(),
         root: root.clone(),
         cwd: cwd.clone(),
         cplusplus,
         plan_for: &plan_for,
+        reuse: cache.as_ref().map(|c| c as &dyn retest_lang_c::wrap::Reuse),
     };
     let prepared = Prepared::new(&args, &opts);
     let runtime = if prepared.links {
@@ -153,17 +156,17 @@ pub fn wrap_in(
             .collect();
         store.record_outputs(snapshot, &written).or_fail()?;
         for u in &prepared.units {
-            let unit = store.put_unit(&u.src_hash, &u.tu.unit).or_fail()?;
+            let unit = store.put_unit(&u.src_hash, &u.unit).or_fail()?;
             let build = store
                 .put_build_with(&u.build_hash, unit, u.instrumented.cells, &u.plan, &u.instrumented.recording)
                 .or_fail()?;
-            let mut off: Vec<(usize, Option<u32>, String)> = not_recorded(&u.tu.unit, record);
+            let mut off: Vec<(usize, Option<u32>, String)> = not_recorded(&u.unit, record);
             off.extend(u.instrumented.dropped.iter().map(|d| (d.procedure, d.decision, d.why.clone())));
             if !off.is_empty() {
                 let what: Vec<String> = off
                     .iter()
                     .map(|(p, decision, why)| {
-                        let f = called(&u.tu.unit.procedures[*p].name);
+                        let f = called(&u.unit.procedures[*p].name);
                         match decision {
                             Some(j) => format!("{f} decision {j}: {why}"),
                             None => format!("{f} paths: {why}"),
@@ -179,18 +182,18 @@ pub fn wrap_in(
             store.record_unit(snapshot, &u.key, &u.rel_source, unit, Some(build), &u.flags).or_fail()?;
             // the project files it was analysed from, to tell a later
             // selection that they changed since
-            store.record_unit_sources(unit, &crate::deps::source_states(&root, &u.tu.unit.files)).or_fail()?;
-            for p in &u.tu.unit.procedures {
+            store.record_unit_sources(unit, &crate::deps::source_states(&root, &u.unit.files)).or_fail()?;
+            for p in &u.unit.procedures {
                 if let Some(why) = &p.unanalysable {
-                    let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
+                    let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_default();
                     cx.reporter.warn(&format!(
                         "{at}: {} cannot be analysed exactly ({why}); it counts as changed whenever it changes",
                         called(&p.name)
                     ));
                 }
             }
-            if let Some(p) = &u.tu.unit.unattributed_error {
-                let at = p.span.map(|s| format!("{}:{}", u.tu.unit.file_path(&s), s.line)).unwrap_or_default();
+            if let Some(p) = &u.unit.unattributed_error {
+                let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_default();
                 cx.reporter.warn(&format!("{at}: {}", p.message));
             }
         }
@@ -198,7 +201,7 @@ pub fn wrap_in(
             && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log)
         {
             for u in &prepared.units {
-                let _ = writeln!(f, "{}", u.key);
+                let _ = writeln!(f, "{}{}", u.key, if u.reused { REUSED_MARK } else { "" });
             }
         }
     }
@@ -212,8 +215,11 @@ pub fn wrap_in(
 /// into (all compiles of one build make one snapshot).
 pub const SNAPSHOT_ENV: &str = "RETEST_SNAPSHOT";
 /// Set by `retest build` for the wrappers it runs: a file each wrapper appends
-/// the keys of the units it compiled to, one per line (to count them).
+/// the keys of the units it compiled to, one per line (to count them), each
+/// followed by [`REUSED_MARK`] when its analysis came from the cache.
 pub const BUILD_LOG_ENV: &str = "RETEST_BUILD_LOG";
+/// Ends a line of the build log whose unit's analysis was reused.
+const REUSED_MARK: &str = "\treused";
 
 type Plans = std::collections::HashMap<String, ([u8; 16], Vec<Vec<retest_graph::coverage::Probe>>)>;
 
@@ -359,8 +365,11 @@ pub fn run_build_keeping(
         .env("RETEST_RECORD", options.to_env())
         .status()
         .map_err(|e| Error::new(format!("cannot run `{}`: {e}", command[0])))?;
-    let compiled = std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let compiled = logged.lines().count();
+    let reused = logged.lines().filter(|l| l.ends_with(REUSED_MARK)).count();
     let _ = std::fs::remove_file(&log);
+    crate::reuse::prune(&store_dir, crate::reuse::MAX_BYTES);
     if status.success() {
         store.set_meta(MetaKey::BuildRunning.name(), "").or_fail()?;
         if compiled > 0 {
@@ -372,7 +381,14 @@ pub fn run_build_keeping(
                 "no C or C++ source was compiled through the wrapper — either everything was up to date, or the build does not use $CC and $CXX (try `make CC=\"$CC\" CXX=\"$CXX\"` or a clean build)",
             );
         } else {
-            cx.reporter.note(&format!("{compiled} translation unit(s) instrumented into snapshot {}", snapshot.0));
+            let from_cache = match reused {
+                0 => String::new(),
+                n => {
+                    format!(" ({n} of them analysed before: unit and probes taken from .retest/{})", crate::reuse::DIR)
+                }
+            };
+            cx.reporter
+                .note(&format!("{compiled} translation unit(s) instrumented into snapshot {}{from_cache}", snapshot.0));
         }
     }
     Ok(status)

@@ -30,6 +30,7 @@ pub mod record;
 pub mod recover;
 pub mod report;
 pub mod rerun;
+pub mod reuse;
 pub mod run;
 pub mod select;
 pub mod source_text;

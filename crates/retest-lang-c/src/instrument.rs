@@ -87,6 +87,8 @@ fn guard(store: String) -> String {
 pub struct Instrumented {
     /// The text to compile (as preprocessed C, `-x cpp-output`).
     pub text: String,
+    /// What `text` adds to the preprocessed text it was made from.
+    pub insertions: Insertions,
     /// Number of edge cells.
     pub cells: u32,
     /// The recording actually instrumented: the requested one without the
@@ -96,8 +98,39 @@ pub struct Instrumented {
     pub dropped: Vec<Dropped>,
 }
 
+/// What instrumentation adds to a preprocessed text: a header, then texts
+/// inserted at byte offsets of the text (ascending; nothing is removed or
+/// reordered). Applied to the text it was made from, it gives the
+/// instrumented text again: what a build that meets the same preprocessed
+/// text reuses instead of analysing and instrumenting it anew.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Insertions {
+    pub header: String,
+    /// (byte offset into the preprocessed text, text inserted there).
+    pub at: Vec<(usize, String)>,
+}
+
+impl Insertions {
+    /// The instrumented text of `raw`; `None` when an offset is out of order,
+    /// past the end of `raw` or inside a character (not the text these
+    /// insertions were made from).
+    pub fn apply(&self, raw: &str) -> Option<String> {
+        let extra: usize = self.at.iter().map(|(_, t)| t.len()).sum();
+        let mut out = String::with_capacity(self.header.len() + raw.len() + extra);
+        out.push_str(&self.header);
+        let mut pos = 0;
+        for (at, text) in &self.at {
+            out.push_str(raw.get(pos..*at)?);
+            out.push_str(text);
+            pos = *at;
+        }
+        out.push_str(raw.get(pos..)?);
+        Some(out)
+    }
+}
+
 /// A recording component the instrumenter could not place.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Dropped {
     /// Index of the procedure.
     pub procedure: usize,
@@ -367,16 +400,16 @@ pub fn instrument_with(
             }
         })
     });
-    let mut out = String::with_capacity(raw.len() + edits.len() * 24 + 1024);
-    out.push_str(&header(hash, cells.total, &placed, tu.unit.procedures.len(), tu.cpp));
-    let mut pos = 0;
-    for e in &edits {
-        out.push_str(&raw[pos..e.at]);
-        out.push_str(&e.text);
-        pos = e.at;
+    let mut insertions =
+        Insertions { header: header(hash, cells.total, &placed, tu.unit.procedures.len(), tu.cpp), at: Vec::new() };
+    for e in edits {
+        match insertions.at.last_mut() {
+            Some((at, text)) if *at == e.at => text.push_str(&e.text),
+            _ => insertions.at.push((e.at, e.text)),
+        }
     }
-    out.push_str(&raw[pos..]);
-    Instrumented { text: out, cells: cells.total, recording: placed, dropped }
+    let text = insertions.apply(raw).expect("edits lie at ascending offsets of the text they were made from");
+    Instrumented { text, insertions, cells: cells.total, recording: placed, dropped }
 }
 
 /// Declarations of the entry: those of the recording components, then `more`.

@@ -50,7 +50,13 @@ pub struct PreparedUnit {
     /// The object (or, for one-step builds, program) the source is compiled into.
     pub output: Option<String>,
     pub pre: Preprocessed,
-    pub tu: TuAnalysis,
+    /// The unit's CFGs.
+    pub unit: Unit,
+    /// The unit is C++ (its instrumented text is compiled as preprocessed C++).
+    pub cpp: bool,
+    /// The unit and its instrumentation were taken from a [`Reuse`], not
+    /// made anew.
+    pub reused: bool,
     pub src_hash: [u8; 16],
     pub plan: Vec<Vec<Probe>>,
     pub build_hash: retest_abi::BuildHash,
@@ -97,6 +103,8 @@ pub struct WrapOptions<'a> {
     /// The probe plan for a unit, given its key and content hash (full
     /// instrumentation unless told otherwise).
     pub plan_for: PlanFn<'a>,
+    /// Earlier analyses to reuse, if any.
+    pub reuse: Option<&'a dyn Reuse>,
 }
 
 fn rel_to(root: &Path, p: &Path) -> Option<String> {
@@ -124,7 +132,7 @@ fn default_object(src: &str) -> String {
 
 /// The `-x` language of a unit's instrumented (preprocessed) text.
 fn preprocessed_language(u: &PreparedUnit) -> String {
-    if u.tu.cpp { "c++-cpp-output" } else { "cpp-output" }.to_string()
+    if u.cpp { "c++-cpp-output" } else { "cpp-output" }.to_string()
 }
 
 /// Compiler warnings are off for instrumented units. Compiled from preprocessed
@@ -188,24 +196,119 @@ fn analyse_sources(
     cwd: &Path,
     write_dependencies: bool,
 ) -> Vec<AnalysedSource> {
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let analyser = Analyser::new(parsed, root, cwd);
+    preprocess_sources(parsed, compiler, &analyser, write_dependencies)
+        .into_iter()
+        .map(|s| {
+            let PreprocessedSource { source, rel_source, key, output, flags, pre } = s;
+            let unit = pre.map(|(pre, cpp)| {
+                let tu = analyser.analyse(&pre, cpp);
+                let src_hash = source_hash(&pre.raw);
+                SourceAnalysis { pre, tu, src_hash }
+            });
+            AnalysedSource { source, rel_source, key, output, flags, unit }
+        })
+        .collect()
+}
+
+/// What the analysis of a unit depends on beyond its preprocessed text: the
+/// project root, the directory the compiler runs in (paths are made relative
+/// to both), the compile flags (language dialect, optimisation, which pairs
+/// probes) — and which of the text's files are the project's own.
+struct Analyser {
+    root: PathBuf,
+    cwd: PathBuf,
+    flags: Vec<String>,
+    optimizes: bool,
+}
+
+impl Analyser {
+    fn new(parsed: &CompilerArgs, root: &Path, cwd: &Path) -> Analyser {
+        Analyser {
+            root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+            cwd: cwd.to_path_buf(),
+            flags: parsed.flags.clone(),
+            optimizes: parsed.optimizes(),
+        }
+    }
+
+    /// Whether a file of the preprocessed text is the project's own.
+    fn own(&self, f: &SourceFile) -> bool {
+        if f.system || f.path.starts_with('<') {
+            return false;
+        }
+        let p = self.cwd.join(&f.path);
+        std::fs::canonicalize(&p).map(|c| c.starts_with(&self.root)).unwrap_or(false)
+    }
+
+    /// The C or C++ front end on `pre`, probes paired under optimisation,
+    /// paths made relative to the root.
+    fn analyse(&self, pre: &Preprocessed, cpp: bool) -> TuAnalysis {
+        let own = |f: &SourceFile| self.own(f);
+        let mut tu = if cpp {
+            crate::cpp::analyze(pre, &own, crate::cpp::Dialect::of_flags(&self.flags))
+        } else {
+            analyze(pre, &own)
+        };
+        if self.optimizes {
+            tu.pair_probes();
+        }
+        normalize_paths(&mut tu.unit, &self.cwd, &self.root);
+        tu
+    }
+
+    /// The key of the analysis of `pre` by the front end `analyser` names:
+    /// equal keys, equal units and instrumentation sites.
+    fn key(&self, analyser: &str, pre: &Preprocessed, src_hash: &[u8; 16], cpp: bool) -> AnalysisKey {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut field = |b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        field(b"retest-analysis-v1");
+        field(analyser.as_bytes());
+        field(src_hash);
+        field(&[u8::from(cpp), u8::from(self.optimizes)]);
+        field(self.root.as_os_str().as_encoded_bytes());
+        field(self.cwd.as_os_str().as_encoded_bytes());
+        for f in &self.flags {
+            field(f.as_bytes());
+        }
+        let own: Vec<u8> = pre.files.iter().map(|f| u8::from(self.own(f))).collect();
+        field(&own);
+        h.digest128().to_le_bytes()
+    }
+}
+
+/// A project source of a compile command, preprocessed (not yet analysed);
+/// the fields as in [`AnalysedSource`].
+struct PreprocessedSource {
+    source: String,
+    rel_source: String,
+    key: String,
+    output: Option<String>,
+    flags: String,
+    /// The preprocessed text and whether it is C++, or why it could not be made.
+    pre: Result<(Preprocessed, bool), PreprocessError>,
+}
+
+/// Runs the preprocessor on each project source of `parsed` (writing the
+/// dependency files the command asks for when `write_dependencies`). Sources
+/// outside the root and those a build system writes to check the compiler
+/// are left out.
+fn preprocess_sources(
+    parsed: &CompilerArgs,
+    compiler: &str,
+    analyser: &Analyser,
+    write_dependencies: bool,
+) -> Vec<PreprocessedSource> {
+    let (root, cwd) = (&analyser.root, analyser.cwd.as_path());
     let identity = serde_json::to_string(&parsed.identity_flags()).unwrap_or_default();
     let pp = parsed.preprocess_flags();
-    let own = {
-        let root = root.clone();
-        let cwd = cwd.to_path_buf();
-        move |f: &SourceFile| {
-            if f.system || f.path.starts_with('<') {
-                return false;
-            }
-            let p = cwd.join(&f.path);
-            std::fs::canonicalize(&p).map(|c| c.starts_with(&root)).unwrap_or(false)
-        }
-    };
     let mut out = Vec::new();
     for (index, src) in parsed.sources.iter().enumerate() {
         let cpp = parsed.source_is_cpp(index);
-        let Some(rel_source) = rel_to(&root, &cwd.join(src)) else {
+        let Some(rel_source) = rel_to(root, &cwd.join(src)) else {
             continue; // outside the project: compiled as given
         };
         if is_build_system_probe(&rel_source) {
@@ -235,23 +338,45 @@ fn analyse_sources(
                 }
             }
         }
-        let key = unit_key(&root, cwd, &rel_source, output.as_deref());
-        let unit = run_preprocessor(compiler, &flags, Path::new(src), cwd).map(|pre| {
-            let mut tu = if cpp {
-                crate::cpp::analyze(&pre, &own, crate::cpp::Dialect::of_flags(&parsed.flags))
-            } else {
-                analyze(&pre, &own)
-            };
-            if parsed.optimizes() {
-                tu.pair_probes();
-            }
-            normalize_paths(&mut tu.unit, cwd, &root);
-            let src_hash = source_hash(&pre.raw);
-            SourceAnalysis { pre, tu, src_hash }
-        });
-        out.push(AnalysedSource { source: src.clone(), rel_source, key, output, flags: identity.clone(), unit });
+        let key = unit_key(root, cwd, &rel_source, output.as_deref());
+        let pre = run_preprocessor(compiler, &flags, Path::new(src), cwd).map(|pre| (pre, cpp));
+        out.push(PreprocessedSource { source: src.clone(), rel_source, key, output, flags: identity.clone(), pre });
     }
     out
+}
+
+/// What identifies the analysis of a preprocessed text ([`Reuse`]).
+pub type AnalysisKey = [u8; 16];
+
+/// The instrumentation of an analysed unit under one build hash, as a
+/// [`Reuse`] keeps it: with the unit it was made from, everything a build
+/// needs without analysing the text again.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct KeptInstrumentation {
+    pub insertions: crate::instrument::Insertions,
+    pub cells: u32,
+    pub recording: UnitRecording,
+    pub dropped: Vec<crate::instrument::Dropped>,
+    /// The unit is C++.
+    pub cpp: bool,
+}
+
+/// Earlier analyses and instrumentations, content-addressed: when a build
+/// meets a preprocessed text it has analysed before, under the same flags, in
+/// the same directories, by the same front end, it takes the unit and the
+/// instrumentation kept then instead of analysing and instrumenting the text
+/// again — as ccache takes an object. Anything a `Reuse` cannot vouch for it
+/// does not return: the build then analyses the text.
+pub trait Reuse {
+    /// The name of the front end that analyses (its version and build): part
+    /// of every key.
+    fn analyser(&self) -> &str;
+    /// The unit analysed under `key`, if kept.
+    fn unit(&self, key: &AnalysisKey) -> Option<Unit>;
+    /// The instrumentation kept for that unit under build hash `build`.
+    fn instrumentation(&self, key: &AnalysisKey, build: &retest_abi::BuildHash) -> Option<KeptInstrumentation>;
+    /// Keeps a fresh analysis and its instrumentation.
+    fn keep(&self, key: &AnalysisKey, unit: &Unit, build: &retest_abi::BuildHash, kept: &KeptInstrumentation);
 }
 
 impl Prepared {
@@ -270,29 +395,61 @@ impl Prepared {
             out.passthrough = !links;
             return out;
         }
-        let sources = analyse_sources(&parsed, &opts.compiler, &opts.root, &opts.cwd, true);
-        for a in sources {
-            let Ok(SourceAnalysis { pre, tu, src_hash }) = a.unit else {
+        let analyser = Analyser::new(&parsed, &opts.root, &opts.cwd);
+        for s in preprocess_sources(&parsed, &opts.compiler, &analyser, true) {
+            let Ok((pre, cpp)) = s.pre else {
                 // a source that does not preprocess: the real compiler says why
                 out.units.clear();
                 out.passthrough = !links;
                 return out;
             };
-            let Plan { probes: plan, recording } = (opts.plan_for)(&a.key, &src_hash, &tu.unit);
-            let bh = build_hash_with(&src_hash, &plan, &recording);
-            let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
+            let src_hash = source_hash(&pre.raw);
+            let key = opts.reuse.map(|r| (r, analyser.key(r.analyser(), &pre, &src_hash, cpp)));
+            // what an earlier build made of the same text, if it was kept
+            let kept = key.as_ref().and_then(|(r, k)| {
+                let unit = r.unit(k)?;
+                let Plan { probes, recording } = (opts.plan_for)(&s.key, &src_hash, &unit);
+                let bh = build_hash_with(&src_hash, &probes, &recording);
+                let kept = r.instrumentation(k, &bh).filter(|i| i.cpp == cpp)?;
+                let text = kept.insertions.apply(&pre.raw)?;
+                let KeptInstrumentation { insertions, cells, recording, dropped, .. } = kept;
+                Some((unit, probes, bh, Instrumented { text, insertions, cells, recording, dropped }))
+            });
+            let reused = kept.is_some();
+            let (unit, plan, build_hash, instrumented) = match kept {
+                Some(k) => k,
+                None => {
+                    let tu = analyser.analyse(&pre, cpp);
+                    let Plan { probes: plan, recording } = (opts.plan_for)(&s.key, &src_hash, &tu.unit);
+                    let bh = build_hash_with(&src_hash, &plan, &recording);
+                    let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
+                    if let Some((r, k)) = &key {
+                        let kept = KeptInstrumentation {
+                            insertions: instrumented.insertions.clone(),
+                            cells: instrumented.cells,
+                            recording: instrumented.recording.clone(),
+                            dropped: instrumented.dropped.clone(),
+                            cpp,
+                        };
+                        r.keep(k, &tu.unit, &bh, &kept);
+                    }
+                    (tu.unit, plan, bh, instrumented)
+                }
+            };
             out.units.push(PreparedUnit {
-                source: a.source,
-                key: a.key,
-                rel_source: a.rel_source,
-                output: a.output,
+                source: s.source,
+                key: s.key,
+                rel_source: s.rel_source,
+                output: s.output,
                 pre,
-                tu,
+                unit,
+                cpp,
+                reused,
                 src_hash,
                 plan,
-                build_hash: bh,
+                build_hash,
                 instrumented,
-                flags: a.flags,
+                flags: s.flags,
             });
         }
         out.passthrough = out.units.is_empty() && !links;
@@ -663,6 +820,76 @@ mod tests {
     use super::*;
     use crate::instrument::full_plan;
 
+    /// A [`Reuse`] in memory, counting what it was asked and what it kept.
+    #[derive(Default)]
+    struct MemoryReuse {
+        analyser: String,
+        units: std::cell::RefCell<std::collections::HashMap<AnalysisKey, Unit>>,
+        kept: std::cell::RefCell<std::collections::HashMap<(AnalysisKey, [u8; 16]), KeptInstrumentation>>,
+    }
+
+    impl Reuse for MemoryReuse {
+        fn analyser(&self) -> &str {
+            &self.analyser
+        }
+        fn unit(&self, key: &AnalysisKey) -> Option<Unit> {
+            self.units.borrow().get(key).cloned()
+        }
+        fn instrumentation(&self, key: &AnalysisKey, build: &retest_abi::BuildHash) -> Option<KeptInstrumentation> {
+            self.kept.borrow().get(&(*key, *build.as_bytes())).cloned()
+        }
+        fn keep(&self, key: &AnalysisKey, unit: &Unit, build: &retest_abi::BuildHash, kept: &KeptInstrumentation) {
+            self.units.borrow_mut().insert(*key, unit.clone());
+            self.kept.borrow_mut().insert((*key, *build.as_bytes()), kept.clone());
+        }
+    }
+
+    /// Prepares `args` in `root` with `reuse`; the plan is full instrumentation.
+    fn prepare(root: &Path, args: &[&str], reuse: &MemoryReuse) -> Prepared {
+        let plan_for = |_: &str, _: &[u8; 16], u: &Unit| Plan { probes: full_plan(u), recording: Default::default() };
+        let opts = WrapOptions {
+            compiler: if args.iter().any(|a| a.ends_with(".cc")) { "c++" } else { "cc" }.to_string(),
+            root: root.to_path_buf(),
+            cwd: root.to_path_buf(),
+            cplusplus: false,
+            plan_for: &plan_for,
+            reuse: Some(reuse),
+        };
+        Prepared::new(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>(), &opts)
+    }
+
+    #[test]
+    fn a_text_analysed_before_is_compiled_from_what_was_kept_and_the_same_as_analysed_anew() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["elevator.c", "constructs.cc", "constructs.h"] {
+            std::fs::copy(corpus.join(f), dir.path().join(f)).unwrap();
+        }
+        for args in [&["-O2", "-c", "elevator.c", "-o", "elevator.o"][..], &["-O0", "-c", "constructs.cc"][..]] {
+            let reuse = MemoryReuse { analyser: "front end 1".into(), ..Default::default() };
+            let fresh = prepare(dir.path(), args, &reuse);
+            let again = prepare(dir.path(), args, &reuse);
+            let (fresh, again) = (&fresh.units[0], &again.units[0]);
+            assert!(!fresh.reused && again.reused, "{args:?}");
+            assert_eq!(again.unit, fresh.unit);
+            assert_eq!(again.instrumented.text, fresh.instrumented.text);
+            assert_eq!((again.build_hash, &again.plan, again.cpp), (fresh.build_hash, &fresh.plan, fresh.cpp));
+            assert_eq!(again.instrumented.cells, fresh.instrumented.cells);
+
+            // another front end, or other flags, analyse anew
+            let other = MemoryReuse { analyser: "front end 2".into(), ..Default::default() };
+            other.units.borrow_mut().extend(reuse.units.borrow().clone());
+            other.kept.borrow_mut().extend(reuse.kept.borrow().clone());
+            assert!(!prepare(dir.path(), args, &other).units[0].reused, "{args:?}: another front end");
+            // a macro the text never uses leaves it as it was: the flags tell
+            let mut flags: Vec<&str> = args.to_vec();
+            flags.insert(0, "-DEXTRA_FLAG");
+            let other_flags = prepare(dir.path(), &flags, &reuse);
+            assert_eq!(other_flags.units[0].src_hash, fresh.src_hash);
+            assert!(!other_flags.units[0].reused, "{flags:?}");
+        }
+    }
+
     #[test]
     fn cmake_compiler_checks_are_not_project_code() {
         assert!(is_build_system_probe("build/CMakeFiles/3.25.1/CompilerIdCXX/CMakeCXXCompilerId.cpp"));
@@ -715,6 +942,7 @@ mod tests {
             cwd: root.clone(),
             cplusplus: false,
             plan_for: &plan_for,
+            reuse: None,
         };
         let outputs = |cmd: &str| {
             let args: Vec<String> = cmd.split_whitespace().map(String::from).collect();

@@ -350,6 +350,17 @@ pub struct Store {
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
 }
 
+/// A unit in the store's encoding (binary, LZ4-compressed), for caches
+/// outside the store.
+pub fn encode_unit(u: &Unit) -> Vec<u8> {
+    blob::encode_unit(u)
+}
+
+/// A unit from [`encode_unit`]'s bytes.
+pub fn decode_unit(b: &[u8]) -> std::result::Result<Unit, String> {
+    blob::decode_unit(b)
+}
+
 fn now() -> String {
     // seconds since the epoch, UTC; formatted by readers
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();

@@ -186,3 +186,51 @@ fn retest_build_keeps_the_real_compiler_the_user_chose() {
     let used = std::fs::read_to_string(d.path().join("used")).unwrap_or_default();
     assert!(used.contains("m.c") || used.contains(".i"), "the chosen compiler did not run: {used:?}");
 }
+
+/// `retest` in `dir` with `RETEST_REUSE` set to `reuse`, expecting exit `code`.
+fn retest_reusing(dir: &std::path::Path, reuse: &str, args: &[&str], code: i32) -> std::process::Output {
+    let out = Command::new(retest_bin()).args(args).current_dir(dir).env("RETEST_REUSE", reuse).output().unwrap();
+    assert_eq!(out.status.code(), Some(code), "retest {args:?}:\n{}", stderr(&out));
+    out
+}
+
+/// A build that meets a preprocessed text it analysed before takes the unit
+/// and its probes from `.retest/cache` instead of analysing the text again;
+/// what it records is what a build that analyses every text records:
+/// the coverage of a full run after `make clean` and a rebuild, and the
+/// selection after a change (invariant **reused_analyses_record_what_fresh_ones_do**).
+#[test]
+fn a_rebuild_of_unchanged_texts_reuses_their_analyses_and_records_the_same() {
+    let build = ["build", "--", "make", "-s", "-j2"];
+    let mut results = Vec::new();
+    for reuse in ["1", "0"] {
+        let d = example_copy();
+        let dir = d.path();
+        retest_reusing(dir, reuse, &["init"], 0);
+        let first = stderr(&retest_reusing(dir, reuse, &build, 0));
+        assert!(!first.contains("analysed before"), "{first}");
+        retest_reusing(dir, reuse, &["run", "-j2"], 0);
+        assert!(Command::new("make").args(["-s", "clean"]).current_dir(dir).status().unwrap().success());
+        let again = stderr(&retest_reusing(dir, reuse, &build, 0));
+        match reuse {
+            "1" => assert!(
+                again.contains("6 translation unit(s) instrumented into snapshot 2 (6 of them analysed before"),
+                "{again}"
+            ),
+            _ => {
+                assert!(!again.contains("analysed before"), "{again}");
+                assert!(!dir.join(".retest/cache").exists(), "RETEST_REUSE=0 keeps nothing");
+            }
+        }
+        retest_reusing(dir, reuse, &["run", "-j2"], 0);
+        let matrix = stdout(&retest_reusing(dir, reuse, &["coverage", "--format", "matrix"], 0));
+        copy_change(dir, "gear-table");
+        retest_reusing(dir, reuse, &build, 0);
+        let mut selection = json(&retest_reusing(dir, reuse, &["select", "--format", "json"], 0));
+        selection.as_object_mut().unwrap().remove("analysis_seconds");
+        assert!(!selection["selected"].as_array().unwrap().is_empty(), "{selection}");
+        results.push((matrix, selection));
+    }
+    assert_eq!(results[0].0, results[1].0, "the same coverage");
+    assert_eq!(results[0].1, results[1].1, "the same selection");
+}

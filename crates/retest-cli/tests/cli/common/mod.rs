@@ -84,6 +84,16 @@ pub fn apply_change(dir: &Path, change: &str) {
 
 /// [`apply_change`], building with `retest build OPTIONS -- make`.
 pub fn apply_change_with(dir: &Path, change: &str, options: &[&str]) {
+    copy_change(dir, change);
+    let mut args = vec!["build"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["--", "make", "-s", "-j2"]);
+    retest(dir, &args, 0);
+}
+
+/// Copies one of the example's bundled changes over its sources, each file
+/// made the newest, without building.
+pub fn copy_change(dir: &Path, change: &str) {
     let ch = dir.join("changes").join(change);
     for e in std::fs::read_dir(&ch).unwrap() {
         let e = e.unwrap();
@@ -99,10 +109,6 @@ pub fn apply_change_with(dir: &Path, change: &str, options: &[&str]) {
             make_newest(&p);
         }
     }
-    let mut args = vec!["build"];
-    args.extend_from_slice(options);
-    args.extend_from_slice(&["--", "make", "-s", "-j2"]);
-    retest(dir, &args, 0);
 }
 
 /// Writes `contents` into `path` and makes it the newest file of its
