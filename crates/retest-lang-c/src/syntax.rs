@@ -74,43 +74,17 @@ fn push_tok(out: &mut String, t: &str) {
     out.push_str(t);
 }
 
-fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
-    // one cursor for the whole subtree, in preorder: a cursor per node (what
-    // `children` takes) costs an allocation each, and the builder asks for the
-    // text of most statements and conditions
+/// Visits `root` and the nodes under it in preorder, with one cursor for the
+/// whole subtree (a cursor per node, what `children` takes, costs an
+/// allocation each); `visit` gets each node and its depth below `root`, and
+/// says whether to visit the node's children.
+pub fn preorder<'t>(root: Ts<'t>, mut visit: impl FnMut(Ts<'t>, usize) -> bool) {
     let mut c = root.walk();
     let mut depth = 0usize;
     loop {
-        let n = c.node();
-        let descend = 'visit: {
-            if let Some(p) = placeholder(n) {
-                push_tok(out, &p);
-                break 'visit false;
-            }
-            let kind = kind_of(n);
-            if kind == "comment" || n.is_missing() {
-                break 'visit false;
-            }
-            if let Some(e) = typeof_expression_of(n, kind, src) {
-                push_tok(out, "typeof");
-                push_tok(out, "(");
-                push_tokens(e, src, placeholder, out);
-                push_tok(out, ")");
-                break 'visit false;
-            }
-            if is_atomic(kind) {
-                push_tok(out, src_text(n, src).trim());
-                break 'visit false;
-            }
-            true
-        };
-        if descend {
-            if c.goto_first_child() {
-                depth += 1;
-                continue;
-            }
-            // no children: a token
-            push_tok(out, src_text(n, src).trim());
+        if visit(c.node(), depth) && c.goto_first_child() {
+            depth += 1;
+            continue;
         }
         loop {
             if depth == 0 {
@@ -123,6 +97,33 @@ fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<
             depth -= 1;
         }
     }
+}
+
+fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
+    // the builder asks for the text of most statements and conditions
+    preorder(root, |n, _| {
+        if let Some(p) = placeholder(n) {
+            push_tok(out, &p);
+            return false;
+        }
+        let kind = kind_of(n);
+        if kind == "comment" || n.is_missing() {
+            return false;
+        }
+        if let Some(e) = typeof_expression_of(n, kind, src) {
+            push_tok(out, "typeof");
+            push_tok(out, "(");
+            push_tokens(e, src, placeholder, out);
+            push_tok(out, ")");
+            return false;
+        }
+        if is_atomic(kind) || n.child_count() == 0 {
+            // a token
+            push_tok(out, src_text(n, src).trim());
+            return false;
+        }
+        true
+    });
 }
 
 /// Token text of a byte range that may cover several sibling nodes (e.g. a

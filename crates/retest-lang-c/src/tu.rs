@@ -592,36 +592,16 @@ fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_nam
     let mut out = BTreeSet::new();
     // every named node under each root, in preorder with one cursor per root
     for root in top.iter().chain(bodies) {
-        let mut c = root.walk();
-        let mut depth = 0usize;
-        loop {
-            let n = c.node();
-            let mut descend = depth == 0 || n.is_named();
-            if descend && kind_of(n) == "identifier" {
+        crate::syntax::preorder(*root, |n, depth| {
+            if kind_of(n) == "identifier" && (depth == 0 || n.is_named()) {
                 let name = src_text(n, src);
                 if fn_names.contains(name) && !is_callee_or_declarator(n) {
                     out.insert(name.to_string());
                 }
-                descend = false;
+                return false;
             }
-            if descend && c.goto_first_child() {
-                depth += 1;
-                continue;
-            }
-            loop {
-                if depth == 0 {
-                    break;
-                }
-                if c.goto_next_sibling() {
-                    break;
-                }
-                c.goto_parent();
-                depth -= 1;
-            }
-            if depth == 0 {
-                break;
-            }
-        }
+            depth == 0 || n.is_named()
+        });
     }
     out.into_iter().collect()
 }
