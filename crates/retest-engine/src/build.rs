@@ -7,6 +7,7 @@
 //! compiler (`$RETEST_CC`, else `cc`; `$RETEST_CXX`, else `c++`) and the original
 //! flags. Everything else passes through unchanged.
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
@@ -256,21 +257,52 @@ pub fn build(
 /// Makes the next build instrument fully what `retest run --selected` left
 /// selectively instrumented (interrupted, or with `--keep-selective`): drops its
 /// pending plans and removes the objects of the newest snapshot's units whose
-/// build is not fully instrumented, so the build recompiles them.
+/// build is not fully instrumented, so the build recompiles them. Only the
+/// units named in [`MetaKey::SelectiveObjects`] can be (a selective plan is
+/// saved only after its unit is named there), so only they are read; a store
+/// that never kept the list has every unit checked once.
 pub fn restore_full_instrumentation(store: &mut retest_store::Store, root: &Path) -> Result<(), Error> {
     let plan = MetaKey::InstrumentPlan.name();
     if store.meta(plan).or_fail()?.is_some_and(|v| v != "[]") {
         store.set_meta(plan, "[]").or_fail()?;
     }
-    let Some(newest) = store.newest_snapshot().or_fail()? else { return Ok(()) };
-    for u in store.snapshot_units(newest.id).or_fail()? {
-        let Some(b) = u.build else { continue };
-        let plan = store.build(b).or_fail()?.plan;
-        if plan != full_plan(&*store.unit(u.unit).or_fail()?) {
-            crate::recover::remove_output(root, &u.key);
+    let marked = selective_objects(store)?;
+    if marked.as_ref().is_some_and(|m| m.is_empty()) {
+        return Ok(());
+    }
+    if let Some(newest) = store.newest_snapshot().or_fail()? {
+        for u in store.snapshot_units(newest.id).or_fail()? {
+            if marked.as_ref().is_some_and(|m| !m.contains(&u.key)) {
+                continue;
+            }
+            let Some(b) = u.build else { continue };
+            let plan = store.build(b).or_fail()?.plan;
+            if plan != full_plan(&*store.unit(u.unit).or_fail()?) {
+                crate::recover::remove_output(root, &u.key);
+            }
         }
     }
-    Ok(())
+    store.set_meta(MetaKey::SelectiveObjects.name(), "[]").or_fail()
+}
+
+/// The units whose objects may be selectively instrumented
+/// ([`MetaKey::SelectiveObjects`]); `None` when the store never kept the list.
+pub fn selective_objects(store: &retest_store::Store) -> Result<Option<BTreeSet<String>>, Error> {
+    let Some(text) = store.meta(MetaKey::SelectiveObjects.name()).or_fail()? else { return Ok(None) };
+    // a list that cannot be read names no unit for sure: check them all
+    Ok(serde_json::from_str(&text).ok())
+}
+
+/// Adds `keys` to the units whose objects may be selectively instrumented:
+/// before a plan for them is saved. A store without the list stays without
+/// it (every unit is checked).
+pub fn mark_selective_objects<'k>(
+    store: &mut retest_store::Store,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> Result<(), Error> {
+    let Some(mut marked) = selective_objects(store)? else { return Ok(()) };
+    marked.extend(keys.into_iter().map(str::to_string));
+    store.set_meta(MetaKey::SelectiveObjects.name(), &serde_json::to_string(&marked).or_fail()?).or_fail()
 }
 
 /// Whether the outputs on disk may not be what the last build would have made:

@@ -231,6 +231,9 @@ impl Cycle {
 type UnitPlan = (String, [u8; 16], Vec<Vec<Probe>>);
 
 fn save_plans(store: &mut Store, plans: &[UnitPlan]) -> Result<(), Error> {
+    if !plans.is_empty() {
+        crate::build::mark_selective_objects(store, plans.iter().map(|(k, _, _)| k.as_str()))?;
+    }
     let v: Vec<(&String, String, &Vec<Vec<Probe>>)> = plans.iter().map(|(k, h, p)| (k, hex(h), p)).collect();
     store.set_meta(MetaKey::InstrumentPlan.name(), &serde_json::to_string(&v).or_fail()?).or_fail()
 }

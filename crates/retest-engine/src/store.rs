@@ -120,6 +120,11 @@ pub enum MetaKey {
     /// The tests `retest audit` found to run differently on the same code, as
     /// JSON: test key → why ([`crate::steady`]).
     UnsteadyTests,
+    /// The keys of the units whose objects may be selectively instrumented,
+    /// as a JSON list: every unit a plan of [`MetaKey::InstrumentPlan`] was
+    /// saved for since `retest build` last made them full again. Absent in
+    /// stores from before it was kept: then every unit is checked.
+    SelectiveObjects,
 }
 
 impl MetaKey {
@@ -132,6 +137,7 @@ impl MetaKey {
             MetaKey::BuildRunning => "build_running",
             MetaKey::BuildSecondsPerUnit => "build_seconds_per_unit",
             MetaKey::UnsteadyTests => "unsteady_tests",
+            MetaKey::SelectiveObjects => "selective_objects",
         }
     }
 }

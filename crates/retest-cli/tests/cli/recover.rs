@@ -953,3 +953,36 @@ fn run_selected_never_costs_more_than_it_saves() {
         "{err}"
     );
 }
+
+/// The store's meta value `key` (empty when absent).
+fn meta_value(dir: &Path, key: &str) -> String {
+    let q = format!("SELECT value FROM meta WHERE key = '{key}'");
+    let o = std::process::Command::new("sqlite3").arg(dir.join(".retest/store.db")).arg(q).output().unwrap();
+    assert!(o.status.success(), "sqlite3 (installed by .ci/run): {}", stderr(&o));
+    stdout(&o).trim().to_string()
+}
+
+/// Objects that `run --selected --keep-selective` leaves selectively
+/// instrumented are listed (meta `selective_objects`) before their plan is
+/// saved, and the next `retest build` recompiles exactly those with full
+/// probes, reading no other unit (invariant
+/// **only_listed_units_hold_selective_objects**); a plain run on that build
+/// records what a fresh store's full run records.
+#[test]
+fn the_build_after_keep_selective_makes_the_listed_objects_full_again() {
+    let d = slow_project_at_v1(0);
+    let dir = d.path();
+    assert_eq!(meta_value(dir, "selective_objects"), "[]", "nothing is selective after a build");
+    retest(dir, &["run", "--selected", "--selective-probes", "--keep-selective", "-j4"], 0);
+    let listed: Vec<String> = serde_json::from_str(&meta_value(dir, "selective_objects")).unwrap();
+    assert!(!listed.is_empty());
+    // make takes the selective objects as up to date; the build removes them first
+    let b = stderr(&retest(dir, &["build", "--", "make", "-s"], 0));
+    assert!(b.contains(&format!("{} translation unit(s) instrumented", listed.len())), "{listed:?}: {b}");
+    assert_eq!(meta_value(dir, "selective_objects"), "[]");
+    let again = stderr(&retest(dir, &["build", "--", "make", "-s"], 0));
+    assert!(again.contains("no C or C++ source was compiled"), "{again}");
+    let o = retest(dir, &["run", "-j4"], 0);
+    assert!(!stderr(&o).contains("unknown"), "{}", stderr(&o));
+    assert_eq!(raw_matrix(dir), rerun_all(V1));
+}
