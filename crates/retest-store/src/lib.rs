@@ -775,6 +775,37 @@ impl Store {
         })
     }
 
+    /// A new sealed snapshot holding exactly `units` (their `unit`, `build`,
+    /// `key`, `source` and `flags`; `src_hash` is the unit's) and the
+    /// wrapper's `outputs`, in one transaction: a build recorded in another
+    /// store, brought in whole (`retest merge --into` a store without it).
+    pub fn import_snapshot(&mut self, units: &[SnapshotUnit], outputs: &[String]) -> Result<SnapshotId> {
+        let t = now();
+        self.write(|tx| {
+            let parent: Option<i64> = tx.row("SELECT MAX(id) FROM snapshots", p![], |r| r.get(0))?.flatten();
+            let id: i64 = tx
+                .row(
+                    "INSERT INTO snapshots(created, state, parent) VALUES (?1, 'sealed', ?2) RETURNING id",
+                    p![t.as_str(), parent],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| DbError::Value("no id for a new snapshot".into()))?;
+            for u in units {
+                tx.exec(
+                    "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    p![id, &u.key, &u.source, u.unit.0, u.build.map(|b| b.0), &u.flags],
+                )?;
+            }
+            for pa in outputs {
+                tx.exec(
+                    "INSERT INTO snapshot_outputs(snapshot, path) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                    p![id, pa],
+                )?;
+            }
+            Ok(SnapshotId(id))
+        })
+    }
+
     /// Records (or replaces) one translation unit of an open snapshot.
     pub fn record_unit(
         &mut self,
