@@ -9,6 +9,7 @@ pub mod overhead;
 pub mod recover;
 pub mod report;
 pub mod safety;
+pub mod scale;
 pub mod suite;
 pub mod walk;
 

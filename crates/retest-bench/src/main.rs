@@ -7,6 +7,8 @@
 //! retest-bench --retest PATH --only lexer,sched,examples/cruise walk --seed 1 --steps 100
 //!                                        # random walk: RECOVER exact after any sequence of edits
 //! retest-bench --retest PATH csmith     # behaviour, front end, lines and mutants over csmith programs
+//! retest-bench --retest PATH scale --dir DIR [--store URL]
+//!                                        # a synthetic 10⁵-test store: index read, `retest select` timing
 //! ```
 //!
 //! Every experiment works on copies of the subjects under `--work`; the subjects
@@ -18,7 +20,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use retest_bench::{Common, Subject, csmith, mutate, overhead, recover, safety, walk};
+use retest_bench::{Common, Subject, csmith, mutate, overhead, recover, safety, scale, walk};
 
 #[derive(Parser)]
 #[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead, csmith")]
@@ -56,6 +58,9 @@ enum Cmd {
     /// Randomised study over csmith programs: behaviour at each level, front end,
     /// lines against gcov, audited mutants.
     Csmith(csmith::CsmithArgs),
+    /// A synthetic store at a CI fleet's size (10⁵ tests, 100 units of 10⁵
+    /// edges, 50 changed edges): the index read, and how to time `retest select`.
+    Scale(scale::ScaleArgs),
     /// List the mutants of each subject in study order (nothing is run).
     Mutants {
         #[arg(long, default_value_t = 1)]
@@ -72,7 +77,7 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&cli.work)?;
     let work = cli.work.canonicalize()?;
     // the csmith study generates its programs: it has no subjects
-    let subjects = if matches!(cli.cmd, Cmd::Csmith(_)) {
+    let subjects = if matches!(cli.cmd, Cmd::Csmith(_) | Cmd::Scale(_)) {
         Vec::new()
     } else {
         let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
@@ -109,6 +114,7 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Csmith(a) => csmith::run(&c, a)?,
+        Cmd::Scale(a) => scale::run(&c.retest, a)?,
         Cmd::Mutants { seed, diff } => {
             for s in &c.subjects {
                 let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;

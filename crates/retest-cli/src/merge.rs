@@ -14,9 +14,10 @@ pub struct MergeArgs {
     /// after its `retest run --partition K/N`).
     #[arg(required = true, value_name = "STORE.db")]
     pub shards: Vec<PathBuf>,
-    /// The store file to merge into (created from a copy of the first shard
-    /// when it does not exist; default: the project's store).
-    #[arg(long, value_name = "FILE")]
+    /// The store to merge into: a file (created from a copy of the first
+    /// shard when it does not exist) or a PostgreSQL URL (given the shards'
+    /// build when it does not hold it); default: the project's store.
+    #[arg(long, value_name = "FILE|URL")]
     pub into: Option<PathBuf>,
 }
 
@@ -25,18 +26,20 @@ pub fn run(store_opt: Option<&Path>, a: MergeArgs) -> Result<(), Fail> {
         Some(f) => f.to_str().filter(|f| retest_store::is_database_url(f)).map(str::to_string),
         None => retest_engine::store::store_url(store_opt),
     };
-    if let Some(url) = url {
-        return Err(Fail::usage(format!(
-            "{}: this retest merges into store files only, not into a PostgreSQL store",
-            retest_store::redact(&url)
-        ))
-        .hint("workers that share a PostgreSQL store record into it directly (`retest run --partition`): there is nothing to merge; or merge into a file with --into FILE"));
-    }
-    let into = match a.into {
-        Some(f) => f,
-        None => retest_engine::store::store_dir(store_opt)?.join(retest_store::DB_FILE),
+    let r = match url {
+        // a PostgreSQL store: opened as every command opens one
+        Some(url) => {
+            let (store, _) = retest_engine::store::open(Some(Path::new(&url)))?;
+            retest_engine::merge::merge_into(store, &a.shards)?
+        }
+        None => {
+            let into = match a.into {
+                Some(f) => f,
+                None => retest_engine::store::store_dir(store_opt)?.join(retest_store::DB_FILE),
+            };
+            retest_engine::merge::merge(&into, &a.shards)?
+        }
     };
-    let r = retest_engine::merge::merge(&into, &a.shards)?;
     let tests: usize = r.shards.iter().map(|(_, n)| n).sum();
     if !r.overlapping.is_empty() {
         eprintln!(

@@ -1,6 +1,7 @@
 //! `retest merge`: combines the stores CI workers recorded their shards into
 //! (`retest run --partition K/N`, each into its own copy of the build's
-//! store) into one store whose baseline holds every shard's tests.
+//! store) into one store — a file, or a PostgreSQL database — whose
+//! baseline holds every shard's tests.
 //!
 //! Shards are combined only when they ran on one build. A build is
 //! identified by its *content*, not by store-local ids: the snapshot a shard
@@ -24,7 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use retest_store::{
-    ImportedResult, MatrixRow, RunId, SnapshotId, Store, StoreError, TestDeps, TestId, TestName, UnitId,
+    ImportedResult, MatrixRow, RunId, SnapshotId, SnapshotUnit, SourceState, Store, StoreError, TestDeps, TestId,
+    TestName, UnitId,
 };
 use roaring::RoaringBitmap;
 
@@ -143,17 +145,17 @@ fn different_builds(a: &Path, a_id: &BuildIdentity, b: &Path, b_id: &BuildIdenti
     .hint("merge only shards that ran on one build: build once and give every worker a copy of that store")
 }
 
-/// Merges the shard stores `inputs` into the store file `into` (created
-/// from a copy of the first input when it does not exist).
-pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
+/// The inputs, each named once and none of them `target` (a file merged
+/// into), opened and checked to be of one build: nothing is written before.
+fn open_shards(inputs: &[PathBuf], target: Option<&Path>) -> Result<Vec<Shard>, Error> {
     if inputs.is_empty() {
         return Err(Error::usage("nothing to merge").hint("name the shards' store files: `retest merge A.db B.db …`"));
     }
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let target_path = canon(into);
+    let target_path = target.map(canon);
     let mut seen = BTreeSet::new();
     for p in inputs {
-        if canon(p) == target_path {
+        if Some(canon(p)) == target_path {
             return Err(Error::usage(format!("{} is the store merged into", p.display()))
                 .hint("name the shards' stores, and the store to merge into with --into"));
         }
@@ -161,15 +163,22 @@ pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
             return Err(Error::usage(format!("{} is named twice", p.display())).hint("name each shard's store once"));
         }
     }
-    // every input checked before anything is written
     let shards: Vec<Shard> = inputs.iter().map(|p| open_shard(p)).collect::<Result<_, _>>()?;
     for s in &shards[1..] {
         if s.identity != shards[0].identity {
             return Err(different_builds(&shards[0].path, &shards[0].identity, &s.path, &s.identity));
         }
     }
+    Ok(shards)
+}
+
+/// Merges the shard stores `inputs` into the store file `into` (created
+/// from a copy of the first input when it does not exist).
+pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
+    // every input checked before anything is written
+    let shards = open_shards(inputs, Some(into))?;
     let created = !into.exists();
-    let (mut target, from) = if created {
+    let (target, from) = if created {
         // the first shard, copied whole, is the target: its rows are merged already
         shards[0].store.copy_to(into).or_fail_hint("give --into a path in a directory you can write to")?;
         (Store::open_file(into).or_fail()?, 1)
@@ -182,6 +191,56 @@ pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
         })?;
         (t, 0)
     };
+    merge_shards(target, into.to_path_buf(), created, from, &shards, false)
+}
+
+/// Merges the shard stores `inputs` into an open store — a PostgreSQL
+/// database (`retest merge … --into postgresql://…`): the fan-in step of
+/// workers that each recorded into a file. A store that does not hold the
+/// shards' build gets it from the first shard (its units, builds and the
+/// files they were analysed from: [`Store::import_snapshot`]), as a file
+/// merged into is made from a copy of it.
+pub fn merge_into(target: Store, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
+    let shards = open_shards(inputs, None)?;
+    let name = target.name().to_path_buf();
+    merge_shards(target, name, false, 0, &shards, true)
+}
+
+/// A snapshot of `target` holding the build `shard` recorded on: its units,
+/// their instrumented builds and the project files they were analysed
+/// from, and the files the wrapper wrote.
+fn import_build(target: &mut Store, shard: &Shard) -> Result<SnapshotId, Error> {
+    let src = &shard.store;
+    let sources = src.snapshot_sources(shard.snapshot).or_fail()?;
+    let mut units = Vec::new();
+    for su in src.snapshot_units(shard.snapshot).or_fail()? {
+        let unit = src.unit(su.unit).or_fail()?;
+        let id = target.put_unit(&su.src_hash, &unit).or_fail()?;
+        let build = match su.build {
+            Some(b) => {
+                let info = src.build(b).or_fail()?;
+                Some(target.put_build_with(&info.hash, id, info.cells, &info.plan, &info.recording).or_fail()?)
+            }
+            None => None,
+        };
+        let files: Vec<SourceState> = sources.iter().filter(|(k, _)| *k == su.key).map(|(_, s)| s.clone()).collect();
+        if !files.is_empty() {
+            target.record_unit_sources(id, &files).or_fail()?;
+        }
+        units.push(SnapshotUnit { unit: id, build, ..su });
+    }
+    let outputs = src.snapshot_outputs(shard.snapshot).or_fail()?;
+    target.import_snapshot(&units, &outputs).or_fail()
+}
+
+fn merge_shards(
+    mut target: Store,
+    into: PathBuf,
+    created: bool,
+    from: usize,
+    shards: &[Shard],
+    import: bool,
+) -> Result<MergeReport, Error> {
     // the target's snapshot of the same build, the newest one if several
     let mut snapshot = None;
     for s in target.snapshots().or_fail()?.into_iter().rev() {
@@ -192,12 +251,13 @@ pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
     }
     let snapshot = match snapshot {
         Some(s) => s,
+        None if import => import_build(&mut target, &shards[0])?,
         None => {
             let newest = target.newest_snapshot().or_fail()?;
             let what = match newest {
                 Some(n) => {
                     let id = BuildIdentity::of(&target, n.id)?;
-                    return Err(different_builds(&shards[0].path, &shards[0].identity, into, &id));
+                    return Err(different_builds(&shards[0].path, &shards[0].identity, &into, &id));
                 }
                 None => "holds no build",
             };
@@ -252,7 +312,7 @@ pub fn merge(into: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Error> {
     let mut overlapping: Vec<String> = recorded_by.into_iter().filter(|(_, n)| *n > 1).map(|(k, _)| k).collect();
     overlapping.sort();
     Ok(MergeReport {
-        into: into.to_path_buf(),
+        into,
         created,
         snapshot,
         build: shards[0].identity.short(),

@@ -366,6 +366,53 @@ pub fn why_text(algorithm: Algorithm, old_units: &[Loaded], w: &Why) -> String {
     }
 }
 
+/// `TestsOnEdge` of a baseline matrix as a selection reads it: per unit, only
+/// the blocks of the stored index that hold an edge asked for
+/// ([`Store::edge_index_block`]), each read once — at 10⁵ tests a unit's
+/// whole index is tens of megabytes, of which a change needs a few blocks.
+struct OnEdge<'u> {
+    baseline: SnapshotId,
+    units: &'u [Loaded],
+    /// Per old unit index: the edges read so far (whole blocks) and their tests.
+    read: HashMap<usize, (roaring::RoaringBitmap, EdgeIndex)>,
+    /// The first read that failed: the selection is not made.
+    error: Option<Error>,
+}
+
+impl<'u> OnEdge<'u> {
+    fn new(baseline: SnapshotId, units: &'u [Loaded]) -> OnEdge<'u> {
+        OnEdge { baseline, units, read: HashMap::new(), error: None }
+    }
+
+    /// The tests that traversed condition-level edge `edge` of old unit `ui`
+    /// (none once a read failed: [`OnEdge::check`] then fails).
+    fn tests(&mut self, store: &mut Store, ui: usize, edge: u32) -> roaring::RoaringBitmap {
+        if self.error.is_some() {
+            return Default::default();
+        }
+        let (known, idx) = self.read.entry(ui).or_default();
+        if !known.contains(edge) {
+            let id = self.units[ui].unit_id.expect("baseline units are stored");
+            match store.edge_index_block(self.baseline, id, edge).or_fail() {
+                Ok((range, part)) => {
+                    known.insert_range(range);
+                    idx.edges.extend(part.edges);
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return Default::default();
+                }
+            }
+        }
+        idx.tests_on_edge(edge).cloned().unwrap_or_default()
+    }
+
+    /// Fails with the first read that failed.
+    fn check(&mut self) -> Result<(), Error> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
 /// Runs the selection for the store's baseline against the new version, on
 /// one consistent view of the store ([`Store::read_view`]): workers that
 /// record shards meanwhile are neither blocked nor half seen.
@@ -491,27 +538,22 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
     };
 
-    // TestsOnEdge, per unit of the baseline matrix
-    let mut indexes: HashMap<usize, EdgeIndex> = HashMap::new();
-    for d in &dangerous {
-        let ui = d.procedure.unit;
-        if let std::collections::hash_map::Entry::Vacant(e) = indexes.entry(ui) {
-            let id = old_units[ui].unit_id.expect("baseline units are stored");
-            e.insert(store.edge_index(baseline, id).or_fail()?);
-        }
-    }
-    let mut tests_on_edge =
-        |ui: usize, edge: u32| indexes.get(&ui).and_then(|ix| ix.tests_on_edge(edge)).cloned().unwrap_or_default();
-    let by_test = tests_for(&old, &dangerous, &mut tests_on_edge);
+    // TestsOnEdge of the baseline matrix, read block by block as the edges are asked for
+    let mut on_edge = OnEdge::new(baseline, &old_units);
+    let by_test = tests_for(&old, &dangerous, &mut |ui, e| on_edge.tests(store, ui, e));
+    on_edge.check()?;
     // Ball's algorithms re-decide DejaVu's tests (they select subsets of them)
     let refine_started = Instant::now();
     let refinement = match opts.algorithm {
         Algorithm::Path => {
             let paths = RecordedPaths::load(store, baseline, &old_units, &dangerous, &mut warnings)?;
-            Some(refine_with_paths(&old, &new, &outcome, &by_test, &mut tests_on_edge, &mut |o, t| paths.of(o, t)))
+            Some(refine_with_paths(&old, &new, &outcome, &by_test, &mut |ui, e| on_edge.tests(store, ui, e), &mut |o, t| {
+                paths.of(o, t)
+            }))
         }
-        a => a.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut tests_on_edge)),
+        a => a.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut |ui, e| on_edge.tests(store, ui, e))),
     };
+    on_edge.check()?;
     let refine_elapsed = refinement.as_ref().map(|_| refine_started.elapsed());
 
     // the suite: discovered tests if a source is available, else the matrix's

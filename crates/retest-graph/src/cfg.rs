@@ -511,6 +511,16 @@ impl CfgBuilder {
         NodeId(self.nodes.len() as u32 - 1)
     }
 
+    /// Room for `n` more nodes (a reader that knows how many are coming).
+    pub fn reserve_nodes(&mut self, n: usize) {
+        self.nodes.reserve_exact(n);
+    }
+
+    /// Room for `n` more edges.
+    pub fn reserve_edges(&mut self, n: usize) {
+        self.edges.reserve_exact(n);
+    }
+
     pub fn node_mut(&mut self, n: NodeId) -> &mut Node {
         &mut self.nodes[n.index()]
     }

@@ -83,10 +83,18 @@ pub fn decode_bitmap(b: &[u8]) -> Result<RoaringBitmap, String> {
     RoaringBitmap::deserialize_from(b).map_err(|e| e.to_string())
 }
 
-/// `u32 count`, then per edge (ascending): `u32 edge`, `u32 len`, `len` bytes of bitmap.
+/// `u32 count`, then per edge (ascending): `u32 edge`, `u32 len`, `len` bytes
+/// of bitmap — a whole unit's index, as stores before version 7 kept it
+/// (a block of one is [`encode_edges`]).
+#[cfg(test)]
 pub fn encode_index(idx: &EdgeIndex) -> Vec<u8> {
-    let mut edges: Vec<(&u32, &RoaringBitmap)> = idx.edges.iter().collect();
-    edges.sort_by_key(|(e, _)| **e);
+    let mut edges: Vec<(u32, &RoaringBitmap)> = idx.edges.iter().map(|(e, b)| (*e, b)).collect();
+    edges.sort_by_key(|(e, _)| *e);
+    encode_edges(&edges)
+}
+
+/// [`encode_index`] of some edges, ascending (a block of an index).
+pub fn encode_edges(edges: &[(u32, &RoaringBitmap)]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend((edges.len() as u32).to_le_bytes());
     for (e, bm) in edges {
@@ -96,6 +104,28 @@ pub fn encode_index(idx: &EdgeIndex) -> Vec<u8> {
         out.extend(b);
     }
     out
+}
+
+/// Tag of an `edge_index` row: the unit's index is stored in `edge_blocks`,
+/// in blocks of the `u32` (little-endian) that follows.
+const INDEX_IN_BLOCKS: u8 = 2;
+
+/// The `edge_index` row of a unit whose index is stored in blocks of `block` edges.
+pub fn encode_index_mark(block: u32) -> Vec<u8> {
+    let mut out = vec![INDEX_IN_BLOCKS];
+    out.extend(block.to_le_bytes());
+    out
+}
+
+/// The block size an `edge_index` row gives.
+pub fn decode_index_mark(b: &[u8]) -> Result<u32, String> {
+    match b.split_first() {
+        Some((&INDEX_IN_BLOCKS, rest)) if rest.len() == 4 => {
+            let block = u32::from_le_bytes(rest.try_into().expect("four bytes"));
+            if block == 0 { Err("an edge index in blocks of 0 edges".to_string()) } else { Ok(block) }
+        }
+        _ => Err("an edge index mark of an unknown format".to_string()),
+    }
 }
 
 pub fn decode_index(b: &[u8]) -> Result<EdgeIndex, String> {

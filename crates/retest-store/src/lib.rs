@@ -17,7 +17,9 @@
 //! * the **coverage matrix** of a snapshot: per test, its state (`ok`, or
 //!   `unknown` with a reason) and per unit a roaring bitmap of the covered
 //!   condition-level edges; and the inverted **edge index** (per edge, a roaring
-//!   bitmap of the tests that traversed it) that `TestsOnEdge` reads; with each
+//!   bitmap of the tests that traversed it) that `TestsOnEdge` reads, stored
+//!   per unit in blocks of [`EDGE_BLOCK`] edges so that a selection reads the
+//!   blocks of its dangerous edges, not whole units; with each
 //!   test's row, its *definition* and the *file states* it depended on (ids
 //!   into an interned table of (path, kind, hash) states), or why they are
 //!   unknown. The index is
@@ -325,7 +327,12 @@ pub struct MatrixRow {
     pub deps: Option<TestDeps>,
 }
 
-/// `TestsOnEdge` for one unit: edge number → tests that traversed it.
+/// Edges per block of a stored edge index: a selection reads the blocks
+/// that hold its dangerous edges, not a unit's whole index. A block of 256
+/// condition-level edges is a few procedures of typical C.
+pub const EDGE_BLOCK: u32 = 256;
+
+/// `TestsOnEdge` for one unit (or some blocks of it): edge number → tests that traversed it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct EdgeIndex {
     pub edges: HashMap<u32, RoaringBitmap>,
@@ -779,6 +786,37 @@ impl Store {
         })
     }
 
+    /// A new sealed snapshot holding exactly `units` (their `unit`, `build`,
+    /// `key`, `source` and `flags`; `src_hash` is the unit's) and the
+    /// wrapper's `outputs`, in one transaction: a build recorded in another
+    /// store, brought in whole (`retest merge --into` a store without it).
+    pub fn import_snapshot(&mut self, units: &[SnapshotUnit], outputs: &[String]) -> Result<SnapshotId> {
+        let t = now();
+        self.write(|tx| {
+            let parent: Option<i64> = tx.row("SELECT MAX(id) FROM snapshots", p![], |r| r.get(0))?.flatten();
+            let id: i64 = tx
+                .row(
+                    "INSERT INTO snapshots(created, state, parent) VALUES (?1, 'sealed', ?2) RETURNING id",
+                    p![t.as_str(), parent],
+                    |r| r.get(0),
+                )?
+                .ok_or_else(|| DbError::Value("no id for a new snapshot".into()))?;
+            for u in units {
+                tx.exec(
+                    "INSERT INTO snapshot_units(snapshot, key, source, unit, build, flags) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    p![id, &u.key, &u.source, u.unit.0, u.build.map(|b| b.0), &u.flags],
+                )?;
+            }
+            for pa in outputs {
+                tx.exec(
+                    "INSERT INTO snapshot_outputs(snapshot, path) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                    p![id, pa],
+                )?;
+            }
+            Ok(SnapshotId(id))
+        })
+    }
+
     /// Records (or replaces) one translation unit of an open snapshot.
     pub fn record_unit(
         &mut self,
@@ -1198,7 +1236,7 @@ impl Store {
                 touched.sort();
                 touched.dedup();
                 for u in touched {
-                    tx.exec("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![m.0, u])?;
+                    drop_index(tx, m, u)?;
                 }
             }
             Ok(())
@@ -1337,19 +1375,52 @@ impl Store {
     /// and the index written in one transaction, so a test recorded meanwhile
     /// cannot be left out of a stored index.
     pub fn edge_index(&mut self, snapshot: SnapshotId, unit: UnitId) -> Result<EdgeIndex> {
-        let stored = read_index(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?;
-        let data = match stored {
-            Some(data) => data,
+        self.index_part(snapshot, unit, None).map(|(_, idx)| idx)
+    }
+
+    /// `TestsOnEdge` for the block of one unit's index that holds `edge`:
+    /// the edges the returned index is complete for (every edge in the range
+    /// that any test traversed is in it), and the index. Only that block is
+    /// read when the unit's index is stored; a missing one is built as
+    /// [`Store::edge_index`] builds it, and the range is every edge.
+    pub fn edge_index_block(
+        &mut self,
+        snapshot: SnapshotId,
+        unit: UnitId,
+        edge: u32,
+    ) -> Result<(std::ops::Range<u32>, EdgeIndex)> {
+        self.index_part(snapshot, unit, Some(edge))
+    }
+
+    fn index_part(
+        &mut self,
+        snapshot: SnapshotId,
+        unit: UnitId,
+        edge: Option<u32>,
+    ) -> Result<(std::ops::Range<u32>, EdgeIndex)> {
+        let read = |conn: &Conn, block: u32| -> DbResult<(std::ops::Range<u32>, EdgeIndex)> {
+            match edge {
+                Some(e) => {
+                    let b = e / block;
+                    let start = b * block;
+                    Ok((start..start.saturating_add(block), read_blocks(conn, snapshot, unit, Some(b))?))
+                }
+                None => Ok((0..u32::MAX, read_blocks(conn, snapshot, unit, None)?)),
+            }
+        };
+        let whole = |idx: EdgeIndex| (0..u32::MAX, idx);
+        let part = match index_mark(&self.conn, snapshot, unit).map_err(|e| self.sql(e))? {
+            Some(block) => read(&self.conn, block).map_err(|e| self.sql(e))?,
             // inside a read view: built from the view's coverage, not stored
             None if self.conn.in_transaction() => {
-                transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish()
+                whole(transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish())
             }
-            None => self.write(|tx| match read_index(tx, snapshot, unit)? {
-                Some(data) => Ok(data),
-                None => build_index(tx, snapshot, unit),
+            None => self.write(|tx| match index_mark(tx, snapshot, unit)? {
+                Some(block) => read(tx, block),
+                None => build_index(tx, snapshot, unit).map(whole),
             })?,
         };
-        blob::decode_index(&data).map_err(|e| self.corrupt(format!("edge index of unit {}: {e}", unit.0)))
+        Ok(part)
     }
 
     /// Builds and stores the edge index of every unit of a matrix that has
@@ -1371,6 +1442,10 @@ impl Store {
         }
         self.write(|tx| {
             for t in &gone {
+                tx.exec(
+                    "DELETE FROM edge_blocks WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
+                    p![snapshot.0, t],
+                )?;
                 tx.exec(
                     "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
                     p![snapshot.0, t],
@@ -1400,6 +1475,10 @@ impl Store {
             )?;
             tx.exec(
                 "INSERT INTO edge_index(snapshot, unit, data) SELECT CAST(?1 AS BIGINT), unit, data FROM edge_index WHERE snapshot = ?2",
+                p![to.0, from.0],
+            )?;
+            tx.exec(
+                "INSERT INTO edge_blocks(snapshot, unit, block, data) SELECT CAST(?1 AS BIGINT), unit, block, data FROM edge_blocks WHERE snapshot = ?2",
                 p![to.0, from.0],
             )?;
             index_missing(tx, to)
@@ -1482,6 +1561,10 @@ impl Store {
                 .collect();
             for t in &gone {
                 tx.exec(
+                    "DELETE FROM edge_blocks WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
+                    p![snapshot.0, t],
+                )?;
+                tx.exec(
                     "DELETE FROM edge_index WHERE snapshot = ?1 AND unit IN (SELECT unit FROM coverage WHERE snapshot = ?1 AND test = ?2)",
                     p![snapshot.0, t],
                 )?;
@@ -1509,12 +1592,20 @@ impl Store {
     /// key: while one is missing the matrix is incomplete (a shard has not
     /// recorded yet, or was stopped). `None` when no suite is recorded.
     pub fn missing_tests(&self, snapshot: SnapshotId) -> Result<Option<Vec<TestInfo>>> {
-        let Some(suite) = self.suite(snapshot)? else { return Ok(None) };
-        let have: std::collections::HashSet<i64> = self.matrix_tests(snapshot)?.into_iter().map(|m| m.test.0).collect();
+        let Some(mut unrecorded) = self.suite(snapshot)? else { return Ok(None) };
+        // the matrix's test ids only: the tests are read when one is missing
+        for t in self.all("SELECT test FROM matrix_tests WHERE snapshot = ?1", p![snapshot.0], |r| r.get::<i64>(0))? {
+            if let Ok(t) = u32::try_from(t) {
+                unrecorded.remove(t);
+            }
+        }
+        if unrecorded.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
         let mut missing: Vec<TestInfo> = self
             .tests()?
             .into_iter()
-            .filter(|t| u32::try_from(t.id.0).is_ok_and(|i| suite.contains(i)) && !have.contains(&t.id.0))
+            .filter(|t| u32::try_from(t.id.0).is_ok_and(|i| unrecorded.contains(i)))
             .collect();
         missing.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(Some(missing))
@@ -1615,7 +1706,7 @@ fn replace_rows(tx: &Conn, snapshot: SnapshotId, rows: &[EncodedRow]) -> DbResul
     touched.sort();
     touched.dedup();
     for u in touched {
-        tx.exec("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, u])?;
+        drop_index(tx, snapshot, u)?;
     }
     index_missing(tx, snapshot)
 }
@@ -1635,6 +1726,7 @@ fn clear_matrix(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
     tx.exec("DELETE FROM recordings WHERE snapshot = ?1", p![snapshot.0])?;
     tx.exec("DELETE FROM matrix_tests WHERE snapshot = ?1", p![snapshot.0])?;
     tx.exec("DELETE FROM edge_index WHERE snapshot = ?1", p![snapshot.0])?;
+    tx.exec("DELETE FROM edge_blocks WHERE snapshot = ?1", p![snapshot.0])?;
     Ok(())
 }
 
@@ -1654,8 +1746,43 @@ fn suite_bitmap(suite: &[TestId]) -> Result<RoaringBitmap> {
     suite.iter().map(|t| u32::try_from(t.0).map_err(|_| StoreError::Missing { what: "test", id: t.0 })).collect()
 }
 
-fn read_index(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Option<Vec<u8>>> {
-    conn.row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| r.get(0))
+/// The block size of a unit's stored index; `None` when it is not stored.
+fn index_mark(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Option<u32>> {
+    let data: Option<Vec<u8>> =
+        conn.row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| r.get(0))?;
+    data.map(|d| blob::decode_index_mark(&d).map_err(|e| bad_blob(format!("edge index of unit {}: {e}", unit.0))))
+        .transpose()
+}
+
+/// One block of a unit's stored index, or all of them.
+fn read_blocks(conn: &Conn, snapshot: SnapshotId, unit: UnitId, block: Option<u32>) -> DbResult<EdgeIndex> {
+    let mut idx = EdgeIndex::default();
+    let mut add = |r: Row| -> DbResult<()> {
+        let part = blob::decode_index(r.blob(0)?)
+            .map_err(|e| bad_blob(format!("edge index of unit {}: {e}", unit.0)))?;
+        idx.edges.extend(part.edges);
+        Ok(())
+    };
+    match block {
+        Some(b) => conn.each(
+            "SELECT data FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2 AND block = ?3",
+            p![snapshot.0, unit.0, b],
+            &mut add,
+        )?,
+        None => conn.each(
+            "SELECT data FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2",
+            p![snapshot.0, unit.0],
+            &mut add,
+        )?,
+    }
+    Ok(idx)
+}
+
+/// Removes a unit's stored index (its mark and its blocks), inside the caller's transaction.
+fn drop_index(tx: &Conn, snapshot: SnapshotId, unit: i64) -> DbResult<()> {
+    tx.exec("DELETE FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit])?;
+    tx.exec("DELETE FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit])?;
+    Ok(())
 }
 
 fn bad_blob(what: String) -> DbError {
@@ -1688,8 +1815,8 @@ impl Transpose {
         Ok(())
     }
 
-    /// The encoded index.
-    fn finish(self) -> Vec<u8> {
+    /// The index.
+    fn finish(self) -> EdgeIndex {
         let mut idx = EdgeIndex::default();
         let mut bits: Vec<u8> = Vec::new();
         for (e, tests) in self.per_edge.into_iter().enumerate() {
@@ -1708,17 +1835,28 @@ impl Transpose {
             };
             idx.edges.insert(e as u32, bm);
         }
-        blob::encode_index(&idx)
+        idx
     }
 }
 
-fn store_index(tx: &Conn, snapshot: SnapshotId, unit: i64, data: &[u8]) -> DbResult<()> {
+/// Stores one unit's index in blocks of [`EDGE_BLOCK`] edges, with the mark
+/// that it is stored, replacing what was stored for it, inside the
+/// caller's transaction.
+fn store_index(tx: &Conn, snapshot: SnapshotId, unit: i64, idx: &EdgeIndex) -> DbResult<()> {
+    drop_index(tx, snapshot, unit)?;
+    let mut edges: Vec<(u32, &RoaringBitmap)> = idx.edges.iter().map(|(e, b)| (*e, b)).collect();
+    edges.sort_by_key(|(e, _)| *e);
+    for block in edges.chunk_by(|a, b| a.0 / EDGE_BLOCK == b.0 / EDGE_BLOCK) {
+        tx.exec(
+            "INSERT INTO edge_blocks(snapshot, unit, block, data) VALUES (?1, ?2, ?3, ?4)",
+            p![snapshot.0, unit, block[0].0 / EDGE_BLOCK, blob::encode_edges(block)],
+        )?;
+    }
     tx.exec(
-        "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)
-         ON CONFLICT(snapshot, unit) DO UPDATE SET data = excluded.data",
-        p![snapshot.0, unit, data],
-    )
-    .map(|_| ())
+        "INSERT INTO edge_index(snapshot, unit, data) VALUES (?1, ?2, ?3)",
+        p![snapshot.0, unit, blob::encode_index_mark(EDGE_BLOCK)],
+    )?;
+    Ok(())
 }
 
 /// One unit's coverage rows, transposed.
@@ -1731,10 +1869,10 @@ fn transpose(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Transp
 }
 
 /// Builds and stores one unit's index inside the caller's transaction.
-fn build_index(tx: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Vec<u8>> {
-    let data = transpose(tx, snapshot, unit)?.finish();
-    store_index(tx, snapshot, unit.0, &data)?;
-    Ok(data)
+fn build_index(tx: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<EdgeIndex> {
+    let idx = transpose(tx, snapshot, unit)?.finish();
+    store_index(tx, snapshot, unit.0, &idx)?;
+    Ok(idx)
 }
 
 /// Builds, inside the caller's transaction, the index of every unit of a matrix

@@ -8,7 +8,7 @@ use crate::db::{Conn, DbError, DbResult, p};
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -174,6 +174,26 @@ fn v6(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Version 7: the edge index in blocks. `TestsOnEdge` of a unit is stored
+/// as rows of `edge_blocks`, one per block of [`crate::EDGE_BLOCK`]
+/// consecutive edges that any test traversed, so that a selection reads
+/// only the blocks holding its dangerous edges; `edge_index` keeps one row
+/// per unit whose index is stored (its `data`: the block size), the mark
+/// that the blocks are complete. The whole-unit indexes of older stores are
+/// dropped: the index is derived, and the next write (or read) builds it.
+/// (A store taken back to an older version by hand may have the table.)
+pub(crate) const V7: &str = "
+DELETE FROM edge_index;
+CREATE TABLE IF NOT EXISTS edge_blocks(
+    snapshot INTEGER NOT NULL,
+    unit INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (snapshot, unit, block)
+) WITHOUT ROWID;
+DELETE FROM edge_blocks;
+";
+
 fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
     let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
     st.exists([column])
@@ -199,7 +219,8 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6)];
+const STEPS: &[Step] =
+    &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -267,7 +288,20 @@ const PG_SCHEMA: &str = include_str!("postgres/schema.sql");
 pub(crate) const PG_FIRST: i64 = 6;
 /// PostgreSQL's steps from version `PG_FIRST + i` to `PG_FIRST + i + 1`:
 /// the same steps as SQLite's past [`PG_FIRST`], spelled for PostgreSQL.
-const PG_STEPS: &[&str] = &[];
+const PG_STEPS: &[&str] = &[PG_V7];
+
+/// [`V7`] for PostgreSQL.
+const PG_V7: &str = "
+DELETE FROM edge_index;
+CREATE TABLE IF NOT EXISTS edge_blocks(
+    snapshot BIGINT NOT NULL,
+    unit BIGINT NOT NULL,
+    block BIGINT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (snapshot, unit, block)
+);
+DELETE FROM edge_blocks;
+";
 const _: () = assert!(PG_FIRST + PG_STEPS.len() as i64 == VERSION, "a schema step is missing for PostgreSQL");
 
 /// Creates the schema in a PostgreSQL database that has none, and brings it

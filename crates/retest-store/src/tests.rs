@@ -814,6 +814,86 @@ fn finishing_a_run_stores_the_edge_index(f: &Fixture) {
     assert_eq!(s.edge_index(next, u1).unwrap().tests_on_edge(1), Some(&bm(&[t1, t2])));
 }
 
+both!(a_block_of_the_edge_index_is_read_alone);
+/// The index is stored in blocks of `EDGE_BLOCK` edges, and the block that
+/// holds an edge is read without the others: with every other block
+/// damaged, it still reads, and reads what the whole index holds there
+/// (while reading the whole index reports the damage).
+fn a_block_of_the_edge_index_is_read_alone(f: &Fixture) {
+    let mut s = f.init();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+    let ids = s.upsert_tests(&[("t1".into(), "a".into()), ("t2".into(), "b".into())]).unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let b = EDGE_BLOCK;
+    let row = |t: TestId, edges: &[u32]| MatrixRow {
+        test: t,
+        run,
+        state: CoverageState::Known,
+        coverage: vec![(u, bm(edges))],
+        recorded: vec![],
+        deps: None,
+    };
+    s.write_matrix(snap, &[row(ids[0], &[0, b + 3, 2 * b + 1]), row(ids[1], &[b + 3, 2 * b - 1])]).unwrap();
+    let (t1, t2) = (ids[0].0 as u32, ids[1].0 as u32);
+    let whole = s.edge_index(snap, u).unwrap();
+    assert_eq!(whole.edges.len(), 4);
+    let blocks: Vec<i64> = s
+        .conn
+        .rows("SELECT block FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2 ORDER BY block", db::p![snap.0, u.0], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(blocks, [0, 1, 2], "one row per block that holds a traversed edge");
+    s.conn
+        .exec("UPDATE edge_blocks SET data = ?1 WHERE snapshot = ?2 AND block <> 1", db::p![vec![7u8], snap.0])
+        .unwrap();
+    let (range, part) = s.edge_index_block(snap, u, b + 3).unwrap();
+    assert_eq!(range, b..2 * b);
+    assert_eq!(part.tests_on_edge(b + 3), Some(&bm(&[t1, t2])));
+    assert_eq!(part.tests_on_edge(2 * b - 1), Some(&bm(&[t2])));
+    assert_eq!(part.edges.len(), 2, "only the block's edges");
+    for e in range {
+        assert_eq!(part.tests_on_edge(e), whole.tests_on_edge(e));
+    }
+    assert!(matches!(s.edge_index(snap, u), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(s.edge_index_block(snap, u, 0), Err(StoreError::Corrupt { .. })));
+}
+
+/// A store of version 6 (a unit's index in one blob) opens migrated: the
+/// old index is dropped, and the index read is built anew, in blocks, from
+/// the coverage.
+#[test]
+fn a_version_6_store_opens_with_its_index_rebuilt_in_blocks() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let (snap, u, t) = {
+        let mut s = Store::init(&dir).unwrap();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
+        let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+        let run = s.begin_run(snap, "full").unwrap();
+        let row =
+            MatrixRow { test: ids[0], run, state: CoverageState::Known, coverage: vec![(u, bm(&[1, 300]))], recorded: vec![], deps: None };
+        s.write_matrix(snap, &[row]).unwrap();
+        // back to version 6: one blob per unit, which said edge 1 had no test
+        let old = blob::encode_index(&EdgeIndex { edges: [(0u32, bm(&[ids[0].0 as u32]))].into_iter().collect() });
+        s.sqlite()
+            .execute_batch("DROP TABLE edge_blocks; UPDATE meta SET value = '6' WHERE key = 'schema_version';")
+            .unwrap();
+        s.sqlite().execute("UPDATE edge_index SET data = ?1", [old]).unwrap();
+        (snap, u, ids[0].0 as u32)
+    };
+    let mut s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    assert!(stored_index_units(&s, snap).is_empty(), "the old index is dropped");
+    let idx = s.edge_index(snap, u).unwrap();
+    assert_eq!(idx.edges, [(1u32, bm(&[t])), (300, bm(&[t]))].into_iter().collect());
+    assert_eq!(stored_index_units(&s, snap), [u.0]);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// The stored index is the exact transposition of the coverage, built when

@@ -463,6 +463,9 @@ impl<'a> R<'a> {
         let entry = NodeId(self.u32()?);
         let exit = NodeId(self.u32()?);
         let nodes = self.len()?;
+        // growing the vector node by node cost a tenth of a large selection's
+        // time (`len` bounds the count by the bytes left)
+        b.reserve_nodes(nodes);
         for _ in 0..nodes {
             b.add_node(Node {
                 kind: match self.byte()? {
@@ -502,6 +505,7 @@ impl<'a> R<'a> {
         b.set_entry(entry);
         b.set_exit(exit);
         let edges = self.len()?;
+        b.reserve_edges(edges);
         for _ in 0..edges {
             let src = NodeId(self.u32()?);
             let dst = NodeId(self.u32()?);

@@ -1,5 +1,6 @@
-//! The PostgreSQL schema (`src/postgres/schema.sql`) is the SQLite store's
-//! logical schema: loaded into a throwaway PostgreSQL server (`initdb` and
+//! The PostgreSQL schema (`src/postgres/schema.sql` and the later steps of
+//! `schema::PG_STEPS`) is the SQLite store's logical schema: a new store
+//! made in a throwaway PostgreSQL server (`initdb` and
 //! `pg_ctl` in a temporary directory, listening on a unix socket only,
 //! stopped when the test ends), its tables, columns, types, nullability,
 //! primary keys, indexes and schema version are those of a new SQLite store.
@@ -7,7 +8,6 @@
 //! installs it); nothing depends on a server outside the test.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use retest_store::throwaway::Throwaway;
 
@@ -106,9 +106,10 @@ fn the_postgresql_schema_is_the_sqlite_stores_schema() {
     let conn = rusqlite::Connection::open(dir.join(retest_store::DB_FILE)).unwrap();
     let (sqlite_cols, sqlite_indexes) = sqlite_schema(&conn);
 
+    // a new PostgreSQL store: `schema.sql`, then every later step
     let pg = Throwaway::start();
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/postgres/schema.sql");
-    pg.psql(&["-f", schema.to_str().unwrap()]);
+    let local = tempfile::tempdir().unwrap();
+    retest_store::Store::open_url(&pg.url("postgres"), &retest_store::Store::dir_for(local.path()), true).unwrap();
     let (pg_cols, pg_indexes) = postgres_schema(&pg);
     assert_eq!(pg_cols.keys().collect::<Vec<_>>(), sqlite_cols.keys().collect::<Vec<_>>(), "the same tables");
     for (t, cols) in &sqlite_cols {

@@ -581,10 +581,6 @@ fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
         assert!(o.status.success(), "shard {}: {}", k + 1, stderr(&o));
     }
     assert_eq!(raw_matrix_on(f, &url), want, "four workers at once into PostgreSQL record what one does into SQLite");
-    // merging is for store files: refused into the shared store, its password not shown
-    let secret = url.replace("retest@", "retest:s3cret@");
-    let o = retest(f, &["merge", "a.db", "--into", &secret], 2);
-    assert!(stderr(&o).contains("merges into store files only") && !stderr(&o).contains("s3cret"), "{}", stderr(&o));
     apply_change(one.path(), "brake-check");
     apply_change_with(f, "brake-check", &["--store", &url]);
     let (a, b) = (selection(one.path(), &[]), selection(f, &["--store", &url]));
@@ -676,6 +672,67 @@ fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
     retest(f, &on(&url, &["run", "-j2", "--partition", "hash:1/4"]), 0);
     let got = rows(&raw_matrix_on(f, &url));
     assert!(victims.iter().all(|n| got.get(n) == all.get(n)), "the rerun shard records all of its tests");
+}
+
+/// The fan-in of workers that each recorded into a file, into PostgreSQL:
+/// four shards recorded into copies of the build's store file, merged by
+/// `retest merge … --into postgresql://…` into a database that holds no
+/// build yet (it gets the shards' from the first one), give the matrix one
+/// worker records into SQLite, test by test, and after a change the same
+/// selection; the password is never shown. Shards of two builds are
+/// refused with the reason, and nothing is written.
+#[test]
+fn four_shard_files_merged_into_postgresql_give_what_one_worker_records() {
+    let one = example_copy();
+    baseline(one.path());
+    let want = raw_matrix(one.path());
+    let server = retest_store::throwaway::Throwaway::start();
+    let fleet = example_copy();
+    let f = fleet.path();
+    retest(f, &["init"], 0);
+    retest(f, &["build", "--", "make", "-s", "-j2"], 0);
+    let db = f.join(".retest/store.db");
+    let build = f.join("build.db");
+    std::fs::copy(&db, &build).unwrap();
+    let mut shards = Vec::new();
+    for k in 1..=4 {
+        put_store(&build, &db);
+        retest(f, &["run", "-j2", "--partition", &format!("hash:{k}/4")], 0);
+        let shard = f.join(format!("shard{k}.db"));
+        std::fs::copy(&db, &shard).unwrap();
+        shards.push(shard);
+    }
+    let names: Vec<&str> = shards.iter().map(|p| p.to_str().unwrap()).collect();
+    let url = server.new_database();
+    retest(f, &on(&url, &["init"]), 0);
+    let secret = url.replace("retest@", "retest:s3cret@");
+    let mut args = vec!["merge"];
+    args.extend(&names);
+    args.extend(["--into", &secret]);
+    let o = retest(f, &args, 0);
+    let out = stdout(&o);
+    assert!(out.contains("merged 4 shard(s) (40 test records)"), "{out}");
+    assert!(out.contains("complete: every one of the 40 tests"), "{out}");
+    assert!(!out.contains("s3cret") && !stderr(&o).contains("s3cret"), "{out}");
+    assert_eq!(raw_matrix_on(f, &url), want, "four shard files merged into PostgreSQL hold what one worker records");
+    apply_change(one.path(), "brake-check");
+    apply_change_with(f, "brake-check", &["--store", &url]);
+    let (a, b) = (selection(one.path(), &[]), selection(f, &["--store", &url]));
+    assert!(!selected_names(&a).is_empty(), "the change selects tests");
+    assert_eq!(b, a, "the same selection from the merged PostgreSQL store");
+
+    // a shard of another build: refused, one line, nothing written
+    retest(one.path(), &["run", "-j2", "--partition", "hash:1/4"], 0);
+    let other = f.join("other.db");
+    std::fs::copy(one.path().join(".retest/store.db"), &other).unwrap();
+    let fresh = server.new_database();
+    retest(f, &on(&fresh, &["init"]), 0);
+    let e = stderr(&retest(f, &["merge", names[0], other.to_str().unwrap(), "--into", &fresh], 5));
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("controller.c") && e.contains("differ") && e.contains("one build"), "{e}");
+    let count = |q: &str| server.psql_on(database(&fresh), &["-c", q]).trim().to_string();
+    assert_eq!(count("SELECT count(*) FROM snapshots"), "0", "nothing written");
+    assert_eq!(count("SELECT count(*) FROM runs"), "0", "nothing written");
 }
 
 /// The README's CI recipe with one PostgreSQL store for every worker, run as
