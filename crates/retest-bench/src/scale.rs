@@ -177,11 +177,7 @@ fn unit(k: u32, procs: u32, changes: &[(u32, u32)]) -> Unit {
             procedure(&format!("u{k:03}_f{p}"), p, 1 + p * (IFS + 3), changed)
         })
         .collect();
-    Unit {
-        files: vec![SourceFile { path: unit_path(k), system: false }],
-        procedures,
-        ..Default::default()
-    }
+    Unit { files: vec![SourceFile { path: unit_path(k), system: false }], procedures, ..Default::default() }
 }
 
 fn unit_path(k: u32) -> String {
@@ -204,7 +200,11 @@ impl Template {
             entry: out(c.entry(), EdgeLabel::Eps),
             ifs: (0..IFS)
                 .map(|i| {
-                    (out(cond_node(i), EdgeLabel::True), out(cond_node(i), EdgeLabel::False), out(stmt_node(i), EdgeLabel::Eps))
+                    (
+                        out(cond_node(i), EdgeLabel::True),
+                        out(cond_node(i), EdgeLabel::False),
+                        out(stmt_node(i), EdgeLabel::Eps),
+                    )
                 })
                 .collect(),
             ret: out(ret_node(), EdgeLabel::Eps),
@@ -256,7 +256,8 @@ fn changes(a: &ScaleArgs, procs: u32) -> Vec<(u32, Vec<(u32, u32)>)> {
 }
 
 fn hash_of(seed: u64, k: u32, version: u32) -> [u8; 16] {
-    xxhash_rust::xxh3::xxh3_128(format!("retest-bench scale {seed} unit {k} version {version}").as_bytes()).to_le_bytes()
+    xxhash_rust::xxh3::xxh3_128(format!("retest-bench scale {seed} unit {k} version {version}").as_bytes())
+        .to_le_bytes()
 }
 
 pub fn run(retest: &Path, a: &ScaleArgs) -> Result<()> {
@@ -289,7 +290,12 @@ pub fn run(retest: &Path, a: &ScaleArgs) -> Result<()> {
         let abs = data.join(format!("d{f:03}.txt"));
         std::fs::write(&abs, format!("input {f}\n"))?;
         let s = cache.state(&paths, &abs, Kind::Content);
-        states.push(DepState { path: s.path, kind: s.kind.code(), hash: s.hash, stamp: s.stamp.map(|t| t.to_bytes().to_vec()) });
+        states.push(DepState {
+            path: s.path,
+            kind: s.kind.code(),
+            hash: s.hash,
+            stamp: s.stamp.map(|t| t.to_bytes().to_vec()),
+        });
     }
     let state_ids = store.dep_state_ids(&states)?;
     let named: Vec<TestName> =
@@ -420,7 +426,9 @@ fn read_index(a: &ScaleArgs, local: &Path, procs: u32, template: &Template) -> R
         store.snapshot_units(base)?.into_iter().map(|u| (u.key, u.unit)).collect();
     let dangerous: Vec<(UnitId, Vec<u32>)> = changes(a, procs)
         .into_iter()
-        .map(|(k, pairs)| (ids[&unit_path(k)], pairs.iter().map(|(p, i)| p * EDGES + template.ifs[*i as usize].0).collect()))
+        .map(|(k, pairs)| {
+            (ids[&unit_path(k)], pairs.iter().map(|(p, i)| p * EDGES + template.ifs[*i as usize].0).collect())
+        })
         .collect();
     let t = Instant::now();
     let tests = store.read_view(|s| -> Result<u64> {

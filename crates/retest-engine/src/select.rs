@@ -547,9 +547,14 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     let refinement = match opts.algorithm {
         Algorithm::Path => {
             let paths = RecordedPaths::load(store, baseline, &old_units, &dangerous, &mut warnings)?;
-            Some(refine_with_paths(&old, &new, &outcome, &by_test, &mut |ui, e| on_edge.tests(store, ui, e), &mut |o, t| {
-                paths.of(o, t)
-            }))
+            Some(refine_with_paths(
+                &old,
+                &new,
+                &outcome,
+                &by_test,
+                &mut |ui, e| on_edge.tests(store, ui, e),
+                &mut |o, t| paths.of(o, t),
+            ))
         }
         a => a.ball().map(|alg| refine(&old, &new, &outcome, &by_test, alg, &mut |ui, e| on_edge.tests(store, ui, e))),
     };

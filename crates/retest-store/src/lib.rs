@@ -1602,11 +1602,8 @@ impl Store {
         if unrecorded.is_empty() {
             return Ok(Some(Vec::new()));
         }
-        let mut missing: Vec<TestInfo> = self
-            .tests()?
-            .into_iter()
-            .filter(|t| u32::try_from(t.id.0).is_ok_and(|i| unrecorded.contains(i)))
-            .collect();
+        let mut missing: Vec<TestInfo> =
+            self.tests()?.into_iter().filter(|t| u32::try_from(t.id.0).is_ok_and(|i| unrecorded.contains(i))).collect();
         missing.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(Some(missing))
     }
@@ -1749,7 +1746,9 @@ fn suite_bitmap(suite: &[TestId]) -> Result<RoaringBitmap> {
 /// The block size of a unit's stored index; `None` when it is not stored.
 fn index_mark(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Option<u32>> {
     let data: Option<Vec<u8>> =
-        conn.row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| r.get(0))?;
+        conn.row("SELECT data FROM edge_index WHERE snapshot = ?1 AND unit = ?2", p![snapshot.0, unit.0], |r| {
+            r.get(0)
+        })?;
     data.map(|d| blob::decode_index_mark(&d).map_err(|e| bad_blob(format!("edge index of unit {}: {e}", unit.0))))
         .transpose()
 }
@@ -1758,8 +1757,8 @@ fn index_mark(conn: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<Optio
 fn read_blocks(conn: &Conn, snapshot: SnapshotId, unit: UnitId, block: Option<u32>) -> DbResult<EdgeIndex> {
     let mut idx = EdgeIndex::default();
     let mut add = |r: Row| -> DbResult<()> {
-        let part = blob::decode_index(r.blob(0)?)
-            .map_err(|e| bad_blob(format!("edge index of unit {}: {e}", unit.0)))?;
+        let part =
+            blob::decode_index(r.blob(0)?).map_err(|e| bad_blob(format!("edge index of unit {}: {e}", unit.0)))?;
         idx.edges.extend(part.edges);
         Ok(())
     };

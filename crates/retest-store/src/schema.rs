@@ -219,8 +219,7 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] =
-    &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7)];
+const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {

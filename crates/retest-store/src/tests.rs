@@ -841,9 +841,11 @@ fn a_block_of_the_edge_index_is_read_alone(f: &Fixture) {
     assert_eq!(whole.edges.len(), 4);
     let blocks: Vec<i64> = s
         .conn
-        .rows("SELECT block FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2 ORDER BY block", db::p![snap.0, u.0], |r| {
-            r.get(0)
-        })
+        .rows(
+            "SELECT block FROM edge_blocks WHERE snapshot = ?1 AND unit = ?2 ORDER BY block",
+            db::p![snap.0, u.0],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(blocks, [0, 1, 2], "one row per block that holds a traversed edge");
     s.conn
@@ -875,8 +877,14 @@ fn a_version_6_store_opens_with_its_index_rebuilt_in_blocks() {
         s.record_unit(snap, "f.c", "f.c", u, None, "[]").unwrap();
         let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
         let run = s.begin_run(snap, "full").unwrap();
-        let row =
-            MatrixRow { test: ids[0], run, state: CoverageState::Known, coverage: vec![(u, bm(&[1, 300]))], recorded: vec![], deps: None };
+        let row = MatrixRow {
+            test: ids[0],
+            run,
+            state: CoverageState::Known,
+            coverage: vec![(u, bm(&[1, 300]))],
+            recorded: vec![],
+            deps: None,
+        };
         s.write_matrix(snap, &[row]).unwrap();
         // back to version 6: one blob per unit, which said edge 1 had no test
         let old = blob::encode_index(&EdgeIndex { edges: [(0u32, bm(&[ids[0].0 as u32]))].into_iter().collect() });

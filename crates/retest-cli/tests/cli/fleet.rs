@@ -154,17 +154,10 @@ fn put_store(from: &Path, to: &Path) {
     std::fs::copy(from, to).unwrap();
 }
 
-/// The CI recipe with one SQLite file per worker: the build's store is
-/// copied to four workers (one after the other, in the same checkout, as CI
-/// runners see the same path), each records its shard into its copy, and
-/// `retest merge` combines the four files. Per-test coverage (JSON and the
-/// raw matrix) and a later selection are byte for byte one worker's who ran
-/// everything. Shards of another build are refused, naming the unit that
-/// differs, and nothing is written.
-#[test]
-fn four_shard_stores_merged_give_what_one_worker_records() {
-    let one = example_copy();
-    baseline(one.path());
+/// A copy of the example built once (its store saved as `build.db`), whose
+/// four `hash:K/4` shards each ran from that store into a file of their own
+/// (`shardK.db`): (the copy, its store, `build.db`, the shard files).
+fn four_shard_files() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf, Vec<std::path::PathBuf>) {
     let fleet = example_copy();
     let f = fleet.path();
     retest(f, &["init"], 0);
@@ -180,6 +173,22 @@ fn four_shard_stores_merged_give_what_one_worker_records() {
         std::fs::copy(&db, &shard).unwrap();
         shards.push(shard);
     }
+    (fleet, db, build, shards)
+}
+
+/// The CI recipe with one SQLite file per worker: the build's store is
+/// copied to four workers (one after the other, in the same checkout, as CI
+/// runners see the same path), each records its shard into its copy, and
+/// `retest merge` combines the four files. Per-test coverage (JSON and the
+/// raw matrix) and a later selection are byte for byte one worker's who ran
+/// everything. Shards of another build are refused, naming the unit that
+/// differs, and nothing is written.
+#[test]
+fn four_shard_stores_merged_give_what_one_worker_records() {
+    let one = example_copy();
+    baseline(one.path());
+    let (fleet, db, build, shards) = four_shard_files();
+    let f = fleet.path();
     let names: Vec<&str> = shards.iter().map(|p| p.to_str().unwrap()).collect();
     // into a new file, and into the build's store
     let merged = f.join("merged.db");
@@ -687,21 +696,8 @@ fn four_shard_files_merged_into_postgresql_give_what_one_worker_records() {
     baseline(one.path());
     let want = raw_matrix(one.path());
     let server = retest_store::throwaway::Throwaway::start();
-    let fleet = example_copy();
+    let (fleet, _, _, shards) = four_shard_files();
     let f = fleet.path();
-    retest(f, &["init"], 0);
-    retest(f, &["build", "--", "make", "-s", "-j2"], 0);
-    let db = f.join(".retest/store.db");
-    let build = f.join("build.db");
-    std::fs::copy(&db, &build).unwrap();
-    let mut shards = Vec::new();
-    for k in 1..=4 {
-        put_store(&build, &db);
-        retest(f, &["run", "-j2", "--partition", &format!("hash:{k}/4")], 0);
-        let shard = f.join(format!("shard{k}.db"));
-        std::fs::copy(&db, &shard).unwrap();
-        shards.push(shard);
-    }
     let names: Vec<&str> = shards.iter().map(|p| p.to_str().unwrap()).collect();
     let url = server.new_database();
     retest(f, &on(&url, &["init"]), 0);
