@@ -130,7 +130,7 @@ complete -c retest -n "__fish_retest_using_subcommand run" -s q -l quiet -d 'Pri
 complete -c retest -n "__fish_retest_using_subcommand run" -s v -l verbose -d 'Print more: a line per finished test, and what the engine decides'
 complete -c retest -n "__fish_retest_using_subcommand run" -s h -l help -d 'Print help'
 complete -c retest -n "__fish_retest_using_subcommand run" -s V -l version -d 'Print version'
-complete -c retest -n "__fish_retest_using_subcommand merge" -l into -d 'The store file to merge into (created from a copy of the first shard when it does not exist; default: the project\'s store)' -r -F
+complete -c retest -n "__fish_retest_using_subcommand merge" -l into -d 'The store to merge into: a file (created from a copy of the first shard when it does not exist) or a PostgreSQL URL (given the shards\' build when it does not hold it); default: the project\'s store' -r -F
 complete -c retest -n "__fish_retest_using_subcommand merge" -l store -d 'The store (a project root or its `.retest` directory); default: `.retest` in the current directory or its nearest parent' -r -F
 complete -c retest -n "__fish_retest_using_subcommand merge" -s q -l quiet -d 'Print only errors, warnings and the result lines machines read (no notes, summaries or progress bars)'
 complete -c retest -n "__fish_retest_using_subcommand merge" -s v -l verbose -d 'Print more: a line per finished test, and what the engine decides'
