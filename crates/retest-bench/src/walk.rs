@@ -472,6 +472,10 @@ pub struct ChainStep {
     pub audit_selected: usize,
     pub audit_changed: usize,
     pub missed: Vec<String>,
+    /// The follow-up edit's `retest select` from the changed units alone
+    /// differs from the whole program's (`RETEST_WHOLE_PROGRAM=1`).
+    #[serde(default)]
+    pub selection_differs: bool,
 }
 
 /// One step of a walk.
@@ -689,6 +693,23 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
                 copy_tree(&chain(m), &d, false)?;
                 write_version(&p, v, &d)?;
                 r.run(&d, &a.build(), &[], &[0])?;
+                // the selection from the changed units alone, as the whole program's
+                let select = |whole: &str| -> Result<serde_json::Value> {
+                    let out = r.run(
+                        &d,
+                        &[&["select", "--format", "json"][..], &uni].concat(),
+                        &[("RETEST_WHOLE_PROGRAM", whole)],
+                        &[0],
+                    )?;
+                    let mut v: serde_json::Value =
+                        serde_json::from_str(&out.stdout).context("parsing the selection")?;
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("analysis_seconds");
+                        o.remove("units_compared");
+                    }
+                    Ok(v)
+                };
+                let selection_differs = select("0")? != select("1")?;
                 let out = r.run(
                     &d,
                     &[&["audit", "--format", "json"][..], &uni, &["-j", &j, "--timeout", &to]].concat(),
@@ -705,6 +726,7 @@ fn walk_subject(c: &Common, s: &Subject, a: &WalkArgs) -> Result<Vec<Step>> {
                 cs.audit_selected = names(&v["selected"]).len();
                 cs.audit_changed = v["changed"].as_object().map_or(0, |o| o.len());
                 cs.missed = names(&v["missed"]);
+                cs.selection_differs = selection_differs;
             }
         }
         let line: Vec<String> = st
@@ -755,11 +777,14 @@ pub struct Summary {
     pub wrong_tests: usize,
     pub audits: usize,
     pub misses: usize,
+    /// Follow-up edits whose selection from the changed units alone differed
+    /// from the whole program's.
+    pub selection_differences: usize,
 }
 
 impl Summary {
     pub fn exact(&self) -> bool {
-        self.mismatches.is_empty() && self.misses == 0
+        self.mismatches.is_empty() && self.misses == 0 && self.selection_differences == 0
     }
 }
 
@@ -794,6 +819,7 @@ pub fn run(c: &Common, a: &WalkArgs) -> Result<Summary> {
             sum.wrong_tests += wrong_tests;
             sum.audits += audited.len();
             sum.misses += misses;
+            sum.selection_differences += audited.iter().filter(|c| c.selection_differs).count();
             rows.push(vec![
                 name.clone(),
                 m.name().to_string(),
@@ -841,12 +867,13 @@ pub fn run(c: &Common, a: &WalkArgs) -> Result<Summary> {
         "\nVersions put back because two fresh full runs of them differed (out-of-bounds reads or writes that see other memory once instrumented): {redrawn}.\n"
     ));
     md.push_str(&format!(
-        "\n{} steps, {} matrix mismatches ({} tests), {} audits, {} misses.\n",
+        "\n{} steps, {} matrix mismatches ({} tests), {} audits, {} misses, {} selections from the changed units that differ from the whole program's.\n",
         sum.steps,
         sum.mismatches.len(),
         sum.wrong_tests,
         sum.audits,
-        sum.misses
+        sum.misses,
+        sum.selection_differences
     ));
     write_text(&out.join("tables.md"), &md)?;
     for (name, steps) in &all {

@@ -71,6 +71,8 @@ impl SelectionArgs {
             scoped: true,
             class: self.class.clone(),
             baseline: None,
+            // compare every unit, also those the change left the same (for checking)
+            whole_program: std::env::var_os("RETEST_WHOLE_PROGRAM").is_some_and(|v| v != "0"),
         }
     }
 }

@@ -327,6 +327,8 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         algorithm: Algorithm::Dejavu,
         source: a.source.clone(),
         baseline: against,
+        // RECOVER maps the entities of every unit
+        whole_program: true,
         ..Default::default()
     };
     let sel = compute(store, root, &opts)?;

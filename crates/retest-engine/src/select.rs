@@ -117,6 +117,11 @@ pub struct SelectOptions {
     /// sharded `run --selected` against the baseline the first shard
     /// carried coverage over from).
     pub baseline: Option<SnapshotId>,
+    /// Decode and compare every unit, also those the change left the same
+    /// (RECOVER maps every unit's entities; `RETEST_WHOLE_PROGRAM=1`).
+    /// Otherwise only changed units are, when that gives the same selection
+    /// ([`changed_units`]).
+    pub whole_program: bool,
 }
 
 /// One unit of a version.
@@ -184,9 +189,16 @@ pub struct Selection {
     pub dangerous: Vec<Dangerous>,
     pub elapsed: Duration,
     pub warnings: Vec<String>,
-    /// The units compared (for RECOVER), in the programs' order.
+    /// The units compared (for RECOVER), in the programs' order: every unit,
+    /// or with `elsewhere` set only those the change touched.
     pub old_units: Vec<Loaded>,
     pub new_units: Vec<Loaded>,
+    /// When the units the change left the same were not compared: the names
+    /// they define with external linkage (name → how often), which still
+    /// decide how procedures are named ([`Program::with_elsewhere`]).
+    pub elsewhere: Option<BTreeMap<String, usize>>,
+    /// How many units the new version has (compared or not).
+    pub units: usize,
 }
 
 impl Selection {
@@ -200,20 +212,135 @@ impl Selection {
 
     /// The two programs, rebuilt from the units (same indexes as in `outcome`).
     pub fn programs(&self) -> (Program<'_>, Program<'_>) {
-        let old = Program::new(
-            self.old_units
-                .iter()
-                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None })
-                .collect(),
-        );
-        let new = Program::new(
-            self.new_units
-                .iter()
-                .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
-                .collect(),
-        );
-        (old, new)
+        programs(&self.old_units, &self.new_units, self.elsewhere.as_ref())
     }
+}
+
+fn programs<'a>(
+    old_units: &'a [Loaded],
+    new_units: &'a [Loaded],
+    elsewhere: Option<&'a BTreeMap<String, usize>>,
+) -> (Program<'a>, Program<'a>) {
+    let old = Program::new(
+        old_units.iter().map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None }).collect(),
+    );
+    let new = Program::new(
+        new_units
+            .iter()
+            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+            .collect(),
+    );
+    match elsewhere {
+        Some(names) => (old.with_elsewhere(names), new.with_elsewhere(names)),
+        None => (old, new),
+    }
+}
+
+/// The units of two snapshots a selection needs to decode: those whose text
+/// or flags differ. `None` when the selection must compare every unit.
+struct Changed {
+    old_units: Vec<Loaded>,
+    new_units: Vec<Loaded>,
+    /// Externally visible names of the units left out, with how often.
+    elsewhere: BTreeMap<String, usize>,
+    /// The facts of the units left out.
+    left_out: Vec<retest_store::UnitFacts>,
+    /// Per unit of the new snapshot, in key order, its syntax error outside
+    /// any procedure: (where, what).
+    unattributed: Vec<(String, String)>,
+}
+
+/// The units a change touched, when comparing only them selects what
+/// comparing every unit does.
+///
+/// A unit with the same preprocessed text (the same stored unit) and flags in
+/// both snapshots compares equal to itself, procedure by procedure: DejaVu
+/// finds no dangerous edge in it unless something outside it changed what its
+/// code means — a declaration it refers to (`affected` names), where its
+/// calls by name go, the set of procedures calls through pointers may reach,
+/// or a class hierarchy. So the units left out are those, and only when:
+/// * both snapshots hold the same unit keys (no unit added or removed);
+/// * every changed unit defines the same externally visible names and takes
+///   the same procedures' addresses in both versions — then every call by
+///   name resolves as before, procedures keep their names across versions,
+///   and the address-taken set is the same;
+/// * no unit defines classes (C++ hierarchies span units);
+/// * and, checked after the walk by the caller, no unit left out names
+///   anything a declaration change affects (`Outcome::affected_globals`,
+///   against each unit's name hashes, `UnitFacts::may_name`). A declaration
+///   change is one in a changed unit, since the others are the same; a unit
+///   that names none of the affected names has no node they reach, no
+///   declaration that would carry the change further (the closure of
+///   `affected` goes through mentions), and no text of those names that
+///   would change how the change is told.
+///
+/// What the walk then misses of the units left out is their pairs' walks,
+/// each an identity: RECOVER, which maps every unit's entities, asks for the
+/// whole program. Guarded by the test
+/// `selecting_from_the_changed_units_alone_selects_what_the_whole_program_does`
+/// (invariant **changed_units_select_as_the_whole_program**).
+fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Option<Changed>, Error> {
+    let old_su = store.snapshot_units(old).or_fail()?;
+    let new_su = store.snapshot_units(new).or_fail()?;
+    if old_su.len() != new_su.len() || old_su.iter().zip(&new_su).any(|(a, b)| a.key != b.key) {
+        return Ok(None);
+    }
+    let mut out = Changed {
+        old_units: Vec::new(),
+        new_units: Vec::new(),
+        elsewhere: BTreeMap::new(),
+        left_out: Vec::new(),
+        unattributed: Vec::new(),
+    };
+    let loaded = |su: retest_store::SnapshotUnit| -> Result<Loaded, Error> {
+        Ok(Loaded {
+            unit: store.unit(su.unit).or_fail()?,
+            build: su.build,
+            recording: OnceCell::new(),
+            key: su.key,
+            flags: su.flags,
+            unit_id: Some(su.unit),
+            src_hash: su.src_hash,
+            broken: None,
+        })
+    };
+    for (o, n) in old_su.into_iter().zip(new_su) {
+        if (o.unit, &o.flags) == (n.unit, &n.flags) {
+            let facts = store.unit_facts(n.unit).or_fail()?;
+            if facts.classes {
+                return Ok(None);
+            }
+            for name in &facts.exported {
+                *out.elsewhere.entry(name.clone()).or_default() += 1;
+            }
+            if let Some((at, what)) = &facts.unattributed_error {
+                out.unattributed.push((at.clone().unwrap_or_else(|| n.key.clone()), what.clone()));
+            }
+            out.left_out.push(facts);
+            continue;
+        }
+        let (o, n) = (loaded(o)?, loaded(n)?);
+        fn visible(u: &Unit) -> (Vec<&str>, BTreeSet<&str>) {
+            let mut names: Vec<&str> = u.procedures.iter().filter(|p| !p.is_static).map(|p| p.name.as_str()).collect();
+            names.sort_unstable();
+            (names, u.address_taken.iter().map(String::as_str).collect())
+        }
+        if !o.unit.classes.is_empty() || !n.unit.classes.is_empty() || visible(&o.unit) != visible(&n.unit) {
+            return Ok(None);
+        }
+        if let Some(p) = &n.unit.unattributed_error {
+            out.unattributed.push((unattributed_at(&n), p.message.clone()));
+        }
+        out.old_units.push(o);
+        out.new_units.push(n);
+    }
+    Ok(Some(out))
+}
+
+/// Where a unit's syntax error outside any procedure is (`file:line`, or the unit's key).
+fn unattributed_at(u: &Loaded) -> String {
+    let p = u.unit.unattributed_error.as_ref();
+    p.and_then(|p| p.span).map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone())
 }
 
 pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Error> {
@@ -421,6 +548,11 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     // store that cannot be written is read as it is)
     if let Some(b) = opts.baseline.or_else(|| store.baseline().ok().flatten()) {
         let _ = store.store_missing_indexes(b);
+        // units stored before their facts were: decoded once, here
+        if !opts.whole_program && opts.project.is_none() {
+            let newest = store.newest_snapshot().ok().flatten().map_or(b, |s| s.id);
+            let _ = store.store_missing_facts(&[b, newest]);
+        }
     }
     store.read_view(|s| compute_in(s, root, opts)).or_fail()?
 }
@@ -434,6 +566,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     };
     let started = Instant::now();
     let mut warnings = Vec::new();
+    let mut pruned = None;
     let (new_units, new_snapshot) = match &opts.project {
         Some(db) => (load_compile_commands(db, root)?, None),
         None => {
@@ -463,29 +596,48 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             } else {
                 newest
             };
-            (load_snapshot(store, newest)?, Some(newest))
+            // class-level selection and constructors set aside read the whole class hierarchy
+            let hierarchy = opts.class.is_some()
+                || opts.skip_constructors_and_operators
+                || (opts.scoped
+                    && crate::deps::select_settings(&opts.source, root, store)?.skip_constructor_and_operator_changes);
+            match (opts.whole_program || hierarchy).then_some(None).unwrap_or(changed_units(store, baseline, newest)?) {
+                Some(c) => {
+                    pruned = Some((c.old_units, c.elsewhere, c.unattributed, c.left_out));
+                    (c.new_units, Some(newest))
+                }
+                None => (load_snapshot(store, newest)?, Some(newest)),
+            }
         }
     };
-    let old_units = load_snapshot(store, baseline)?;
+    let (old_units, elsewhere, unattributed, left_out) = match pruned {
+        Some((old_units, elsewhere, unattributed, left_out)) => (old_units, Some(elsewhere), unattributed, left_out),
+        None => {
+            let unattributed = new_units
+                .iter()
+                .filter_map(|u| u.unit.unattributed_error.as_ref().map(|p| (unattributed_at(u), p.message.clone())))
+                .collect();
+            (load_snapshot(store, baseline)?, None, unattributed, Vec::new())
+        }
+    };
     for u in &new_units {
         if let Some(b) = &u.broken {
             warnings.push(format!("{}: cannot be analysed ({b}); every function of it counts as changed", u.key));
         }
     }
-    let old = Program::new(
-        old_units.iter().map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None }).collect(),
-    );
-    let new = Program::new(
-        new_units
-            .iter()
-            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
-            .collect(),
-    );
+    let (old, new) = programs(&old_units, &new_units, elsewhere.as_ref());
     // a class's frame reaches its methods pairwise (retest_select::frames)
     let mode = if opts.naive || opts.class.is_some() { Mode::Naive } else { Mode::Inter };
     // nothing built since the baseline: the code is the baseline's own, and
     // only definitions and files can have changed
     let mut outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    // a declaration changed: a unit left out that names what it affects
+    // could have dangerous edges, or carry the change further through its
+    // own declarations (`affected`'s closure), or declare the name too
+    if elsewhere.is_some() && outcome.affected_globals.names.keys().any(|n| left_out.iter().any(|f| f.may_name(n))) {
+        drop((old, new));
+        return compute_in(store, root, &SelectOptions { whole_program: true, ..opts.clone() });
+    }
     if let Some(class) = &opts.class {
         let hierarchy = retest_select::hierarchy::Hierarchy::new(&old);
         let Some(procedures) = retest_select::frames::class_procedures(&hierarchy, &old, class) else {
@@ -634,14 +786,10 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         })
         .collect();
     // a broken unit is worth a warning whether or not it changed
-    for u in &new_units {
-        if let Some(p) = &u.unit.unattributed_error {
-            let at = p.span.map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone());
-            warnings.push(format!(
-                "{at}: {} — code there lies in no function's CFG; any change to this unit selects every test",
-                p.message
-            ));
-        }
+    for (at, message) in &unattributed {
+        warnings.push(format!(
+            "{at}: {message} — code there lies in no function's CFG; any change to this unit selects every test"
+        ));
     }
     // tests the audit found to run differently on the same code: their
     // record is one path of several, so any change that can change some
@@ -762,8 +910,10 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         dangerous,
         elapsed,
         warnings,
+        units: new_units.len() + left_out.len(),
         old_units,
         new_units,
+        elsewhere,
     })
 }
 
@@ -818,6 +968,10 @@ pub struct JsonSelection<'a> {
     selected: Vec<JsonTest<'a>>,
     /// Tests DejaVu selects that this algorithm eliminates, with why.
     eliminated: Vec<JsonEliminated<'a>>,
+    /// The units of the new version, and how many of them the selection
+    /// decoded and compared: those the change touched, or all of them.
+    units: usize,
+    units_compared: usize,
     dangerous_edges: usize,
     /// The dangerous edges as the matrix numbers them: per baseline unit key, the
     /// condition-level edges (unit-wide ids) that map onto a dangerous edge. A test
@@ -957,6 +1111,8 @@ impl Selection {
             analysis_seconds: sel.elapsed.as_secs_f64(),
             selected,
             eliminated,
+            units: sel.units,
+            units_compared: sel.new_units.len(),
             dangerous_edges: sel.dangerous.len(),
             dangerous_condition_edges: {
                 let mut m: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();

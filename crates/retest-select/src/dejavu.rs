@@ -326,5 +326,9 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
         }
     }
     w.out.affected_globals = ctx.globals.clone();
+    // in program order (unit, procedure, edge), not in the order the walk met
+    // them: the walk's order depends on where it starts, and a selection
+    // that leaves out units the change did not touch starts elsewhere
+    w.out.dangerous.sort_by_key(|d| (d.procedure, d.edge));
     w.out
 }

@@ -31,6 +31,10 @@ pub struct Program<'a> {
     pub units: Vec<UnitRef<'a>>,
     /// Procedures by name (all units).
     by_name: BTreeMap<&'a str, Vec<ProcRef>>,
+    /// Names defined with external linkage in units left out of the program,
+    /// with how often: units that are the same in both versions, which a
+    /// selection need not compare (see [`Program::with_elsewhere`]).
+    elsewhere: Option<&'a BTreeMap<String, usize>>,
 }
 
 impl<'a> Program<'a> {
@@ -41,7 +45,23 @@ impl<'a> Program<'a> {
                 by_name.entry(p.name.as_str()).or_default().push(ProcRef { unit: ui, proc: pi });
             }
         }
-        Program { units, by_name }
+        Program { units, by_name, elsewhere: None }
+    }
+
+    /// This program, part of a larger one whose other units are the same in
+    /// both versions and define the procedures `names` (name → how often)
+    /// with external linkage. Those names still decide how procedures are
+    /// named across versions ([`Keys`]): a name defined twice is qualified
+    /// by its unit whether or not both units are here.
+    ///
+    /// Leaving such units out gives the selection of the whole program only
+    /// when the change also leaves the rest of what they see alone — the
+    /// caller checks that (`retest-engine`'s selection: the same units, the
+    /// same externally visible names and address-taken procedures in every
+    /// changed unit, no declaration change, no classes).
+    pub fn with_elsewhere(mut self, names: &'a BTreeMap<String, usize>) -> Program<'a> {
+        self.elsewhere = Some(names);
+        self
     }
 
     pub fn procedure(&self, r: ProcRef) -> &'a Procedure {
@@ -103,6 +123,9 @@ impl Keys {
                 if !proc.is_static {
                     *count.entry(proc.name.as_str()).or_default() += 1;
                 }
+            }
+            for (name, n) in p.elsewhere.into_iter().flatten() {
+                *count.entry(name.as_str()).or_default() += n;
             }
             ambiguous.extend(count.into_iter().filter(|(_, c)| *c > 1).map(|(n, _)| n.to_string()));
         }

@@ -33,6 +33,7 @@
 
 mod blob;
 mod db;
+mod facts;
 mod schema;
 #[doc(hidden)]
 pub mod throwaway;
@@ -49,6 +50,7 @@ use rusqlite::Connection;
 
 pub use db::DbError;
 use db::{Conn, DbResult, Row, p};
+pub use facts::UnitFacts;
 
 use retest_graph::Unit;
 pub use retest_graph::coverage::Probe;
@@ -647,11 +649,12 @@ impl Store {
             return Ok(id);
         }
         let data = blob::encode_unit(unit);
+        let facts = UnitFacts::of(unit).encode();
         let edges = unit.edge_count() as i64;
         self.write(|tx| {
             tx.exec(
-                "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3) ON CONFLICT(src_hash) DO NOTHING",
-                p![&src_hash[..], edges, data],
+                "INSERT INTO units(src_hash, edges, data, facts) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src_hash) DO NOTHING",
+                p![&src_hash[..], edges, data, facts],
             )?;
             tx.row("SELECT id FROM units WHERE src_hash = ?1", p![&src_hash[..]], |r| r.get(0))?
                 .map(UnitId)
@@ -675,6 +678,48 @@ impl Store {
         let rc = Rc::new(unit);
         self.units.borrow_mut().insert(id, rc.clone());
         Ok(rc)
+    }
+
+    /// The facts of a unit that reach beyond it (from the unit itself when
+    /// they are not stored: a unit stored before schema version 8).
+    pub fn unit_facts(&self, id: UnitId) -> Result<UnitFacts> {
+        let facts: Option<Vec<u8>> = self
+            .one("SELECT facts FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
+            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
+        match facts {
+            Some(b) => UnitFacts::decode(&b).map_err(|e| self.corrupt(format!("facts of unit {}: {e}", id.0))),
+            None => Ok(UnitFacts::of(&*self.unit(id)?)),
+        }
+    }
+
+    /// Stores the facts of the units of `snapshots` that have none (units
+    /// stored before schema version 8), so that later selections read them
+    /// without decoding the units.
+    pub fn store_missing_facts(&mut self, snapshots: &[SnapshotId]) -> Result<()> {
+        let mut missing = Vec::new();
+        for s in snapshots {
+            missing.extend(self.all(
+                "SELECT u.id FROM units u JOIN snapshot_units su ON su.unit = u.id
+                 WHERE su.snapshot = ?1 AND u.facts IS NULL",
+                p![s.0],
+                |r| r.get::<i64>(0),
+            )?);
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let facts: Vec<(i64, Vec<u8>)> = missing
+            .into_iter()
+            .map(|id| Ok((id, UnitFacts::of(&*self.unit(UnitId(id))?).encode())))
+            .collect::<Result<_>>()?;
+        self.write(|tx| {
+            for (id, f) in &facts {
+                tx.exec("UPDATE units SET facts = ?1 WHERE id = ?2", p![f.clone(), *id])?;
+            }
+            Ok(())
+        })
     }
 
     /// Stores an instrumented build of `unit` (once per build hash).

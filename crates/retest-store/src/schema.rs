@@ -8,7 +8,7 @@ use crate::db::{Conn, DbError, DbResult, p};
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -194,6 +194,17 @@ CREATE TABLE IF NOT EXISTS edge_blocks(
 DELETE FROM edge_blocks;
 ";
 
+/// Version 8: per unit, its [`crate::UnitFacts`] (`units.facts`, JSON): what a
+/// selection needs of a unit it leaves undecoded because the change did not
+/// touch it. NULL for units stored before; `Store::store_missing_facts`
+/// fills them in.
+fn v8(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    if !has_column(tx, "units", "facts")? {
+        tx.execute_batch("ALTER TABLE units ADD COLUMN facts BLOB;")?;
+    }
+    Ok(())
+}
+
 fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
     let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
     st.exists([column])
@@ -219,7 +230,8 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7)];
+const STEPS: &[Step] =
+    &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7), Step::Code(v8)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -287,7 +299,7 @@ const PG_SCHEMA: &str = include_str!("postgres/schema.sql");
 pub(crate) const PG_FIRST: i64 = 6;
 /// PostgreSQL's steps from version `PG_FIRST + i` to `PG_FIRST + i + 1`:
 /// the same steps as SQLite's past [`PG_FIRST`], spelled for PostgreSQL.
-const PG_STEPS: &[&str] = &[PG_V7];
+const PG_STEPS: &[&str] = &[PG_V7, PG_V8];
 
 /// [`V7`] for PostgreSQL.
 const PG_V7: &str = "
@@ -301,6 +313,8 @@ CREATE TABLE IF NOT EXISTS edge_blocks(
 );
 DELETE FROM edge_blocks;
 ";
+/// [`v8`] for PostgreSQL.
+const PG_V8: &str = "ALTER TABLE units ADD COLUMN IF NOT EXISTS facts BYTEA;";
 const _: () = assert!(PG_FIRST + PG_STEPS.len() as i64 == VERSION, "a schema step is missing for PostgreSQL");
 
 /// Creates the schema in a PostgreSQL database that has none, and brings it

@@ -7,6 +7,7 @@ mod common;
 
 mod algorithms;
 mod cfdg_dot;
+mod changed_units;
 mod ci;
 mod cpp;
 mod criteria;

@@ -2,7 +2,8 @@
 //! enough for every CI run: a few versions of one study subject, each edit
 //! kind's mix as the bench draws it, with selective and with full probes.
 //! After every `retest run --selected` the stored matrix must equal a fresh
-//! store's full run bit for bit, and an audited follow-up edit must miss no test.
+//! store's full run bit for bit, and an audited follow-up edit must miss no test,
+//! its selection from the changed units alone being the whole program's.
 
 use crate::common;
 
@@ -34,5 +35,11 @@ fn a_short_random_walk_keeps_every_matrix_exact_and_misses_no_test() {
     let sum = run(&c, &a).unwrap();
     assert_eq!(sum.steps, 3);
     assert!(sum.audits > 0, "no follow-up edit was audited");
-    assert!(sum.exact(), "matrices differ at {:?}; {} audit misses", sum.mismatches, sum.misses);
+    assert!(
+        sum.exact(),
+        "matrices differ at {:?}; {} audit misses; {} selections from the changed units differ from the whole program's",
+        sum.mismatches,
+        sum.misses,
+        sum.selection_differences
+    );
 }
