@@ -304,6 +304,14 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
             broken: None,
         })
     };
+    // the changed units, decoded together (in parallel)
+    let changed: Vec<UnitId> = old_su
+        .iter()
+        .zip(&new_su)
+        .filter(|(o, n)| (o.unit, &o.flags) != (n.unit, &n.flags))
+        .flat_map(|(o, n)| [o.unit, n.unit])
+        .collect();
+    store.units(&changed).or_fail()?;
     for (o, n) in old_su.into_iter().zip(new_su) {
         if (o.unit, &o.flags) == (n.unit, &n.flags) {
             let facts = store.unit_facts(n.unit).or_fail()?;
@@ -344,9 +352,9 @@ fn unattributed_at(u: &Loaded) -> String {
 }
 
 pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Error> {
-    store
-        .snapshot_units(id)
-        .or_fail()?
+    let units = store.snapshot_units(id).or_fail()?;
+    store.units(&units.iter().map(|su| su.unit).collect::<Vec<_>>()).or_fail()?;
+    units
         .into_iter()
         .map(|su| {
             Ok(Loaded {

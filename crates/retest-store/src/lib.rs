@@ -680,6 +680,29 @@ impl Store {
         Ok(rc)
     }
 
+    /// Loads several units, the ones not yet loaded decoded in parallel
+    /// (decoding is most of what loading a unit costs).
+    pub fn units(&self, ids: &[UnitId]) -> Result<Vec<Rc<Unit>>> {
+        use rayon::prelude::*;
+        let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !self.units.borrow().contains_key(id)).collect();
+        todo.sort_unstable_by_key(|id| id.0);
+        todo.dedup();
+        let mut blobs = Vec::with_capacity(todo.len());
+        for &id in &todo {
+            let data: Vec<u8> = self
+                .one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
+                .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
+            blobs.push((id, data));
+        }
+        let decoded: Vec<(UnitId, std::result::Result<Unit, String>)> =
+            blobs.into_par_iter().map(|(id, data)| (id, blob::decode_unit(&data))).collect();
+        for (id, unit) in decoded {
+            let unit = unit.map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
+            self.units.borrow_mut().insert(id, Rc::new(unit));
+        }
+        ids.iter().map(|id| self.unit(*id)).collect()
+    }
+
     /// The facts of a unit that reach beyond it (from the unit itself when
     /// they are not stored: a unit stored before schema version 8).
     pub fn unit_facts(&self, id: UnitId) -> Result<UnitFacts> {
