@@ -409,9 +409,18 @@ pub fn run_build_keeping(
             store.set_meta(MetaKey::BuildSecondsPerUnit.name(), &format!("{per_unit:.6}")).or_fail()?;
         }
         if compiled == 0 {
-            cx.reporter.note(
-                "no C or C++ source was compiled through the wrapper — either everything was up to date, or the build does not use $CC and $CXX (try `make CC=\"$CC\" CXX=\"$CXX\"` or a clean build)",
-            );
+            // a snapshot that holds units has them from an earlier build
+            // through the wrapper: the build tool found its outputs up to date
+            if store.snapshot_units(snapshot).or_fail()?.is_empty() {
+                cx.reporter.note(
+                    "no C or C++ source was compiled through the wrapper — the build does not use $CC and $CXX, or found everything up to date (try `make CC=\"$CC\" CXX=\"$CXX\"`, or a clean build)",
+                );
+            } else {
+                cx.reporter.note(&format!(
+                    "nothing to compile: the build found every object up to date (snapshot {} holds the units of the last build through the wrapper)",
+                    snapshot.0
+                ));
+            }
         } else {
             let from_cache = match reused {
                 0 => String::new(),

@@ -187,6 +187,27 @@ fn retest_build_keeps_the_real_compiler_the_user_chose() {
     assert!(used.contains("m.c") || used.contains(".i"), "the chosen compiler did not run: {used:?}");
 }
 
+/// A build that compiles nothing says why it may be: a build that never went
+/// through the wrapper is told to use $CC; one whose objects were up to date
+/// after a build through the wrapper is told just that.
+#[test]
+fn a_build_that_compiles_nothing_says_which_of_the_two_reasons_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("m.c"), "int main(void) { return 0; }\n").unwrap();
+    // a Makefile that names its compiler itself
+    std::fs::write(d.path().join("Makefile"), "m: m.c\n\tcc -o m m.c\n").unwrap();
+    retest(d.path(), &["init"], 0);
+    let first = stderr(&retest(d.path(), &["build", "--", "make", "-s"], 0));
+    assert!(first.contains("the build does not use $CC and $CXX"), "{first}");
+    std::fs::write(d.path().join("Makefile"), "m: m.c\n\t$(CC) -o m m.c\n").unwrap();
+    std::fs::remove_file(d.path().join("m")).unwrap();
+    let through = stderr(&retest(d.path(), &["build", "--", "make", "-s"], 0));
+    assert!(through.contains("1 translation unit(s) instrumented"), "{through}");
+    let again = stderr(&retest(d.path(), &["build", "--", "make", "-s"], 0));
+    assert!(again.contains("nothing to compile: the build found every object up to date"), "{again}");
+    assert!(!again.contains("$CC"), "{again}");
+}
+
 /// `retest` in `dir` with `RETEST_REUSE` set to `reuse`, expecting exit `code`.
 fn retest_reusing(dir: &std::path::Path, reuse: &str, args: &[&str], code: i32) -> std::process::Output {
     let out = Command::new(retest_bin()).args(args).current_dir(dir).env("RETEST_REUSE", reuse).output().unwrap();
