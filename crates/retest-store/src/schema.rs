@@ -8,7 +8,7 @@ use crate::db::{Conn, DbError, DbResult, p};
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -194,6 +194,16 @@ CREATE TABLE IF NOT EXISTS edge_blocks(
 DELETE FROM edge_blocks;
 ";
 
+/// To version 8: a test's recording (`recordings.data`) may hold execution
+/// counts (`retest build --counts`), in a second encoding of the blob
+/// (`blob::encode_recorded`) that older versions cannot read. No table
+/// changes: recordings without counts keep the first encoding, so a store's
+/// rows stay as they are; the version only keeps older retests from reading
+/// counts they would call corrupt. Both back ends take the same step.
+pub(crate) const V8: &str = "
+UPDATE meta SET value = value WHERE key = 'schema_version';
+";
+
 fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
     let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
     st.exists([column])
@@ -219,7 +229,8 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] = &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7)];
+const STEPS: &[Step] =
+    &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7), Step::Sql(V8)];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -287,7 +298,7 @@ const PG_SCHEMA: &str = include_str!("postgres/schema.sql");
 pub(crate) const PG_FIRST: i64 = 6;
 /// PostgreSQL's steps from version `PG_FIRST + i` to `PG_FIRST + i + 1`:
 /// the same steps as SQLite's past [`PG_FIRST`], spelled for PostgreSQL.
-const PG_STEPS: &[&str] = &[PG_V7];
+const PG_STEPS: &[&str] = &[PG_V7, V8];
 
 /// [`V7`] for PostgreSQL.
 const PG_V7: &str = "

@@ -653,7 +653,69 @@ fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
         paths: bm(&[1, 4096, 70000]),
         frames: bm(frames),
         ids: ids.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+        counts: Default::default(),
     }
+}
+
+both!(execution_counts_are_kept_with_the_recording);
+/// A test's execution counts (`--counts`) are stored with its recording and
+/// read back as written, in both back ends.
+fn execution_counts_are_kept_with_the_recording(f: &Fixture) {
+    let mut s = f.init();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let r = Recorded { counts: [(0, 1), (1, 1 << 40), (7, u64::MAX)].into_iter().collect(), ..Default::default() };
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0, 1]))]),
+            recorded: vec![(u, r.clone())],
+            deps: None,
+            stopped: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.test_recorded(snap, ids[0]).unwrap(), vec![(u, r.clone())]);
+    assert_eq!(s.unit_recorded(snap, u).unwrap(), vec![(ids[0], r)]);
+}
+
+/// A store of version 7 opens at version 8 and reads its recordings, which
+/// have no counts, as they were.
+#[test]
+fn a_version_7_store_opens_with_its_recordings() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = Store::dir_for(d.path());
+    let r1 = recorded(&[0, 2], &[], &[(0x8000_0001, &[5, 1 << 40])]);
+    let (snap, u, t) = {
+        let mut s = Store::init(&dir).unwrap();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+        let run = s.begin_run(snap, "full").unwrap();
+        s.record_result(
+            run,
+            Some(snap),
+            &TestRecord {
+                test: ids[0],
+                outcome: outcome("pass"),
+                coverage: Ok(vec![(u, bm(&[0]))]),
+                recorded: vec![(u, r1.clone())],
+                deps: None,
+                stopped: false,
+            },
+        )
+        .unwrap();
+        s.sqlite().execute_batch("UPDATE meta SET value = '7' WHERE key = 'schema_version';").unwrap();
+        (snap, u, ids[0])
+    };
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("8"));
+    assert_eq!(s.test_recorded(snap, t).unwrap(), vec![(u, r1)]);
 }
 
 both!(recordings_follow_the_matrix);
@@ -735,9 +797,13 @@ proptest! {
         mcdc in proptest::collection::vec(any::<u32>(), 0..50),
         frames in proptest::collection::vec(0u32..100, 0..5),
         ids in proptest::collection::btree_map(any::<u32>(), proptest::collection::vec(any::<u64>(), 0..20), 0..4),
+        counts in proptest::collection::btree_map(any::<u32>(), 1..=u64::MAX, 0..30),
     ) {
-        let r = Recorded { mcdc: mcdc.iter().copied().collect(), paths: bm(&[]), frames: frames.iter().copied().collect(), ids };
+        let without = counts.is_empty();
+        let r = Recorded { mcdc: mcdc.iter().copied().collect(), paths: bm(&[]), frames: frames.iter().copied().collect(), ids, counts };
         let b = blob::encode_recorded(&r);
+        // a recording without counts is written as before counts existed (tag 1)
+        prop_assert_eq!(b[0] == 1, without);
         prop_assert_eq!(blob::decode_recorded(&b).unwrap(), r);
         for cut in 0..b.len() {
             prop_assert!(blob::decode_recorded(&b[..cut]).is_err());
