@@ -250,7 +250,9 @@ impl Builds {
             for (i, p) in view.unit.procedures.iter().enumerate() {
                 let base = view.cells.base[i];
                 let count = |c: u32| counts.get(&(base + c)).copied().unwrap_or(0);
-                for (e, n) in edge_counts(&p.cond, &view.plan[i], &view.cells.layouts[i], &count).into_iter().enumerate() {
+                for (e, n) in
+                    edge_counts(&p.cond, &view.plan[i], &view.cells.layouts[i], &count).into_iter().enumerate()
+                {
                     if let Some(n) = n.filter(|&n| n > 0) {
                         mine.insert(bases[i] + e as u32, n);
                     }

@@ -758,37 +758,45 @@ pub fn edge_counts(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, count: &dyn
         }
         (total, unknown)
     };
-    loop {
-        let mut changed = false;
-        for n in cfg.node_ids() {
-            let is_entry = n == cfg.entry();
-            let is_exit = n == cfg.exit();
-            let (in_sum, in_unknown) = sum(&mut cfg.in_edges(n).iter().copied(), &edge);
-            let (out_sum, out_unknown) = sum(&mut cfg.out_edges(n), &edge);
-            if node[n.index()].is_none() {
-                if !is_entry && in_unknown.is_empty() {
-                    node[n.index()] = Some(in_sum);
-                    changed = true;
-                } else if !is_exit && !off[n.index()] && out_unknown.is_empty() && cfg.out_edges(n).len() > 0 {
-                    node[n.index()] = Some(out_sum);
-                    changed = true;
+    // First backwards only (a node's count from its out-edges or its cell,
+    // and from it an in-edge's), then both ways: a node's start is counted
+    // before its calls, so where a call returns other than once — `fork`
+    // returns twice — what follows a node is measured, and what precedes it
+    // is not, by what the node's successors recorded.
+    for forwards in [false, true] {
+        loop {
+            let mut changed = false;
+            for n in cfg.node_ids() {
+                let is_entry = n == cfg.entry();
+                let is_exit = n == cfg.exit();
+                let (in_sum, in_unknown) = sum(&mut cfg.in_edges(n).iter().copied(), &edge);
+                let (out_sum, out_unknown) = sum(&mut cfg.out_edges(n), &edge);
+                if node[n.index()].is_none() {
+                    if !is_exit && !off[n.index()] && out_unknown.is_empty() && cfg.out_edges(n).len() > 0 {
+                        node[n.index()] = Some(out_sum);
+                        changed = true;
+                    } else if forwards && !is_entry && in_unknown.is_empty() {
+                        node[n.index()] = Some(in_sum);
+                        changed = true;
+                    }
+                }
+                let Some(c) = node[n.index()] else { continue };
+                if !is_entry && let [e] = in_unknown[..] {
+                    edge[e.index()] = c.checked_sub(in_sum);
+                    changed |= edge[e.index()].is_some();
+                }
+                if forwards
+                    && !is_exit
+                    && !off[n.index()]
+                    && let [e] = out_unknown[..]
+                {
+                    edge[e.index()] = c.checked_sub(out_sum);
+                    changed |= edge[e.index()].is_some();
                 }
             }
-            let Some(c) = node[n.index()] else { continue };
-            if !is_entry && let [e] = in_unknown[..] {
-                edge[e.index()] = c.checked_sub(in_sum);
-                changed |= edge[e.index()].is_some();
+            if !changed {
+                break;
             }
-            if !is_exit
-                && !off[n.index()]
-                && let [e] = out_unknown[..]
-            {
-                edge[e.index()] = c.checked_sub(out_sum);
-                changed |= edge[e.index()].is_some();
-            }
-        }
-        if !changed {
-            break;
         }
     }
     edge

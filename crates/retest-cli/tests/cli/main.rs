@@ -8,6 +8,7 @@ mod common;
 mod algorithms;
 mod cfdg_dot;
 mod ci;
+mod counts;
 mod cpp;
 mod criteria;
 mod dependencies;
