@@ -293,3 +293,76 @@ fn a_counted_build_has_its_own_build_hash_and_the_default_probes_stay() {
     assert!(counted.contains("++__retest_e[") && !counted.contains("] = 1;"));
     assert!(counted.contains("volatile unsigned long long __retest_e["));
 }
+
+/// Two loops, one per test; `LOOPS_V1` changes only the second.
+const LOOPS_V0: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+static long first(int n)
+{
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += i % 3 ? i : 1;
+    return s;
+}
+
+static long second(int n)
+{
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += 2;
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    int n = atoi(argv[2]);
+    long s = argv[1][0] == 'a' ? first(n) : second(n);
+    printf("%ld\n", s);
+    return 0;
+}
+"#;
+
+fn loops_v1() -> String {
+    LOOPS_V0.replace("        s += 2;\n", "        s += 3;\n")
+}
+
+/// RECOVER carries a test it does not rerun with its execution counts,
+/// mapped as its coverage is: after `run --selected`, each test's counts are
+/// those of a full run of the new version.
+#[test]
+fn recover_carries_the_counts_of_tests_it_does_not_rerun() {
+    let runs = ["a 10", "b 6"];
+    let d = project(LOOPS_V0, &runs, &["--counts"]);
+    std::fs::write(d.path().join("p.c"), loops_v1()).unwrap();
+    retest(d.path(), &["build", "--counts", "--", "make", "-s"], 0);
+    let out = stdout(&retest(d.path(), &["run", "--selected"], 0));
+    assert!(out.contains("ran 1 of 2 tests"), "{out}");
+    let fresh = project(&loops_v1(), &runs, &["--counts"]);
+    for t in ["t0", "t1"] {
+        let (tests, counts) = ours(d.path(), Some(t));
+        let (fresh_tests, fresh_counts) = ours(fresh.path(), Some(t));
+        assert_eq!(tests, fresh_tests, "{t}: lines");
+        assert_eq!(counts, fresh_counts, "{t}: execution counts");
+    }
+    // the carried test's loop ran ten times
+    assert_eq!(ours(d.path(), Some("t0")).1.unwrap()[&8], 10);
+}
+
+/// Coverage recorded without counters has no counts to carry: when the new
+/// build counts, RECOVER reruns the tests it would have carried, and every
+/// test's counts are those of a full run.
+#[test]
+fn recover_reruns_what_was_not_counted_before() {
+    let runs = ["a 10", "b 6"];
+    let d = project(LOOPS_V0, &runs, &[]);
+    std::fs::write(d.path().join("p.c"), loops_v1()).unwrap();
+    retest(d.path(), &["build", "--counts", "--", "make", "-s"], 0);
+    let out = stdout(&retest(d.path(), &["run", "--selected"], 0));
+    assert!(out.contains("ran 2 of 2 tests"), "{out}");
+    let fresh = project(&loops_v1(), &runs, &["--counts"]);
+    for t in ["t0", "t1"] {
+        assert_eq!(ours(d.path(), Some(t)).1, ours(fresh.path(), Some(t)).1, "{t}: execution counts");
+    }
+}
