@@ -436,7 +436,7 @@ fn file_page(
          counts; blank where no counting build holds the line</dd>\n"
     } else {
         "<dt>Tests</dt><dd>the number of tests that ran the line (not how many times it ran: the store \
-         records for each test whether a line ran; <code>retest build --counts</code> counts executions)</dd>\n"
+         records for each test whether a line ran)</dd>\n"
     };
     let _ = writeln!(
         b,
