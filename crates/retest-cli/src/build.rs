@@ -20,7 +20,7 @@ pub struct BuildArgs {
     #[arg(long)]
     paths: bool,
     /// Count executions: each probe adds one to a 64-bit counter instead of
-    /// storing a byte, so reports show how many times each line and branch
+    /// storing a byte, so reports show how many times each line
     /// ran (costs more than the default probes; see README, "Execution counts").
     #[arg(long)]
     counts: bool,
