@@ -609,9 +609,13 @@ impl<'p> RecordedTransfer<'p> {
             if !rec.counts || new_edges.get(&nu).is_none_or(|b| b.is_empty()) {
                 continue;
             }
-            let fed_by_uncounted = self.map.units.get(&nu).into_iter().flatten().any(|(ne, olds)| {
-                new_edges[&nu].contains(*ne) && olds.iter().any(|(ou, _)| !self.old_counts[*ou])
-            });
+            let fed_by_uncounted = self
+                .map
+                .units
+                .get(&nu)
+                .into_iter()
+                .flatten()
+                .any(|(ne, olds)| new_edges[&nu].contains(*ne) && olds.iter().any(|(ou, _)| !self.old_counts[*ou]));
             if fed_by_uncounted {
                 let file = self.new.units[nu].unit.files.first().map(|f| f.path.as_str()).unwrap_or("a unit");
                 return Err(format!("executions in {file} were not counted before"));
