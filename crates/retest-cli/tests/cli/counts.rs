@@ -52,7 +52,7 @@ fn gcov_counts(dir: &Path) -> BTreeMap<u32, u64> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
-        if !p.extension().is_some_and(|x| x == "gcda") {
+        if p.extension().is_none_or(|x| x != "gcda") {
             continue;
         }
         let o = Command::new("gcov").args(["--json-format", "--stdout"]).arg(&p).current_dir(dir).output().unwrap();
