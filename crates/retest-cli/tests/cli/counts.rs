@@ -89,9 +89,14 @@ fn gcov_of(program: &str, runs: &[&str]) -> BTreeMap<u32, u64> {
 /// A project of `program` with one test per argument list of `runs`
 /// (`t0`, `t1`, …), built by the wrapper with `build_args` and run.
 fn project(program: &str, runs: &[&str], build_args: &[&str]) -> tempfile::TempDir {
+    project_at(program, runs, build_args, "-O0")
+}
+
+/// [`project`] compiled at optimisation level `opt`.
+fn project_at(program: &str, runs: &[&str], build_args: &[&str], opt: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("p.c"), program).unwrap();
-    std::fs::write(d.path().join("Makefile"), "p: p.c\n\t$(CC) -O0 -o p p.c\n").unwrap();
+    std::fs::write(d.path().join("Makefile"), format!("p: p.c\n\t$(CC) {opt} -o p p.c\n")).unwrap();
     let toml: String =
         runs.iter().enumerate().map(|(i, r)| format!("[[test]]\nname = \"t{i}\"\ncmd = \"./p {r}\"\n\n")).collect();
     std::fs::write(d.path().join("retest.toml"), toml).unwrap();
@@ -174,6 +179,44 @@ fn line_counts_equal_gcov_and_sum_over_tests() {
         .expect("a page for p.c");
     assert!(page.contains("<dt>Runs</dt>"), "legend");
     assert!(page.contains("<td class=\"hits\">2</td><td class=\"hits\">17</td>"), "line 26: 2 tests, 17 runs");
+}
+
+/// An `else if` chain of `&&` decisions in a loop, as the lexer's comment
+/// loop has it: optimised, the wrapper pairs its probe cells.
+const CHAIN: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 0;
+    int x = 0, y = 0, z = 0;
+    for (int i = 0; i < n; i++) {
+        if (i % 2 == 0 && i % 3 == 0)
+            x++;
+        else if (i % 5 == 0 && i % 7 != 0)
+            y++;
+        z += i;
+    }
+    printf("%d %d %d\n", x, y, z);
+    return 0;
+}
+"#;
+
+/// Optimised, the wrapper pairs probe cells (`retest_graph::coverage::pair_probes`):
+/// a pair cell counts for both of its edges, and the counts are still gcov's
+/// (gcov at `-O0`, where its lines are the source's).
+#[test]
+fn line_counts_of_an_optimised_build_with_paired_cells_equal_gcov() {
+    for (program, runs) in [(CHAIN, &["100", "37"][..]), (LOOP, &["10", "7"][..])] {
+        let d = project_at(program, runs, &["--counts"], "-O2");
+        let (_, counts) = ours(d.path(), None);
+        let (both, differ) = compare(&counts.unwrap(), &gcov_of(program, runs));
+        assert!(differ.is_empty(), "-O2:\n{}", differ.join("\n"));
+        assert!(both >= 10, "compared only {both} lines");
+        if program == CHAIN {
+            assert!(instrumented(d.path(), true).contains("unsigned char __retest_q"), "the chain's cells are paired");
+        }
+    }
 }
 
 #[test]
