@@ -38,8 +38,11 @@ pub struct LineCount {
     /// 0; i < n; i++)` above its body ran n + 1 times (the entry, then once
     /// back from the body for each of n iterations), the body n times. A loop
     /// wholly on one line (`while (*p) p++;`) counts once per entry, where
-    /// gcov adds the line's own cycles. Edges whose count the counters do not
-    /// determine (none that full probes measure) count as zero.
+    /// gcov adds the line's own cycles. In C++ the implicit destructor call of
+    /// a local object is a statement of its declaration's line, so that line
+    /// also counts the exits of the object's scope. Edges whose count the
+    /// counters do not determine (none that full probes measure) count as
+    /// zero.
     pub executions: Option<u64>,
 }
 
