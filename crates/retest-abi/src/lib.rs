@@ -15,7 +15,11 @@ use std::fmt;
 
 /// The version of the descriptor layout (`struct retest_tu`) the instrumenter
 /// writes (`RETEST_ABI`).
-pub const ABI: u32 = 2;
+pub const ABI: u32 = 3;
+/// The descriptor version of units without execution counters: the one
+/// before [`SectionKind::EdgeCounts`] (version 3). Only counted units declare
+/// [`ABI`], so a default build's text and build hash stay what they were.
+pub const ABI_UNCOUNTED: u32 = 2;
 /// The oldest descriptor version the runtime still takes (`RETEST_ABI_OLDEST`).
 pub const ABI_OLDEST: u32 = 1;
 
@@ -38,12 +42,24 @@ pub enum SectionKind {
     /// Edge cells as 4-byte words (ABI 2); the runtime writes them to traces
     /// as [`SectionKind::Edges`], so this kind never appears in a trace.
     EdgeWords = 5,
+    /// Edge cells as 8-byte execution counters (`retest cc --counts`): each
+    /// probe adds one to its cell's `unsigned long long` instead of storing a
+    /// byte. The runtime writes them to traces twice: as
+    /// [`SectionKind::Edges`] (hit when not zero) and as a section of this
+    /// kind in the [`trace::Encoding::Counts`] encoding.
+    EdgeCounts = 6,
 }
 
 impl SectionKind {
     /// Every kind, in the order of their codes.
-    pub const ALL: [SectionKind; 5] =
-        [SectionKind::Edges, SectionKind::Mcdc, SectionKind::Paths, SectionKind::Frames, SectionKind::EdgeWords];
+    pub const ALL: [SectionKind; 6] = [
+        SectionKind::Edges,
+        SectionKind::Mcdc,
+        SectionKind::Paths,
+        SectionKind::Frames,
+        SectionKind::EdgeWords,
+        SectionKind::EdgeCounts,
+    ];
 
     /// The number descriptors and traces hold.
     pub const fn code(self) -> u32 {
@@ -63,6 +79,7 @@ impl SectionKind {
             SectionKind::Paths => "RETEST_SECT_PATHS",
             SectionKind::Frames => "RETEST_SECT_FRAMES",
             SectionKind::EdgeWords => "RETEST_SECT_EDGE_WORDS",
+            SectionKind::EdgeCounts => "RETEST_SECT_EDGE_COUNTS",
         }
     }
 
@@ -78,6 +95,9 @@ impl SectionKind {
             SectionKind::EdgeWords => {
                 "edge cells as 4-byte words (ABI 2); written to traces as kind 1, never found in one"
             }
+            SectionKind::EdgeCounts => {
+                "edge cells as 8-byte execution counters (ABI 3, `--counts`); written to traces as kind 1 and as kind 6 in encoding 3"
+            }
         }
     }
 }
@@ -92,6 +112,8 @@ pub const SECT_PATHS: u32 = SectionKind::Paths.code();
 pub const SECT_FRAMES: u32 = SectionKind::Frames.code();
 /// [`SectionKind::EdgeWords`] as a number.
 pub const SECT_EDGE_WORDS: u32 = SectionKind::EdgeWords.code();
+/// [`SectionKind::EdgeCounts`] as a number.
+pub const SECT_EDGE_COUNTS: u32 = SectionKind::EdgeCounts.code();
 
 /// The trace file format (`docs/trace-format.md`).
 pub mod trace {
@@ -116,11 +138,15 @@ pub mod trace {
         Sparse = 1,
         /// `len` is a function number; `u32 count`, then `count` strictly increasing `u64` path ids.
         IdSet = 2,
+        /// `len` is the number of cells; `u32 count`, then `count` pairs of a
+        /// `u32` cell index (strictly increasing, `< len`) and its `u64`
+        /// execution count (not zero).
+        Counts = 3,
     }
 
     impl Encoding {
         /// Every encoding, in the order of their codes.
-        pub const ALL: [Encoding; 3] = [Encoding::Raw, Encoding::Sparse, Encoding::IdSet];
+        pub const ALL: [Encoding; 4] = [Encoding::Raw, Encoding::Sparse, Encoding::IdSet, Encoding::Counts];
 
         /// The number a section holds.
         pub const fn code(self) -> u32 {
@@ -138,6 +164,7 @@ pub mod trace {
                 Encoding::Raw => "RT_ENC_RAW",
                 Encoding::Sparse => "RT_ENC_SPARSE",
                 Encoding::IdSet => "RT_ENC_IDSET",
+                Encoding::Counts => "RT_ENC_COUNTS",
             }
         }
     }
@@ -290,6 +317,10 @@ pub fn markdown_tables() -> String {
             trace::Encoding::IdSet => {
                 ("function number", "`u32 count`, then `count` × `u64` path ids, strictly increasing")
             }
+            trace::Encoding::Counts => (
+                "number of cells",
+                "`u32 count`, then `count` × (`u32` cell index, strictly increasing, `< len`; `u64` execution count, not zero)",
+            ),
         };
         s += &format!("| {} {:?} | {len} | {payload} |\n", e.code(), e);
     }
@@ -316,7 +347,7 @@ mod tests {
             assert_eq!(SectionKind::from_code(k.code()), Some(k));
         }
         assert_eq!(SectionKind::from_code(0), None);
-        assert_eq!(SectionKind::from_code(6), None);
+        assert_eq!(SectionKind::from_code(7), None);
         for e in trace::Encoding::ALL {
             assert_eq!(trace::Encoding::from_code(e.code()), Some(e));
         }

@@ -2,7 +2,8 @@
 //!
 //! Each subject is built several ways, all at the same `-O` level (`--opt`,
 //! default `-O2`): plain gcc; `retest build -- make` with edge probes only, with
-//! `--mcdc`, with `--paths` and with both (runtime active: `RETEST_TRACE_DIR`
+//! `--mcdc`, with `--paths`, with both and with `--counts` (execution
+//! counters) (runtime active: `RETEST_TRACE_DIR`
 //! set where `retest run` would put it — on tmpfs where the machine has one),
 //! the edge build once more with the runtime inactive and once more with the
 //! trace directory on the disk, in the build directory, where gcov's `.gcda`
@@ -283,6 +284,12 @@ fn variants(clang: bool) -> Vec<Variant> {
             name: "retest --mcdc --paths",
             baseline: 0,
             build: Build::Retest { cc: "gcc", flags: &["--mcdc", "--paths"] },
+            env: TRACE,
+        },
+        Variant {
+            name: "retest --counts",
+            baseline: 0,
+            build: Build::Retest { cc: "gcc", flags: &["--counts"] },
             env: TRACE,
         },
         Variant {
@@ -773,7 +780,7 @@ fn render(rs: &[Measured], opt: &str) -> String {
     for (subj, wl) in keys {
         let of = |v: &str| rs.iter().find(|m| m.subject == subj && m.workload == wl && m.variant == v);
         let Some(edges) = of("retest (edges)") else { continue };
-        for v in ["retest --mcdc", "retest --paths", "retest --mcdc --paths"] {
+        for v in ["retest --mcdc", "retest --paths", "retest --mcdc --paths", "retest --counts"] {
             let Some(m) = of(v) else { continue };
             let inst = match (m.instructions, edges.instructions) {
                 (Some(x), Some(y)) => format!("{}×", f(x as f64 / y as f64, 2)),

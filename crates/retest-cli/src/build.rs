@@ -19,6 +19,11 @@ pub struct BuildArgs {
     /// Also record Ball–Larus acyclic paths (for `retest select --algorithm path`).
     #[arg(long)]
     paths: bool,
+    /// Count executions: each probe adds one to a 64-bit counter instead of
+    /// storing a byte, so reports show how many times each line
+    /// ran (costs more than the default probes; see README, "Execution counts").
+    #[arg(long)]
+    counts: bool,
     /// The build command, e.g. `make -j4`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
@@ -32,7 +37,7 @@ static CXX: Terminal = Terminal { prefix: "retest c++" };
 pub fn build(store_opt: Option<&Path>, a: BuildArgs) -> Result<ExitCode, Fail> {
     let (mut store, root) = retest_engine::store::open(store_opt)?;
     let cx = progress::context(&BUILD)?;
-    let options = RecordOptions { mcdc: a.mcdc, paths: a.paths };
+    let options = RecordOptions { mcdc: a.mcdc, paths: a.paths, counts: a.counts };
     let status = retest_engine::build::build(&cx, &mut store, &root, &a.command, options)?;
     Ok(exit_code(status))
 }
@@ -47,7 +52,8 @@ pub fn wrapper(cplusplus: bool, args: Vec<String>) -> ExitCode {
             "retest {name}: the compiler wrapper. Use it as the compiler (`{}=\"retest {name}\" make`, or `retest build -- make`):\n\
              every argument goes to the real compiler (${var}, else {default}); each of the project's sources is analysed and\n\
              instrumented first, and recorded in the store (.retest/ of this directory or a parent).\n\
-             Its own options, before the compiler's: --mcdc (record MC/DC evaluations), --paths (record acyclic paths).\n\
+             Its own options, before the compiler's: --mcdc (record MC/DC evaluations), --paths (record acyclic paths),\n\
+             --counts (count executions).\n\
              A command with no input (`--version`, `-dumpmachine`) goes to the real compiler, with or without a store.",
             if cplusplus { "CXX" } else { "CC" }
         );

@@ -4,7 +4,9 @@
 //! Layout: `coverage` › `sources` › `source` (the root file names are relative
 //! to), `packages` › `package` (one per directory) › `classes` › `class` (one per
 //! file) › `methods` › `method` (one per function, with its lines) and `lines` ›
-//! `line`. Hits are numbers of tests, as in LCOV. A line with branches has
+//! `line`. Hits are numbers of tests, as in LCOV, or, for a line a build with
+//! counters holds (`retest build --counts`), how many times it ran, summed
+//! over the tests. A line with branches has
 //! `branch="true"` and `condition-coverage="P% (covered/total)"`, `P` rounded
 //! down. Rates are between 0 and 1 and are 1 when there is nothing to cover.
 
@@ -52,10 +54,10 @@ fn rate(hit: usize, total: usize) -> String {
 }
 
 /// Per line of one file: (hits, branches covered, branches).
-fn line_table(fc: &FileCoverage) -> BTreeMap<u32, (u32, usize, usize)> {
-    let mut t: BTreeMap<u32, (u32, usize, usize)> = BTreeMap::new();
+fn line_table(fc: &FileCoverage) -> BTreeMap<u32, (u64, usize, usize)> {
+    let mut t: BTreeMap<u32, (u64, usize, usize)> = BTreeMap::new();
     for (l, c) in &fc.lines {
-        t.entry(*l).or_default().0 = c.tests;
+        t.entry(*l).or_default().0 = c.executions.unwrap_or(u64::from(c.tests));
     }
     for (l, bs) in &fc.branches {
         let e = t.entry(*l).or_default();
@@ -65,7 +67,7 @@ fn line_table(fc: &FileCoverage) -> BTreeMap<u32, (u32, usize, usize)> {
     t
 }
 
-fn counts(t: &BTreeMap<u32, (u32, usize, usize)>) -> (usize, usize, usize, usize) {
+fn counts(t: &BTreeMap<u32, (u64, usize, usize)>) -> (usize, usize, usize, usize) {
     let lines_valid = t.len();
     let lines_covered = t.values().filter(|x| x.0 > 0).count();
     let branches_covered = t.values().map(|x| x.1).sum();
@@ -73,7 +75,7 @@ fn counts(t: &BTreeMap<u32, (u32, usize, usize)>) -> (usize, usize, usize, usize
     (lines_covered, lines_valid, branches_covered, branches_valid)
 }
 
-fn write_line(w: &mut dyn Write, indent: &str, line: u32, (hits, bh, bt): (u32, usize, usize)) -> io::Result<()> {
+fn write_line(w: &mut dyn Write, indent: &str, line: u32, (hits, bh, bt): (u64, usize, usize)) -> io::Result<()> {
     match (bh * 100).checked_div(bt) {
         None => writeln!(w, r#"{indent}<line number="{line}" hits="{hits}" branch="false"/>"#),
         Some(percent) => writeln!(
@@ -86,7 +88,7 @@ fn write_line(w: &mut dyn Write, indent: &str, line: u32, (hits, bh, bt): (u32, 
 /// Writes the Cobertura report of `files` (keyed by path relative to
 /// `options.source_root`).
 pub fn write(files: &BTreeMap<String, FileCoverage>, options: &Options<'_>, w: &mut dyn Write) -> io::Result<()> {
-    let tables: BTreeMap<&str, BTreeMap<u32, (u32, usize, usize)>> =
+    let tables: BTreeMap<&str, BTreeMap<u32, (u64, usize, usize)>> =
         files.iter().map(|(p, fc)| (p.as_str(), line_table(fc))).collect();
     let (mut lc, mut lv, mut bc, mut bv) = (0, 0, 0, 0);
     for t in tables.values() {

@@ -14,8 +14,9 @@
 //! Conditions are shown as written in the source when the caller found that
 //! text ([`Input::written`]), with the preprocessed text on hover; otherwise as
 //! preprocessed. Each page explains its colours and numbers (a legend; the
-//! numbers count tests, as the store records per test whether code ran, not how
-//! often), the file table sorts by any column (buttons in its header), and a
+//! numbers count tests, as the store records per test whether code ran, and,
+//! where a build counted executions (`--counts`), a Runs column says how many
+//! times each line ran), the file table sorts by any column (buttons in its header), and a
 //! file page moves to the next or previous line or decision with something
 //! missing (`n` / `p`, or its buttons). The script for both is inline: the
 //! report loads nothing.
@@ -426,11 +427,21 @@ fn file_page(
         plural(fc.branches.values().filter(|bs| bs.iter().any(|x| x.tests == 0)).count(), "line", "lines"),
         plural(gap_decisions, "decision", "decisions"),
     );
+    // execution counts: only where a build of the file counted (`--counts`)
+    let counted = fc.lines.values().any(|c| c.executions.is_some());
+    let tests_legend = if counted {
+        "<dt>Tests</dt><dd>the number of tests that ran the line</dd>\n\
+         <dt>Runs</dt><dd>how many times the line ran, summed over the tests (its build counted executions: \
+         <code>retest build --counts</code>): once each time control entered the line from elsewhere, as gcov \
+         counts; blank where no counting build holds the line</dd>\n"
+    } else {
+        "<dt>Tests</dt><dd>the number of tests that ran the line (not how many times it ran: the store \
+         records for each test whether a line ran)</dd>\n"
+    };
     let _ = writeln!(
         b,
         "<dl class=\"legend\" aria-label=\"legend\">\n\
-         <dt>Tests</dt><dd>the number of tests that ran the line (not how many times it ran: the store \
-         records for each test whether a line ran)</dd>\n\
+         {tests_legend}\
          <dt>Branches</dt><dd>outcomes taken by some test / outcomes of the line (hover for each outcome's tests)</dd>\n\
          <dt style=\"background:#dff5df\">line</dt><dd>run by at least one test</dd>\n\
          <dt style=\"background:#f9d6d6\">line</dt><dd>code no test ran</dd>\n\
@@ -461,8 +472,9 @@ fn file_page(
     }
     let _ = writeln!(
         b,
-        "<table class=\"src\">\n<thead><tr><th scope=\"col\">Line</th><th scope=\"col\">Tests</th>\
-         <th scope=\"col\">Branches</th><th scope=\"col\" style=\"text-align:left\">Source</th></tr></thead>\n<tbody>"
+        "<table class=\"src\">\n<thead><tr><th scope=\"col\">Line</th><th scope=\"col\">Tests</th>{}\
+         <th scope=\"col\">Branches</th><th scope=\"col\" style=\"text-align:left\">Source</th></tr></thead>\n<tbody>",
+        if counted { "<th scope=\"col\">Runs</th>" } else { "" }
     );
     for n in numbers {
         let code = (n as usize).checked_sub(1).and_then(|i| text_lines.get(i)).copied().unwrap_or("");
@@ -470,6 +482,11 @@ fn file_page(
             Some(c) if c.tests > 0 => (" class=\"hit\"", c.tests.to_string()),
             Some(_) => (" class=\"miss\"", "0".to_string()),
             None => ("", String::new()),
+        };
+        let runs = match (counted, fc.lines.get(&n).and_then(|c| c.executions)) {
+            (false, _) => String::new(),
+            (true, Some(x)) => format!("<td class=\"hits\">{x}</td>"),
+            (true, None) => "<td class=\"hits\"></td>".to_string(),
         };
         let mut missing: Vec<&str> = Vec::new();
         if fc.lines.get(&n).is_some_and(|c| c.tests == 0) {
@@ -494,7 +511,7 @@ fn file_page(
         };
         let _ = writeln!(
             b,
-            "<tr id=\"L{n}\"{row}{nav}><td class=\"ln\">{n}</td><td class=\"hits\">{hits}</td><td class=\"br{bclass}\" title=\"{}\">{btext}</td><td class=\"code\">{}</td></tr>",
+            "<tr id=\"L{n}\"{row}{nav}><td class=\"ln\">{n}</td><td class=\"hits\">{hits}</td>{runs}<td class=\"br{bclass}\" title=\"{}\">{btext}</td><td class=\"code\">{}</td></tr>",
             escape(&btitle),
             escape(code)
         );
@@ -506,7 +523,8 @@ fn file_page(
             };
             let _ = writeln!(
                 b,
-                "<tr class=\"decision\"{nav}><td colspan=\"4\">{}</td></tr>",
+                "<tr class=\"decision\"{nav}><td colspan=\"{}\">{}</td></tr>",
+                if counted { 5 } else { 4 },
                 decision_table(s.d, s.written, vs)
             );
         }

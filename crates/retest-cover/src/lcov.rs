@@ -2,7 +2,10 @@
 //!
 //! Counts are numbers of tests: `DA:<line>,<tests that executed it>`,
 //! `FNDA:<tests that entered it>,<name>`, `BRDA:<line>,<decision>,<outcome>,<tests>`
-//! (`-` when no test evaluated the decision).
+//! (`-` when no test evaluated the decision) — except a line that a build
+//! with counters holds (`retest build --counts`): its `DA` gives how many
+//! times it ran, summed over the tests ([`crate::lines::LineCount::executions`]),
+//! as gcov's tracefiles do.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -40,7 +43,7 @@ pub fn write(files: &BTreeMap<String, FileCoverage>, test_name: &str, w: &mut dy
         writeln!(w, "BRF:{}", fc.branches_total())?;
         writeln!(w, "BRH:{}", fc.branches_hit())?;
         for (line, c) in &fc.lines {
-            writeln!(w, "DA:{line},{}", c.tests)?;
+            writeln!(w, "DA:{line},{}", c.executions.unwrap_or(u64::from(c.tests)))?;
         }
         writeln!(w, "LF:{}", fc.lines.len())?;
         writeln!(w, "LH:{}", fc.lines_hit())?;

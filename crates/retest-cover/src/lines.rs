@@ -10,7 +10,9 @@
 //! break;`) lead where the switch's end leads, so they make one branch with
 //! each other and with an implicit `default`; gcov counts each such `break`
 //! apart (the graph has no node for a `break`).
-//! Counts are numbers of tests, not executions.
+//! Counts are numbers of tests; a line also has an *execution count* when a
+//! unit that holds it was built with counters (`retest build --counts`): see
+//! [`LineCount::executions`] for the rule.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,25 @@ use roaring::RoaringBitmap;
 pub struct LineCount {
     /// Tests that executed the line.
     pub tests: u32,
+    /// How many times the line ran, summed over the tests: `None` unless a
+    /// unit that holds the line was built with counters (`--counts`).
+    ///
+    /// The rule, gcov's for lines that hold no loop of their own: a line
+    /// ran once each time control *entered* it from elsewhere — the sum,
+    /// over the condition-level edges into a node whose statement starts on
+    /// the line from a node that is not on it (another line, the function's
+    /// entry, a declaration without code), of their execution counts (edge
+    /// counts: `retest_graph::coverage::edge_counts`). Flow within the line
+    /// (`a && b`, two statements on one line) enters it once; so `for (i =
+    /// 0; i < n; i++)` above its body ran n + 1 times (the entry, then once
+    /// back from the body for each of n iterations), the body n times. A loop
+    /// wholly on one line (`while (*p) p++;`) counts once per entry, where
+    /// gcov adds the line's own cycles. In C++ the implicit destructor call of
+    /// a local object is a statement of its declaration's line, so that line
+    /// also counts the exits of the object's scope. Edges whose count the
+    /// counters do not determine (none that full probes measure) count as
+    /// zero.
+    pub executions: Option<u64>,
 }
 
 /// One branch: a labelled out-edge of a condition or switch.
@@ -122,6 +143,8 @@ struct ProcShape {
     entry_line: u32,
     /// statement-level node → line (executable nodes only)
     stmt_lines: Vec<Option<u32>>,
+    /// condition-level node → the line of its statement (executable only)
+    cond_lines: Vec<Option<u32>>,
     /// condition-level edge → (line, block, label) for branch edges
     branch_of: Vec<Option<(u32, u32, String)>>,
     /// Whether the function has a probe at all: a C++ `constexpr` function
@@ -139,11 +162,12 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
             file,
             entry_line: span.line,
             stmt_lines: vec![None; p.stmt.node_count()],
+            cond_lines: vec![None; p.cond.node_count()],
             branch_of: vec![None; p.cond.edge_count()],
             recorded,
         });
     }
-    let stmt_lines = p
+    let stmt_lines: Vec<Option<u32>> = p
         .stmt
         .nodes()
         .map(|(_, n)| match n.kind {
@@ -153,6 +177,7 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
             _ => None,
         })
         .collect();
+    let cond_lines = p.map.node.iter().map(|c| stmt_lines.get(c.index()).copied().flatten()).collect();
     // branch blocks: number the decisions (condition nodes, switches) per line in id order
     let mut per_line: BTreeMap<u32, u32> = BTreeMap::new();
     let mut branch_of = vec![None; p.cond.edge_count()];
@@ -192,7 +217,7 @@ fn shape(unit: &Unit, p: &Procedure) -> Option<ProcShape> {
             branch_of[e.index()] = Some((s.line, block, p.cond.edge(e).label.to_string()));
         }
     }
-    Some(ProcShape { file, entry_line: span.line, stmt_lines, branch_of, recorded })
+    Some(ProcShape { file, entry_line: span.line, stmt_lines, cond_lines, branch_of, recorded })
 }
 
 /// Accumulates coverage over units and tests.
@@ -243,6 +268,13 @@ impl Accumulator {
     /// Registers a unit's executable lines, branches and functions (all at zero),
     /// and returns its shape for [`Accumulator::add_test`].
     pub fn add_unit(&mut self, unit: &Unit) -> UnitShape {
+        self.add_unit_counted(unit, false)
+    }
+
+    /// [`Accumulator::add_unit`] for a unit whose build may have counted
+    /// executions (`counted`): its lines then have an execution count, zero
+    /// until tests add theirs.
+    pub fn add_unit_counted(&mut self, unit: &Unit, counted: bool) -> UnitShape {
         let procs: Vec<Option<ProcShape>> = unit.procedures.iter().map(|p| shape(unit, p)).collect();
         for (p, s) in unit.procedures.iter().zip(&procs) {
             let Some(s) = s else { continue };
@@ -251,7 +283,10 @@ impl Accumulator {
             // one unit that records it (an inline function in many units) suffices
             fc.functions[slot].recorded |= s.recorded;
             for l in s.stmt_lines.iter().flatten() {
-                fc.lines.entry(*l).or_default();
+                let c = fc.lines.entry(*l).or_default();
+                if counted && s.recorded {
+                    c.executions.get_or_insert(0);
+                }
                 if !fc.functions[slot].lines.contains(l) {
                     fc.functions[slot].lines.push(*l);
                 }
@@ -279,6 +314,36 @@ impl Accumulator {
 
     /// Adds one test's coverage of a unit (unit-wide condition-level edges).
     pub fn add_test(&mut self, unit: &Unit, shape: &UnitShape, edges: &RoaringBitmap) {
+        self.add_test_counted(unit, shape, edges, None);
+    }
+
+    /// [`Accumulator::add_test`] with the test's execution counts of the
+    /// unit's edges (unit-wide numbers; an edge not listed ran zero times),
+    /// if its build counted: they add to the lines' execution counts (see
+    /// [`LineCount::executions`]).
+    pub fn add_test_counted(
+        &mut self,
+        unit: &Unit,
+        shape: &UnitShape,
+        edges: &RoaringBitmap,
+        counts: Option<&BTreeMap<u32, u64>>,
+    ) {
+        if let Some(counts) = counts {
+            for (i, p) in unit.procedures.iter().enumerate() {
+                let Some(s) = shape.procs[i].as_ref().filter(|s| s.recorded) else { continue };
+                let (lo, hi) = (shape.bases[i], shape.bases[i + 1]);
+                let fc = self.files.entry(s.file.clone()).or_default();
+                for (&e, &n) in counts.range(lo..hi) {
+                    let edge = p.cond.edge(EdgeId(e - lo));
+                    let Some(line) = s.cond_lines[edge.dst.index()] else { continue };
+                    if s.cond_lines[edge.src.index()] == Some(line) {
+                        continue; // flow within the line
+                    }
+                    let c = fc.lines.entry(line).or_default().executions.get_or_insert(0);
+                    *c = c.saturating_add(n);
+                }
+            }
+        }
         for (i, p) in unit.procedures.iter().enumerate() {
             let Some(s) = shape.procs[i].as_ref().filter(|s| s.recorded) else { continue };
             let (lo, hi) = (shape.bases[i], shape.bases[i + 1]);

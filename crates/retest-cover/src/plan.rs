@@ -17,15 +17,18 @@ pub struct RecordOptions {
     /// Ball–Larus acyclic paths of every procedure (`--paths`).
     #[serde(default)]
     pub paths: bool,
+    /// Execution counts: edge cells become 64-bit counters (`--counts`).
+    #[serde(default)]
+    pub counts: bool,
 }
 
 impl RecordOptions {
     /// Whether nothing beyond edges is recorded.
     pub fn is_empty(&self) -> bool {
-        !self.mcdc && !self.paths
+        !self.mcdc && !self.paths && !self.counts
     }
 
-    /// `mcdc,paths` (empty when nothing is recorded), as `RETEST_RECORD` takes it.
+    /// `mcdc,paths,counts` (empty when nothing is recorded), as `RETEST_RECORD` takes it.
     pub fn to_env(&self) -> String {
         let mut v = Vec::new();
         if self.mcdc {
@@ -33,6 +36,9 @@ impl RecordOptions {
         }
         if self.paths {
             v.push("paths");
+        }
+        if self.counts {
+            v.push("counts");
         }
         v.join(",")
     }
@@ -44,7 +50,8 @@ impl RecordOptions {
             match w {
                 "mcdc" => o.mcdc = true,
                 "paths" => o.paths = true,
-                other => return Err(format!("unknown recording `{other}` (known: mcdc, paths)")),
+                "counts" => o.counts = true,
+                other => return Err(format!("unknown recording `{other}` (known: mcdc, paths, counts)")),
             }
         }
         Ok(o)
@@ -58,9 +65,15 @@ pub fn recording(unit: &Unit, options: RecordOptions) -> UnitRecording {
         return UnitRecording::default();
     }
     let mut r = UnitRecording {
-        procs: vec![ProcRecording::default(); unit.procedures.len()],
+        // counters alone place no component
+        procs: if options.mcdc || options.paths {
+            vec![ProcRecording::default(); unit.procedures.len()]
+        } else {
+            Vec::new()
+        },
         mcdc_cells: None,
         path_cells: None,
+        counts: options.counts,
     };
     if options.mcdc {
         let layout = McdcLayout::new(unit);
@@ -118,13 +131,18 @@ mod tests {
     fn options_round_trip_through_the_environment() {
         for o in [
             RecordOptions::default(),
-            RecordOptions { mcdc: true, paths: false },
-            RecordOptions { mcdc: false, paths: true },
-            RecordOptions { mcdc: true, paths: true },
+            RecordOptions { mcdc: true, ..Default::default() },
+            RecordOptions { paths: true, ..Default::default() },
+            RecordOptions { mcdc: true, paths: true, ..Default::default() },
+            RecordOptions { counts: true, ..Default::default() },
+            RecordOptions { mcdc: true, paths: true, counts: true },
         ] {
             assert_eq!(RecordOptions::from_env(&o.to_env()).unwrap(), o);
         }
-        assert_eq!(RecordOptions::from_env(" paths , mcdc ").unwrap(), RecordOptions { mcdc: true, paths: true });
+        assert_eq!(
+            RecordOptions::from_env(" paths , mcdc ").unwrap(),
+            RecordOptions { mcdc: true, paths: true, ..Default::default() }
+        );
         assert!(RecordOptions::from_env("mcdc,branches").unwrap_err().contains("branches"));
     }
 }

@@ -151,6 +151,25 @@ impl EntityMap {
         }
         out
     }
+
+    /// Transfers a test's old execution counts (old unit index → unit-wide
+    /// edge → count; `retest build --counts`) to the new version through the
+    /// same correspondence as [`EntityMap::transfer`]: a new edge ran as
+    /// often as its old counterparts together (one, unless the walk matched
+    /// several old edges with it).
+    pub fn transfer_counts(&self, old: &HashMap<usize, BTreeMap<u32, u64>>) -> HashMap<usize, BTreeMap<u32, u64>> {
+        let image = self.image();
+        let mut out: HashMap<usize, BTreeMap<u32, u64>> = HashMap::new();
+        for (&u, counts) in old {
+            for (&e, &n) in counts {
+                for &(nu, ne) in image.get(&(u, e)).into_iter().flatten() {
+                    let c = out.entry(nu).or_default().entry(ne).or_default();
+                    *c = c.saturating_add(n);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Interprocedural forward reachability over statement-level nodes of a program,
@@ -406,6 +425,10 @@ pub struct RecordedTransfer<'p> {
     old_paths: Vec<Option<PathLayout>>,
     new_paths: Vec<Option<PathLayout>>,
     new_rec: Vec<&'p UnitRecording>,
+    /// Per old unit: its build counted executions.
+    old_counts: Vec<bool>,
+    /// The entity map, for execution counts.
+    map: &'p EntityMap,
     old_bases: Vec<Vec<u32>>,
     new_bases: Vec<Vec<u32>>,
     /// Tests share most evaluations and paths: each is mapped once.
@@ -431,7 +454,7 @@ impl<'p> RecordedTransfer<'p> {
     pub fn new(
         old: &'p Program<'p>,
         new: &'p Program<'p>,
-        map: &EntityMap,
+        map: &'p EntityMap,
         old_rec: Vec<&'p UnitRecording>,
         new_rec: Vec<&'p UnitRecording>,
     ) -> RecordedTransfer<'p> {
@@ -450,6 +473,8 @@ impl<'p> RecordedTransfer<'p> {
             new_paths: paths(new, &new_rec),
             old_bases: old.units.iter().map(|u| u.unit.edge_bases()).collect(),
             new_bases: new.units.iter().map(|u| u.unit.edge_bases()).collect(),
+            old_counts: old_rec.iter().map(|r| r.counts).collect(),
+            map,
             old,
             new,
             new_rec,
@@ -568,6 +593,32 @@ impl<'p> RecordedTransfer<'p> {
                 if rec.records_paths(i) && !profiled.contains(&(nu, i)) && p.cond.edges().any(|(e, _)| covered(i, e)) {
                     return Err(format!("paths of {}() were not recorded before", p.name));
                 }
+            }
+        }
+        // execution counts: carried with the edges, into the new units that
+        // count; a counting unit the test reaches whose old counterparts did
+        // not count has none to carry (the test reruns)
+        let old_counts: HashMap<usize, BTreeMap<u32, u64>> =
+            old_recorded.iter().filter(|(_, r)| !r.counts.is_empty()).map(|(u, r)| (*u, r.counts.clone())).collect();
+        for (nu, counts) in self.map.transfer_counts(&old_counts) {
+            if self.new_rec[nu].counts {
+                out.entry(nu).or_default().counts = counts;
+            }
+        }
+        for (nu, rec) in self.new_rec.iter().enumerate() {
+            if !rec.counts || new_edges.get(&nu).is_none_or(|b| b.is_empty()) {
+                continue;
+            }
+            let fed_by_uncounted = self
+                .map
+                .units
+                .get(&nu)
+                .into_iter()
+                .flatten()
+                .any(|(ne, olds)| new_edges[&nu].contains(*ne) && olds.iter().any(|(ou, _)| !self.old_counts[*ou]));
+            if fed_by_uncounted {
+                let file = self.new.units[nu].unit.files.first().map(|f| f.path.as_str()).unwrap_or("a unit");
+                return Err(format!("executions in {file} were not counted before"));
             }
         }
         Ok(out)

@@ -22,18 +22,20 @@ use crate::error::{Error, OrFail};
 use crate::store::{self, MetaKey};
 
 /// The wrapper's own options, before the compiler's arguments:
-/// `retest cc [--mcdc] [--paths] COMPILER-ARGS...`. `$RETEST_RECORD`
-/// (`mcdc,paths`, as `retest build --mcdc --paths` sets it) adds to them.
+/// `retest cc [--mcdc] [--paths] [--counts] COMPILER-ARGS...`. `$RETEST_RECORD`
+/// (`mcdc,paths,counts`, as `retest build --mcdc --paths --counts` sets it) adds to them.
 fn wrapper_options(args: &mut Vec<String>) -> Result<RecordOptions, Error> {
     let mut o = match std::env::var("RETEST_RECORD") {
-        Ok(v) => RecordOptions::from_env(&v)
-            .map_err(|e| Error::new(format!("$RETEST_RECORD: {e}")).hint("use mcdc, paths or both, comma-separated"))?,
+        Ok(v) => RecordOptions::from_env(&v).map_err(|e| {
+            Error::new(format!("$RETEST_RECORD: {e}")).hint("use mcdc, paths, counts or several, comma-separated")
+        })?,
         Err(_) => RecordOptions::default(),
     };
-    let n = args.iter().take_while(|a| matches!(a.as_str(), "--mcdc" | "--paths")).count();
+    let n = args.iter().take_while(|a| matches!(a.as_str(), "--mcdc" | "--paths" | "--counts")).count();
     for a in args.drain(..n) {
         match a.as_str() {
             "--mcdc" => o.mcdc = true,
+            "--counts" => o.counts = true,
             _ => o.paths = true,
         }
     }

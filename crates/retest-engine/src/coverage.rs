@@ -28,12 +28,19 @@ pub fn build_report(store: &Store, snapshot: SnapshotId, only: Option<&[String]>
     let mut acc = Accumulator::default();
     let units = store.snapshot_units(snapshot).or_fail()?;
     let mut shapes = BTreeMap::new();
+    // units whose build counted executions (`retest build --counts`)
+    let mut counted = false;
     for su in &units {
         if shapes.contains_key(&su.unit) {
             continue;
         }
         let u = store.unit(su.unit).or_fail()?;
-        let shape = acc.add_unit(&u);
+        let counts = match su.build {
+            Some(b) => store.build_recording(b).or_fail()?.counts,
+            None => false,
+        };
+        counted |= counts;
+        let shape = acc.add_unit_counted(&u, counts);
         shapes.insert(su.unit, (u, shape));
     }
     let matrix = store.matrix_tests(snapshot).or_fail()?;
@@ -57,9 +64,15 @@ pub fn build_report(store: &Store, snapshot: SnapshotId, only: Option<&[String]>
         }
         n += 1;
         acc.begin_test();
+        let recorded: HashMap<retest_store::UnitId, Recorded> = if counted {
+            store.test_recorded(snapshot, m.test).or_fail()?.into_iter().collect()
+        } else {
+            HashMap::new()
+        };
         for (unit, edges) in store.test_coverage(snapshot, m.test).or_fail()? {
             if let Some((u, shape)) = shapes.get(&unit) {
-                acc.add_test(u, shape, &edges);
+                let counts = recorded.get(&unit).map(|r| &r.counts).filter(|c| !c.is_empty());
+                acc.add_test_counted(u, shape, &edges, counts);
             }
         }
     }
@@ -570,6 +583,10 @@ struct JsonFile<'a> {
     functions: Vec<JsonFunction<'a>>,
     /// [line, tests that executed it]
     lines: Vec<(u32, u32)>,
+    /// [line, times it ran, summed over the tests], for the lines a build
+    /// with counters holds (`retest build --counts`); absent without one
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    executions: Vec<(u32, u64)>,
     /// [line, decision on the line, outcome, tests that took it]
     branch_outcomes: Vec<(u32, u32, &'a str, u32)>,
 }
@@ -617,6 +634,7 @@ pub fn write_json(r: &Report, suite: Option<&SuiteReport>, reading: Reading, w: 
                 })
                 .collect(),
             lines: fc.lines.iter().map(|(l, c)| (*l, c.tests)).collect(),
+            executions: fc.lines.iter().filter_map(|(l, c)| c.executions.map(|x| (*l, x))).collect(),
             branch_outcomes: fc
                 .branches
                 .iter()

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use fixedbitset::FixedBitSet;
-use retest_abi::{SECT_EDGES, SECT_FRAMES, SECT_MCDC, SECT_PATHS};
+use retest_abi::{SECT_EDGE_COUNTS, SECT_EDGES, SECT_FRAMES, SECT_MCDC, SECT_PATHS};
 use retest_graph::Unit;
-use retest_graph::coverage::edge_coverage;
+use retest_graph::coverage::{edge_counts, edge_coverage};
 use retest_graph::stopped::StoppedUnit;
 use retest_lang_c::instrument::UnitCells;
 use retest_run::trace::{TraceDir, TraceError};
@@ -227,6 +227,34 @@ impl Builds {
                     let edges = edge_coverage(&p.cond, &view.plan[i], &view.cells.layouts[i], &view.hit(set, i));
                     for e in edges.ones() {
                         bm.insert(bases[i] + e as u32);
+                    }
+                }
+            }
+        }
+        // execution counts (`--counts`): per edge, from the counters summed
+        // over the test's processes; edges the counters do not determine are
+        // left out, as are those that never ran
+        for (hash, kind, len, counts) in cov.iter_counts() {
+            let Some(view) = self.view(store, hash)? else { continue };
+            if !self.snapshot.contains_key(hash) {
+                continue; // reported above with the unit's cells
+            }
+            if kind != SECT_EDGE_COUNTS || len != view.cells.total || !view.recording.counts {
+                return Err(format!(
+                    "a trace reports counts of kind {kind} for {len} cells that the build of {} does not have",
+                    view.unit.files.first().map(|f| f.path.as_str()).unwrap_or("a translation unit")
+                ));
+            }
+            let bases = view.unit.edge_bases();
+            let mine = &mut recorded.entry(view.unit_id).or_default().counts;
+            for (i, p) in view.unit.procedures.iter().enumerate() {
+                let base = view.cells.base[i];
+                let count = |c: u32| counts.get(&(base + c)).copied().unwrap_or(0);
+                for (e, n) in
+                    edge_counts(&p.cond, &view.plan[i], &view.cells.layouts[i], &count).into_iter().enumerate()
+                {
+                    if let Some(n) = n.filter(|&n| n > 0) {
+                        mine.insert(bases[i] + e as u32, n);
                     }
                 }
             }

@@ -15,7 +15,7 @@
 //! 6. rebuild the affected units with full instrumentation again (unless
 //!    `--keep-selective`), so the next build and run see ordinary objects.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -671,12 +671,36 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
             match &r.coverage {
                 Err(why) => (CoverageState::Unknown(why.clone()), Vec::new(), run),
                 Ok(ran) => {
-                    // the selective build records everything beyond edges in full
+                    // the selective build records everything beyond edges in
+                    // full, but execution counts only where it probes
                     recorded = ran.recorded.clone();
                     let ran: HashMap<usize, RoaringBitmap> =
                         ran.edges.iter().filter_map(|(u, b)| new_index.get(u).map(|i| (*i, b.clone()))).collect();
                     // on the full build everything was measured
                     let old = if full { None } else { old_cov.get(&t.name) };
+                    if old.is_some()
+                        && let Some(old_rec) = old_recorded.get(&t.name)
+                    {
+                        // the unmeasured edges' counts, as their coverage: the old ones
+                        let old_counts: HashMap<usize, BTreeMap<u32, u64>> = old_rec
+                            .iter()
+                            .filter(|(_, r)| !r.counts.is_empty())
+                            .map(|(u, r)| (*u, r.counts.clone()))
+                            .collect();
+                        for (nu, counts) in map.transfer_counts(&old_counts) {
+                            let Some(uid) = sel.new_units[nu].unit_id else { continue };
+                            let kept: BTreeMap<u32, u64> =
+                                counts.into_iter().filter(|(e, _)| !measured[nu].contains(*e)).collect();
+                            if kept.is_empty() {
+                                continue;
+                            }
+                            match recorded.iter_mut().find(|(u, _)| *u == uid) {
+                                Some((_, r)) => r.counts.extend(kept),
+                                None => recorded.push((uid, Recorded { counts: kept, ..Default::default() })),
+                            }
+                        }
+                        recorded.sort_by_key(|(u, _)| *u);
+                    }
                     let input = TestInput::Rerun { ran: &ran, old };
                     (CoverageState::Known, recompute(new.units.len(), &map, &measured, &input), run)
                 }

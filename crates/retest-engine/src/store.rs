@@ -191,7 +191,7 @@ mod tests {
         let cmd = BuildCommand {
             argv: vec!["make".into(), "-j2".into()],
             cwd: dir.path().to_path_buf(),
-            record: retest_cover::plan::RecordOptions { mcdc: true, paths: false },
+            record: retest_cover::plan::RecordOptions { mcdc: true, ..Default::default() },
         };
         set_build_command(&mut store, &cmd).unwrap();
         let back = build_command(&store).unwrap().unwrap();

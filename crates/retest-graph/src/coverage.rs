@@ -681,6 +681,127 @@ pub fn edge_coverage_stopped(
     (cov, started)
 }
 
+/// Execution counts of a procedure's condition-level edges, given how many
+/// times each cell was recorded (`count(cell)`, summed over runs): the
+/// counters of a counted build (`retest cc --counts`). `None` where the counts
+/// do not determine an edge's.
+///
+/// Cells give counts directly: an edge that edge coverage leaves out
+/// ([`edge_coverage`], [`measured_edges`]) was taken zero times; an edge with a cell of its own was taken as
+/// often as its cell counted, plus, for a paired in-edge or out-edge, the
+/// counts of the pair cells that stand for it ([`Pair`]); a `Node`-probed
+/// node started as often as its cell counted. The rest follows by flow
+/// conservation, as gcov solves its arcs: every node but the entry was
+/// entered as often as its in-edges were taken, and every node but the exit
+/// left as often as it was entered. Repeated to a fixed point: a node whose
+/// in-edges (or out-edges) are all known has their sum as its count, and a
+/// node whose count is known determines its one unknown in-edge (or
+/// out-edge). Conservation presumes that every node that started completed:
+/// a run stopped part-way (a crash, `exit` in a call) makes the edges after
+/// the node it stopped in count one run too many where only the node's start
+/// was counted, as gcov's counts do without its fake arcs. Derived plans drop
+/// only cells the others imply under the same presumption, so they determine
+/// every edge a plan with a probe on every node does (property test
+/// `counts_follow_from_counted_cells`).
+pub fn edge_counts(cfg: &Cfg, probes: &[Probe], layout: &CellLayout, count: &dyn Fn(u32) -> u64) -> Vec<Option<u64>> {
+    let mut edge: Vec<Option<u64>> = vec![None; cfg.edge_count()];
+    let mut node: Vec<Option<u64>> = vec![None; cfg.node_count()];
+    for n in cfg.node_ids() {
+        let p = probes[n.index()];
+        match p {
+            Probe::Node => node[n.index()] = Some(count(layout.cell_of_node(n))),
+            Probe::PerEdge | Probe::Edges(_) | Probe::Paired { .. } => {
+                for (k, e) in cfg.out_edges(n).enumerate() {
+                    if p.has_edge_cell(k) {
+                        edge[e.index()] = Some(count(layout.first[n.index()] + p.edge_cells_before(k)));
+                    }
+                }
+            }
+            Probe::Derived | Probe::Off | Probe::Ahead | Probe::Entered => {}
+        }
+    }
+    // a pair cell counts for both of its edges
+    for pair in active_pairs(cfg, probes, layout) {
+        let target = probes[pair.target.index()];
+        for (k, out) in cfg.out_edges(pair.target).enumerate().take(2) {
+            let c = count(pair.cells + k as u32);
+            if let Some(x) = edge[pair.edge.index()].as_mut() {
+                *x = x.saturating_add(c);
+            }
+            if target.has_edge_cell(k)
+                && let Some(x) = edge[out.index()].as_mut()
+            {
+                *x = x.saturating_add(c);
+            }
+        }
+    }
+    // an edge that edge coverage (an over-approximation) leaves out was never
+    // taken — where the plan measures it at all
+    let covered = edge_coverage(cfg, probes, layout, &|c| count(c) > 0);
+    for e in measured_edges(cfg, probes).ones() {
+        if !covered.contains(e) {
+            edge[e] = Some(0);
+        }
+    }
+    // edges out of a node that is not observed stay unknown, and so does
+    // everything that would follow only from them
+    let off: Vec<bool> = probes.iter().map(|p| *p == Probe::Off).collect();
+    // flow conservation to a fixed point
+    let sum = |es: &mut dyn Iterator<Item = EdgeId>, edge: &[Option<u64>]| -> (u64, Vec<EdgeId>) {
+        let mut total = 0u64;
+        let mut unknown = Vec::new();
+        for e in es {
+            match edge[e.index()] {
+                Some(c) => total = total.saturating_add(c),
+                None => unknown.push(e),
+            }
+        }
+        (total, unknown)
+    };
+    // First backwards only (a node's count from its out-edges or its cell,
+    // and from it an in-edge's), then both ways: a node's start is counted
+    // before its calls, so where a call returns other than once — `fork`
+    // returns twice — what follows a node is measured, and what precedes it
+    // is not, by what the node's successors recorded.
+    for forwards in [false, true] {
+        loop {
+            let mut changed = false;
+            for n in cfg.node_ids() {
+                let is_entry = n == cfg.entry();
+                let is_exit = n == cfg.exit();
+                let (in_sum, in_unknown) = sum(&mut cfg.in_edges(n).iter().copied(), &edge);
+                let (out_sum, out_unknown) = sum(&mut cfg.out_edges(n), &edge);
+                if node[n.index()].is_none() {
+                    if !is_exit && !off[n.index()] && out_unknown.is_empty() && cfg.out_edges(n).len() > 0 {
+                        node[n.index()] = Some(out_sum);
+                        changed = true;
+                    } else if forwards && !is_entry && in_unknown.is_empty() {
+                        node[n.index()] = Some(in_sum);
+                        changed = true;
+                    }
+                }
+                let Some(c) = node[n.index()] else { continue };
+                if !is_entry && let [e] = in_unknown[..] {
+                    edge[e.index()] = c.checked_sub(in_sum);
+                    changed |= edge[e.index()].is_some();
+                }
+                if forwards
+                    && !is_exit
+                    && !off[n.index()]
+                    && let [e] = out_unknown[..]
+                {
+                    edge[e.index()] = c.checked_sub(out_sum);
+                    changed |= edge[e.index()].is_some();
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    edge
+}
+
 /// Nodes executed: nodes with a traversed out-edge (the exit: with a traversed in-edge).
 pub fn executed_nodes(cfg: &Cfg, edges: &FixedBitSet) -> FixedBitSet {
     let mut out = FixedBitSet::with_capacity(cfg.node_count());
@@ -1164,6 +1285,62 @@ pub(crate) mod tests {
             let unprobeable = g.node_ids().any(|v| g.out_edges(v).len() > 1 && full[v.index()] == Probe::Derived);
             if !stopped && !unprobeable {
                 proptest::prop_assert_eq!(&cf, &ct);
+            }
+        }
+
+        /// Counted cells give every edge's count, through a plan with a
+        /// probe on every node, a derived one and a paired one alike: an
+        /// edge's count is never other than the number of times runs took
+        /// it, and it is known wherever full probes measure the edge at all.
+        #[test]
+        fn counts_follow_from_counted_cells(
+            n in 3usize..12,
+            outs in proptest::collection::vec(proptest::collection::vec(0usize..12, 1..4), 12),
+            derived in proptest::collection::vec(proptest::bool::weighted(0.15), 12),
+            conds in proptest::collection::vec(proptest::bool::weighted(0.9), 12),
+            runs in proptest::collection::vec(proptest::collection::vec((0u8..6, proptest::strategy::Just(false)), 0..60), 1..4),
+        ) {
+            let (g, full) = random_cfg(n, &outs, &derived);
+            let completes = vec![true; n];
+            let thin = derive_probes(&g, &full, &|_| true);
+            let paired = pair_probes(&g, &thin, &|_| true, &|v| conds[v.index()]);
+            let mut truth = vec![0u64; g.edge_count()];
+            let mut per_plan: Vec<std::collections::BTreeMap<u32, u64>> = vec![Default::default(); 3];
+            for r in &runs {
+                let got: Vec<_> = [&full, &thin, &paired].iter().map(|p| run_cells(&g, p, &completes, r)).collect();
+                if got.iter().any(Option::is_none) {
+                    continue; // a run that does not end
+                }
+                for e in &got[0].as_ref().unwrap().1 {
+                    truth[*e] += 1;
+                }
+                for (acc, g) in per_plan.iter_mut().zip(got) {
+                    for c in g.unwrap().0 {
+                        *acc.entry(c).or_default() += 1;
+                    }
+                }
+            }
+            let unprobeable = g.node_ids().any(|v| g.out_edges(v).len() > 1 && full[v.index()] == Probe::Derived);
+            let counted: Vec<Vec<Option<u64>>> = [&full, &thin, &paired]
+                .iter()
+                .zip(&per_plan)
+                .map(|(p, acc)| edge_counts(&g, p, &CellLayout::new(&g, p), &|c| acc.get(&c).copied().unwrap_or(0)))
+                .collect();
+            for (plan, got) in counted.iter().enumerate() {
+                for (e, c) in got.iter().enumerate() {
+                    if let Some(c) = c {
+                        proptest::prop_assert_eq!(*c, truth[e], "plan {}, edge {}", plan, e);
+                    }
+                }
+                if !unprobeable {
+                    let measured = measured_edges(&g, &full);
+                    proptest::prop_assert!(
+                        measured.ones().all(|e| got[e].is_some()),
+                        "plan {} leaves counts unknown: {:?}",
+                        plan,
+                        got
+                    );
+                }
             }
         }
 

@@ -137,12 +137,18 @@ pub struct UnitRecording {
     /// Cells of `SECT_PATHS` (`retest cc --paths`); the unit then also has one
     /// `SECT_FRAMES` counter per procedure.
     pub path_cells: Option<u32>,
+    /// Edge cells are execution counters (`retest cc --counts`): each probe
+    /// adds one to a 64-bit counter instead of storing a byte. Left out of
+    /// the serialised form when false, so recordings (and build hashes) of
+    /// builds without counters are what they were before counters existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counts: bool,
 }
 
 impl UnitRecording {
-    /// Whether anything beyond edges is recorded.
+    /// Whether anything beyond edges is recorded (execution counts included).
     pub fn is_empty(&self) -> bool {
-        self.mcdc_cells.is_none() && self.path_cells.is_none()
+        self.mcdc_cells.is_none() && self.path_cells.is_none() && !self.counts
     }
 
     /// Whether decision `j` of procedure `i` records its evaluations.
@@ -172,19 +178,32 @@ pub struct Recorded {
     /// Id sets by key: a procedure's index for its path ids, or
     /// `MCDC_KEY_BASE` + a decision's number for its evaluations.
     pub ids: BTreeMap<u32, Vec<u64>>,
+    /// Execution counts of condition-level edges (unit-wide edge numbers, as
+    /// the matrix numbers them), summed over the test's processes: only edges
+    /// that ran and whose count the build's counters determine
+    /// ([`crate::coverage::edge_counts`]); empty without `--counts`.
+    pub counts: BTreeMap<u32, u64>,
 }
 
 impl Recorded {
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
-        self.mcdc.is_empty() && self.paths.is_empty() && self.frames.is_empty() && self.ids.is_empty()
+        self.mcdc.is_empty()
+            && self.paths.is_empty()
+            && self.frames.is_empty()
+            && self.ids.is_empty()
+            && self.counts.is_empty()
     }
 
-    /// Adds everything `other` recorded.
+    /// Adds everything `other` recorded; execution counts add up.
     pub fn union_with(&mut self, other: &Recorded) {
         self.mcdc |= &other.mcdc;
         self.paths |= &other.paths;
         self.frames |= &other.frames;
+        for (e, c) in &other.counts {
+            let mine = self.counts.entry(*e).or_default();
+            *mine = mine.saturating_add(*c);
+        }
         for (k, ids) in &other.ids {
             let mine = self.ids.entry(*k).or_default();
             mine.extend_from_slice(ids);

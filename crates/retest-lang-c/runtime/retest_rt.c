@@ -157,6 +157,7 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
 #define RT_ENC_RAW 0u
 #define RT_ENC_SPARSE 1u
 #define RT_ENC_IDSET 2u
+#define RT_ENC_COUNTS 3u
 
 /* Runtime modes (g_mode). */
 #define MODE_UNINIT 0
@@ -191,6 +192,7 @@ struct rt_sect {
     unsigned int len;
     const volatile unsigned char *live; /* the TU's cells; not touched once detached */
     unsigned char *shadow; /* 0/1 copy: the snapshot written to traces */
+    retest_u64 *counts;    /* edge counts sections: the counters as last read */
 };
 
 struct rt_unit {
@@ -859,6 +861,20 @@ static size_t rt_pid_lower(const struct rt_pid *v, size_t n, unsigned int unit)
 static void rt_snapshot_sect(struct rt_sect *sc)
 {
     unsigned int k;
+    if (sc->kind == RETEST_SECT_EDGE_COUNTS) {
+        /* counters only grow: the larger of two reads is the later one */
+        const volatile retest_u64 *c = (const volatile retest_u64 *) (const volatile void *) sc->live;
+        for (k = 0; k < sc->len; k++) {
+            retest_u64 v = c[k];
+            if (v > sc->counts[k]) {
+                sc->counts[k] = v;
+            }
+            if (v != 0 && sc->shadow[k] == 0) {
+                sc->shadow[k] = 1;
+            }
+        }
+        return;
+    }
     if (sc->kind == RETEST_SECT_FRAMES || sc->kind == RETEST_SECT_EDGE_WORDS) {
         const volatile unsigned int *c = (const volatile unsigned int *) (const volatile void *) sc->live;
         for (k = 0; k < sc->len; k++) {
@@ -894,7 +910,7 @@ static void rt_snapshot_sects(struct rt_unit *u, int frames)
 /* Writes a unit; rt_write_trace has read its frames counters already. */
 static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t nids)
 {
-    unsigned int s, k, nfunc = 0;
+    unsigned int s, k, nfunc = 0, ncounts = 0;
     size_t lo, hi, i;
     int detached = (int) RT_LOAD(&u->detached);
 
@@ -912,8 +928,14 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
         }
     }
 
+    for (s = 0; s < u->nsect; s++) {
+        if (u->sect[s].kind == RETEST_SECT_EDGE_COUNTS) {
+            ncounts++;
+        }
+    }
+
     rt_out(u->hash, 16);
-    rt_out_u32(u->nsect + nfunc);
+    rt_out_u32(u->nsect + ncounts + nfunc);
     for (s = 0; s < u->nsect; s++) {
         struct rt_sect *sc = &u->sect[s];
         unsigned int count = 0, written = 0;
@@ -923,7 +945,9 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
             }
         }
         /* the shadow is byte cells whatever the live cells' width */
-        rt_out_u32(sc->kind == RETEST_SECT_EDGE_WORDS ? (unsigned int) RETEST_SECT_EDGES : sc->kind);
+        rt_out_u32(sc->kind == RETEST_SECT_EDGE_WORDS || sc->kind == RETEST_SECT_EDGE_COUNTS
+                       ? (unsigned int) RETEST_SECT_EDGES
+                       : sc->kind);
         rt_out_u32(sc->len);
         if (4 + 4 * (retest_u64) count < (retest_u64) sc->len) {
             rt_out_u32(RT_ENC_SPARSE);
@@ -939,6 +963,32 @@ static void rt_write_unit(struct rt_unit *u, const struct rt_pid *ids, size_t ni
         } else {
             rt_out_u32(RT_ENC_RAW);
             rt_out(sc->shadow, sc->len);
+        }
+    }
+    /* Execution counts after the hit cells: the counters read at the
+       snapshot above, only those not zero (a counter that was not zero then
+       has its shadow cell set, so `count` is the same set). */
+    for (s = 0; s < u->nsect; s++) {
+        struct rt_sect *sc = &u->sect[s];
+        unsigned int count = 0, written = 0;
+        if (sc->kind != RETEST_SECT_EDGE_COUNTS) {
+            continue;
+        }
+        for (k = 0; k < sc->len; k++) {
+            if (sc->counts[k] != 0) {
+                count++;
+            }
+        }
+        rt_out_u32(RETEST_SECT_EDGE_COUNTS);
+        rt_out_u32(sc->len);
+        rt_out_u32(RT_ENC_COUNTS);
+        rt_out_u32(count);
+        for (k = 0; k < sc->len && written < count; k++) {
+            if (sc->counts[k] != 0) {
+                rt_out_u32(k);
+                rt_out_u64(sc->counts[k]);
+                written++;
+            }
         }
     }
     for (i = lo; i < hi;) {
@@ -1416,11 +1466,42 @@ static void rt_restore_signals(void)
 }
 #endif
 
+/* A forked child starts its execution counts from zero, so that the counts
+   of a test's processes add up to what ran: the parent's counts until the
+   fork stay the parent's.  Its hit cells keep what the parent had set (the
+   snapshot before the counters are cleared), as those of byte cells do.
+   The child runs alone here (the atfork handler runs before it returns from
+   fork). */
+static void rt_counts_restart(void)
+{
+    struct rt_unit *u;
+    unsigned int s, k;
+    for (u = RT_LOAD(&g_units); u != NULL; u = u->next) {
+        for (s = 0; s < u->nsect; s++) {
+            struct rt_sect *sc = &u->sect[s];
+            if (sc->kind != RETEST_SECT_EDGE_COUNTS) {
+                continue;
+            }
+            if (!RT_LOAD(&u->detached)) {
+                volatile retest_u64 *c = (volatile retest_u64 *) (volatile void *) sc->live;
+                rt_snapshot_sect(sc);
+                for (k = 0; k < sc->len; k++) {
+                    c[k] = 0;
+                }
+            }
+            for (k = 0; k < sc->len; k++) {
+                sc->counts[k] = 0;
+            }
+        }
+    }
+}
+
 static void rt_atfork_child(void)
 {
     if (RT_LOAD(&g_mode) != MODE_ACTIVE) {
         return;
     }
+    rt_counts_restart();
     g_wlock = 0;
     g_pid = getpid();
     g_marker_present = 0;
@@ -1571,7 +1652,8 @@ static void rt_register(struct retest_tu *tu)
 {
     struct rt_unit *u, *head;
     unsigned char *cells;
-    size_t bytes, ncells = 0, off;
+    retest_u64 *counts;
+    size_t bytes, ncells = 0, ncounts = 0, off, coff;
     unsigned int s, st;
     long spins = 0;
 
@@ -1602,8 +1684,13 @@ static void rt_register(struct retest_tu *tu)
     bytes = sizeof(struct rt_unit) + (size_t) tu->nsect * sizeof(struct rt_sect);
     for (s = 0; s < tu->nsect; s++) {
         ncells += tu->sect[s].len;
+        if (tu->sect[s].kind == RETEST_SECT_EDGE_COUNTS) {
+            ncounts += tu->sect[s].len;
+        }
     }
-    u = (struct rt_unit *) rt_alloc(bytes + ncells);
+    /* the counters' copies first, 8-byte aligned (rt_alloc's blocks are) */
+    bytes = (bytes + 7u) & ~(size_t) 7u;
+    u = (struct rt_unit *) rt_alloc(bytes + ncounts * sizeof(retest_u64) + ncells);
     if (u == NULL) {
         RT_OR(&g_incomplete, RT_FLAG_INCOMPLETE);
         RT_STORE(&tu->state, st);
@@ -1614,13 +1701,19 @@ static void rt_register(struct retest_tu *tu)
     u->detached = 0;
     memcpy(u->hash, tu->hash, 16);
     u->sect = (struct rt_sect *) (void *) (u + 1);
-    cells = (unsigned char *) (void *) (u->sect + tu->nsect);
-    for (s = 0, off = 0; s < tu->nsect; s++) {
+    counts = (retest_u64 *) (void *) ((unsigned char *) (void *) u + bytes);
+    cells = (unsigned char *) (void *) (counts + ncounts);
+    for (s = 0, off = 0, coff = 0; s < tu->nsect; s++) {
         u->sect[s].kind = tu->sect[s].kind;
         u->sect[s].len = tu->sect[s].len;
         u->sect[s].live = tu->sect[s].data;
         u->sect[s].shadow = cells + off;
         off += tu->sect[s].len;
+        u->sect[s].counts = NULL;
+        if (tu->sect[s].kind == RETEST_SECT_EDGE_COUNTS) {
+            u->sect[s].counts = counts + coff;
+            coff += tu->sect[s].len;
+        }
     }
     do {
         head = RT_LOAD(&g_units);

@@ -19,23 +19,28 @@
 extern "C" {
 #endif
 
-/* Version 2 added word edge cells (RETEST_SECT_EDGE_WORDS).  The runtime also
-   takes descriptors of version 1, which never use that kind; a runtime of
-   version 1 leaves version 2 descriptors alone and flags its traces. */
-#define RETEST_ABI 2
+/* Version 2 added word edge cells (RETEST_SECT_EDGE_WORDS), version 3 edge
+   execution counters (RETEST_SECT_EDGE_COUNTS, retest cc --counts; only
+   counted units declare version 3).  The runtime also takes descriptors of
+   older versions, which never use the newer kinds; an older runtime leaves
+   newer descriptors alone and flags its traces. */
+#define RETEST_ABI 3
 #define RETEST_ABI_OLDEST 1
 
 /* Kinds of cell sections (struct retest_sect.kind).  A frames section's
    `data` points at `len` unsigned int counters, and a word edges section's at
    `len` 4-byte-aligned words, each one edge cell, hit when not zero (retest cc
    sets a cell's first byte); not at byte cells.  Traces hold word edge cells
-   as edge cells (kind RETEST_SECT_EDGES). */
+   as edge cells (kind RETEST_SECT_EDGES).  An edge counts section's `data`
+   points at `len` 8-byte-aligned retest_u64 counters, each one edge cell,
+   hit when not zero; traces hold it both as edge cells and as counts. */
 enum {
     RETEST_SECT_EDGES = 1,
     RETEST_SECT_MCDC = 2,
     RETEST_SECT_PATHS = 3,
     RETEST_SECT_FRAMES = 4,
-    RETEST_SECT_EDGE_WORDS = 5
+    RETEST_SECT_EDGE_WORDS = 5,
+    RETEST_SECT_EDGE_COUNTS = 6
 };
 
 /* `unsigned long long` without a -pedantic warning in C89 or C++98

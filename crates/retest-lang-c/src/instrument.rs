@@ -24,6 +24,12 @@
 //! run 5.8 times as long as plain. The arrays of MC/DC and path cells and the
 //! frames counters get lines of their own alike. The runtime reads each word
 //! as one cell and writes traces with byte cells.
+//! A counted build (`retest cc --counts`, [`UnitRecording::counts`]) has the
+//! same plan and cells, but each cell is a 64-bit counter ([`COUNTER`]) and
+//! its probe an increment (`++__retest_e[k]`), in a section of kind
+//! `SECT_EDGE_COUNTS` that the unit declares under descriptor version 3;
+//! the runtime writes both hit cells and counts. The default build is
+//! unchanged: byte stores, descriptor version 2, the same build hash.
 //! Per node of the condition-level CFG, as its [`Probe`] says:
 //! * entry: `{ P; { original body } }` — the original body becomes an inner block,
 //!   so the probe never precedes the body's declarations (C89);
@@ -53,7 +59,7 @@ use retest_graph::{Cfg, EdgeId, EdgeLabel, NodeId, Procedure, Unit};
 use crate::build::{Site, SpotHow};
 use crate::tu::TuAnalysis;
 
-use retest_abi::{ABI, BuildHash, SECT_EDGE_WORDS};
+use retest_abi::{ABI, ABI_UNCOUNTED, BuildHash, SECT_EDGE_COUNTS, SECT_EDGE_WORDS};
 
 /// Bytes per edge cell in instrumented code: a probe sets the first byte of
 /// its cell's word (a word cell is hit when it is not zero).
@@ -68,10 +74,22 @@ const ARRAY_ALIGN: u32 = 64;
 /// every probe that ran before it has set its cell.
 const CELL: &str = "volatile unsigned char";
 
-/// The probe that sets edge cell `c`: one byte store, which cannot clear
-/// another cell.
-fn edge_store(c: u32) -> String {
-    format!("__retest_e[{}] = 1", c * EDGE_CELL_BYTES)
+/// The element type of the edge cells of a counted build (`--counts`): a
+/// 64-bit counter per cell. 64 bits, not 32 saturating: a saturating
+/// increment needs a compare (and a branch or a conditional move) on every
+/// probe, while a 64-bit counter cannot wrap back to zero — which would read
+/// as "not hit" — in any run (2^64 increments at 10^9 a second take 584
+/// years); on x86-64 the increment is a load, an add and a store. Volatile
+/// for the reason [`CELL`] is. Increments of two threads may lose one of
+/// them (as gcov's default counters do), but never leave a counter that ran
+/// at zero, so edge coverage stays exact.
+const COUNTER: &str = "volatile unsigned long long";
+
+/// The probe that records edge cell `c`: one byte store, which cannot clear
+/// another cell; in a counted build (`counting`), one increment of its
+/// counter.
+fn edge_store(c: u32, counting: bool) -> String {
+    if counting { format!("++__retest_e[{c}]") } else { format!("__retest_e[{}] = 1", c * EDGE_CELL_BYTES) }
 }
 
 /// `store` (an assignment to a probe cell) as it runs in a function that may
@@ -200,7 +218,8 @@ pub fn instrument_with(
         let base = cells.base[pi];
         let extra = &extras[pi];
         let guarded = tu.guarded.get(pi).copied().unwrap_or(false);
-        let edge_store = |c: u32| if guarded { guard(edge_store(c)) } else { edge_store(c) };
+        let counting = recording.counts;
+        let edge_store = |c: u32| if guarded { guard(edge_store(c, counting)) } else { edge_store(c, counting) };
         // paired in-edges: noted in a flag of their own, which the target's
         // outcome tests and clears (`retest_graph::coverage::pair_probes`)
         let pairs = active_pairs(&p.cond, &plan[pi], layout);
@@ -459,13 +478,29 @@ fn own_lines(ty: &str, name: &str, len: u32, size: u32) -> String {
     format!("static {ty} {name}[{n}] __attribute__((aligned({ARRAY_ALIGN})));\n")
 }
 
+/// The descriptor version a unit declares: [`ABI`] when its edge cells are
+/// counters (the version that added them), else the version before.
+fn descriptor_version(rec: &UnitRecording) -> u32 {
+    if rec.counts { ABI } else { ABI_UNCOUNTED }
+}
+
 fn header(hash: &BuildHash, cells: u32, rec: &UnitRecording, procedures: usize, cpp: bool) -> String {
     // the runtime is C: in a C++ unit its functions and objects have C linkage
     let (c_open, c_close) = if cpp { ("extern \"C\" {\n", "}\n") } else { ("", "") };
     let bytes: Vec<String> = hash.as_bytes().iter().map(|b| format!("0x{b:02x}")).collect();
     let hex = hash.hex();
-    let mut arrays = own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1);
-    let mut sects = vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")];
+    let abi = descriptor_version(rec);
+    let (mut arrays, mut sects) = if rec.counts {
+        (
+            own_lines(COUNTER, "__retest_e", cells, 8),
+            vec![format!("{{ {SECT_EDGE_COUNTS}, {cells}, (volatile unsigned char *) __retest_e }}")],
+        )
+    } else {
+        (
+            own_lines(CELL, "__retest_e", cells * EDGE_CELL_BYTES, 1),
+            vec![format!("{{ {SECT_EDGE_WORDS}, {cells}, __retest_e }}")],
+        )
+    };
     if let Some(m) = rec.mcdc_cells {
         arrays.push_str(&own_lines(CELL, "__retest_m", m, 1));
         sects.push(format!("{{ {SECT_MCDC}, {m}, __retest_m }}"));
@@ -498,7 +533,7 @@ fn header(hash: &BuildHash, cells: u32, rec: &UnitRecording, procedures: usize, 
     // C++: the type a `switch` dispatches on (see `Site::Switch`)
     let val = if cpp { "template <class __T> __T __retest_val(const __T &);\n" } else { "" };
     format!(
-        "/* retest instrumentation, ABI {ABI}, unit {hex} */\n\
+        "/* retest instrumentation, ABI {abi}, unit {hex} */\n\
          __extension__ typedef unsigned long long __retest_u64;\n\
          struct __retest_sect1 {{ unsigned int kind; unsigned int len; volatile unsigned char *data; }};\n\
          struct __retest_tu1 {{ unsigned int abi; unsigned int nsect; unsigned char hash[16]; struct __retest_sect1 *sect; struct __retest_tu1 *next; unsigned char *shadow; unsigned int state; }};\n\
@@ -507,7 +542,7 @@ fn header(hash: &BuildHash, cells: u32, rec: &UnitRecording, procedures: usize, 
          extern void __retest_path_hit(struct __retest_tu1 *, unsigned int, __retest_u64);\n{c_close}{val}\
          {arrays}\
          static struct __retest_sect1 __retest_s[{ns}] = {{ {sects} }};\n\
-         static struct __retest_tu1 __retest_tu = {{ {ABI}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\
+         static struct __retest_tu1 __retest_tu = {{ {abi}, {ns}, {{ {bytes} }}, __retest_s, 0, 0, 0 }};\n\
          __attribute__((constructor)) static void __retest_ctor(void) {{ __retest_register(&__retest_tu); }}\n\
          __attribute__((destructor)) static void __retest_dtor(void) {{ __retest_unregister(&__retest_tu); }}\n\
          {frames}",
@@ -780,7 +815,7 @@ pub fn build_hash_with(src_hash: &[u8; 16], plan: &[Vec<Probe>], recording: &Uni
     }
     h.update(b"retest-build-v1");
     h.update(src_hash);
-    h.update(&ABI.to_le_bytes());
+    h.update(&descriptor_version(recording).to_le_bytes());
     for procedure in plan {
         h.update(&(procedure.len() as u32).to_le_bytes());
         for p in procedure {

@@ -41,6 +41,7 @@ pub use retest_abi::{SECT_EDGES, SECT_MCDC, SECT_PATHS};
 const ENC_RAW: u32 = Encoding::Raw.code();
 const ENC_SPARSE: u32 = Encoding::Sparse.code();
 const ENC_IDSET: u32 = Encoding::IdSet.code();
+const ENC_COUNTS: u32 = Encoding::Counts.code();
 
 /// magic, version, flags, pid, reserved, unit count.
 const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8 + 4;
@@ -167,6 +168,17 @@ pub enum Section {
         /// Strictly increasing path ids.
         ids: Vec<u64>,
     },
+    /// Execution counts of a counter array of `len` cells (`retest cc
+    /// --counts`): the runtime writes them after the same array's hit cells.
+    Counts {
+        /// `SECT_*` (the runtime writes `SECT_EDGE_COUNTS`).
+        kind: u32,
+        /// Number of cells in the array.
+        len: u32,
+        /// (cell, count) of the cells that ran: cells strictly increasing,
+        /// each `< len`; counts not zero.
+        counts: Vec<(u32, u64)>,
+    },
 }
 
 /// Everything that can be wrong with a trace file or directory.
@@ -195,6 +207,8 @@ pub enum TraceError {
     TrailingBytes { at: usize, extra: usize },
     #[error("unit {unit}, section {section}: unknown payload encoding {encoding}")]
     UnknownEncoding { unit: usize, section: usize, encoding: u32 },
+    #[error("unit {unit}, section {section}: cell {index} is listed with a count of zero")]
+    ZeroCount { unit: usize, section: usize, index: u32 },
     #[error("unit {unit}, section {section}: raw cell {index} holds {value}, expected 0 or 1")]
     BadCellValue { unit: usize, section: usize, index: u32, value: u8 },
     #[error("unit {unit}, section {section}: cell index {index} is out of range (the section has {len} cells)")]
@@ -356,6 +370,26 @@ fn parse_unit(c: &mut Cursor<'_>, unit: usize) -> Result<UnitTrace, TraceError> 
                 }
                 Section::IdSet { kind, func: len, ids }
             }
+            ENC_COUNTS => {
+                let count = c.u32("count entries")?;
+                let raw = c.items(count, 12, "counts")?;
+                let mut counts: Vec<(u32, u64)> = Vec::with_capacity(count as usize);
+                for (position, b) in raw.chunks_exact(12).enumerate() {
+                    let index = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+                    let n = u64::from_le_bytes(b[4..].try_into().expect("8 bytes"));
+                    if index >= len {
+                        return Err(TraceError::IndexOutOfRange { unit, section, index, len });
+                    }
+                    if counts.last().is_some_and(|&(last, _)| index <= last) {
+                        return Err(TraceError::NotIncreasing { unit, section, position });
+                    }
+                    if n == 0 {
+                        return Err(TraceError::ZeroCount { unit, section, index });
+                    }
+                    counts.push((index, n));
+                }
+                Section::Counts { kind, len, counts }
+            }
             encoding => {
                 return Err(TraceError::UnknownEncoding { unit, section, encoding });
             }
@@ -405,6 +439,22 @@ pub fn write(trace: &Trace) -> Vec<u8> {
                         for i in hit {
                             out[start + i as usize] = 1;
                         }
+                    }
+                }
+                Section::Counts { kind, len, counts } => {
+                    let mut counts: Vec<(u32, u64)> = counts.iter().copied().filter(|&(_, n)| n != 0).collect();
+                    counts.sort_unstable();
+                    counts.dedup_by_key(|(i, _)| *i);
+                    if let Some(&(bad, _)) = counts.iter().find(|&&(i, _)| i >= *len) {
+                        panic!("counted cell {bad} out of range for a section of {len} cells");
+                    }
+                    put_u32(&mut out, *kind);
+                    put_u32(&mut out, *len);
+                    put_u32(&mut out, ENC_COUNTS);
+                    put_u32(&mut out, len_u32(counts.len()));
+                    for (i, n) in counts {
+                        put_u32(&mut out, i);
+                        put_u64(&mut out, n);
                     }
                 }
                 Section::IdSet { kind, func, ids } => {
@@ -618,6 +668,9 @@ pub struct CellHits {
 pub struct Coverage {
     cells: BTreeMap<(TuHash, u32), CellHits>,
     ids: BTreeMap<(TuHash, u32, u32), Vec<u64>>,
+    /// Execution counts by (unit hash, kind): the array's length and, per
+    /// cell that ran, the sum over traces (saturating).
+    counts: BTreeMap<(TuHash, u32), (u32, BTreeMap<u32, u64>)>,
     incomplete: bool,
     stopped: bool,
     clobbered: bool,
@@ -655,6 +708,21 @@ impl Coverage {
                         let acc = self.ids.entry((unit.hash, *kind, *func)).or_default();
                         *acc = union_sorted(acc, ids);
                     }
+                    Section::Counts { kind, len, counts } => {
+                        let acc = self.counts.entry((unit.hash, *kind)).or_insert_with(|| (*len, BTreeMap::new()));
+                        if acc.0 != *len {
+                            return Err(TraceError::LengthMismatch {
+                                hash: unit.hash,
+                                kind: *kind,
+                                first: acc.0,
+                                second: *len,
+                            });
+                        }
+                        for &(i, n) in counts {
+                            let c = acc.1.entry(i).or_default();
+                            *c = c.saturating_add(n);
+                        }
+                    }
                 }
             }
         }
@@ -674,6 +742,18 @@ impl Coverage {
     /// All cell arrays: (hash, kind, hits), ordered by hash then kind.
     pub fn iter_cells(&self) -> impl Iterator<Item = (&TuHash, u32, &CellHits)> {
         self.cells.iter().map(|((h, k), c)| (h, *k, c))
+    }
+
+    /// Execution counts of the `kind` counter array of unit `hash`, summed
+    /// over the traces (each process counts only what it ran itself: the
+    /// runtime restarts a forked child's counters), if any trace had them.
+    pub fn counts(&self, hash: &TuHash, kind: u32) -> Option<&BTreeMap<u32, u64>> {
+        self.counts.get(&(*hash, kind)).map(|(_, c)| c)
+    }
+
+    /// All counter arrays: (hash, kind, len, counts), ordered by hash then kind.
+    pub fn iter_counts(&self) -> impl Iterator<Item = (&TuHash, u32, u32, &BTreeMap<u32, u64>)> {
+        self.counts.iter().map(|((h, k), (len, c))| (h, *k, *len, c))
     }
 
     /// All path-id sets: (hash, kind, func, ids), ordered by key.
@@ -992,6 +1072,23 @@ mod tests {
     }
 
     #[test]
+    fn merge_adds_the_counts_of_each_process() {
+        let a = TuHash([1; 16]);
+        let counts =
+            |c: &[(u32, u64)]| Section::Counts { kind: retest_abi::SECT_EDGE_COUNTS, len: 6, counts: c.to_vec() };
+        let t1 = trace(1, vec![UnitTrace { hash: a, sections: vec![counts(&[(0, 1), (3, 10)])] }]);
+        let t2 = trace(2, vec![UnitTrace { hash: a, sections: vec![counts(&[(3, 5), (5, u64::MAX)])] }]);
+        let t3 = trace(3, vec![UnitTrace { hash: a, sections: vec![counts(&[(5, 2)])] }]);
+        for t in [&t1, &t2, &t3] {
+            assert_eq!(&parse(&write(t)).unwrap(), t);
+        }
+        let cov = merge([&t1, &t2, &t3]).unwrap();
+        let got: Vec<(u32, u64)> =
+            cov.counts(&a, retest_abi::SECT_EDGE_COUNTS).unwrap().iter().map(|(i, n)| (*i, *n)).collect();
+        assert_eq!(got, vec![(0, 1), (3, 15), (5, u64::MAX)]);
+    }
+
+    #[test]
     fn merge_unions_per_hash_and_kind() {
         let a = TuHash([1; 16]);
         let b = TuHash([2; 16]);
@@ -1103,6 +1200,11 @@ mod tests {
                 .prop_map(|(kind, len, hit)| Section::Cells { kind, len, hit: hit.into_iter().collect() }),
             (any::<u32>(), any::<u32>(), proptest::collection::btree_set(any::<u64>(), 0..50))
                 .prop_map(|(kind, func, ids)| Section::IdSet { kind, func, ids: ids.into_iter().collect() }),
+            (any::<u32>(), 1u32..5000)
+                .prop_flat_map(|(kind, len)| {
+                    (Just(kind), Just(len), proptest::collection::btree_map(0..len, 1..=u64::MAX, 0..50))
+                })
+                .prop_map(|(kind, len, counts)| Section::Counts { kind, len, counts: counts.into_iter().collect() }),
         ]
     }
 
@@ -1155,6 +1257,11 @@ mod tests {
                                     let got = cov.ids(&u.hash, *kind, *func).unwrap();
                                     prop_assert!(ids.iter().all(|i| got.binary_search(i).is_ok()));
                                     prop_assert!(got.windows(2).all(|w| w[0] < w[1]));
+                                }
+                                Section::Counts { kind, counts, .. } => {
+                                    // a merged count is at least each trace's own
+                                    let got = cov.counts(&u.hash, *kind).unwrap();
+                                    prop_assert!(counts.iter().all(|(i, n)| got.get(i).is_some_and(|g| g >= n)));
                                 }
                             }
                         }

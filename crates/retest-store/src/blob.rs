@@ -152,11 +152,17 @@ pub fn decode_index(b: &[u8]) -> Result<EdgeIndex, String> {
 
 /// Tag of the [`Recorded`] encoding.
 const RECORDED_V1: u8 = 1;
+/// Tag of the encoding with execution counts (schema version 8).
+const RECORDED_V2: u8 = 2;
 
 /// `u8 tag`, three length-prefixed bitmaps (MC/DC cells, path cells, frames),
-/// `u32 keys`, per key (ascending) `u32 key`, `u32 n`, `n` × `u64` ids.
+/// `u32 keys`, per key (ascending) `u32 key`, `u32 n`, `n` × `u64` ids; with
+/// tag 2 then `u32 n` and `n` × (edge gap, count), both LEB128 varints —
+/// the edges' counts, only those not zero (a recording without counts has
+/// tag 1 and nothing after the ids).
 pub fn encode_recorded(r: &Recorded) -> Vec<u8> {
-    let mut out = vec![RECORDED_V1];
+    // version 2 adds execution counts; without them the blob is version 1's
+    let mut out = vec![if r.counts.is_empty() { RECORDED_V1 } else { RECORDED_V2 }];
     for bm in [&r.mcdc, &r.paths, &r.frames] {
         let b = encode_bitmap(bm);
         out.extend((b.len() as u32).to_le_bytes());
@@ -170,12 +176,32 @@ pub fn encode_recorded(r: &Recorded) -> Vec<u8> {
             out.extend(id.to_le_bytes());
         }
     }
+    if !r.counts.is_empty() {
+        // (edge, count) of the edges that ran, edges increasing: the edge as
+        // the gap from the one before, both as LEB128 varints
+        out.extend((r.counts.len() as u32).to_le_bytes());
+        let mut prev = 0u32;
+        for (i, (&e, &n)) in r.counts.iter().enumerate() {
+            put_varint(&mut out, u64::from(if i == 0 { e } else { e - prev }));
+            put_varint(&mut out, n);
+            prev = e;
+        }
+    }
     out
+}
+
+/// `v` as an unsigned LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 pub fn decode_recorded(b: &[u8]) -> Result<Recorded, String> {
     let (&tag, mut rest) = b.split_first().ok_or("empty recording blob")?;
-    if tag != RECORDED_V1 {
+    if tag != RECORDED_V1 && tag != RECORDED_V2 {
         return Err(format!("unknown recording encoding {tag}"));
     }
     let mut take = |n: usize| -> Result<&[u8], String> {
@@ -202,6 +228,32 @@ pub fn decode_recorded(b: &[u8]) -> Result<Recorded, String> {
         let raw = take(n.checked_mul(8).ok_or("bad id count")?)?;
         let ids = raw.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
         r.ids.insert(k, ids);
+    }
+    if tag == RECORDED_V2 {
+        let n = u32::from_le_bytes(take(4)?.try_into().unwrap());
+        let mut varint = || -> Result<u64, String> {
+            let mut v = 0u64;
+            for shift in (0..64).step_by(7) {
+                let b = take(1)?[0];
+                v |= u64::from(b & 0x7f) << shift;
+                if b & 0x80 == 0 {
+                    return Ok(v);
+                }
+            }
+            Err("bad varint in recording blob".to_string())
+        };
+        let mut prev: Option<u32> = None;
+        for _ in 0..n {
+            let gap = u32::try_from(varint()?).map_err(|_| "edge out of range in recording blob")?;
+            let e = match prev {
+                None => gap,
+                Some(p) if gap > 0 => p.checked_add(gap).ok_or("edge out of range in recording blob")?,
+                Some(_) => return Err("edges not increasing in recording blob".to_string()),
+            };
+            let count = varint()?;
+            r.counts.insert(e, count);
+            prev = Some(e);
+        }
     }
     if !rest.is_empty() {
         return Err("trailing bytes in recording blob".to_string());

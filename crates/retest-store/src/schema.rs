@@ -194,10 +194,13 @@ CREATE TABLE IF NOT EXISTS edge_blocks(
 DELETE FROM edge_blocks;
 ";
 
-/// Version 8: per unit, its [`crate::UnitFacts`] (`units.facts`, JSON): what a
+/// Version 8: per unit, its [`crate::UnitFacts`] (`units.facts`): what a
 /// selection needs of a unit it leaves undecoded because the change did not
-/// touch it. NULL for units stored before; `Store::store_missing_facts`
-/// fills them in.
+/// touch it (NULL for units stored before; `Store::store_missing_facts`
+/// fills them in). And a test's recording (`recordings.data`) may hold
+/// execution counts (`retest build --counts`), in a second encoding of the
+/// blob (`blob::encode_recorded`) that older versions cannot read;
+/// recordings without counts keep the first encoding.
 fn v8(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     if !has_column(tx, "units", "facts")? {
         tx.execute_batch("ALTER TABLE units ADD COLUMN facts BLOB;")?;

@@ -653,7 +653,67 @@ fn recorded(mcdc: &[u32], frames: &[u32], ids: &[(u32, &[u64])]) -> Recorded {
         paths: bm(&[1, 4096, 70000]),
         frames: bm(frames),
         ids: ids.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+        counts: Default::default(),
     }
+}
+
+both!(execution_counts_are_kept_with_the_recording);
+/// A test's execution counts (`--counts`) are stored with its recording and
+/// read back as written, in both back ends.
+fn execution_counts_are_kept_with_the_recording(f: &Fixture) {
+    let mut s = f.init();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let r = Recorded { counts: [(0, 1), (1, 1 << 40), (7, u64::MAX)].into_iter().collect(), ..Default::default() };
+    s.record_result(
+        run,
+        Some(snap),
+        &TestRecord {
+            test: ids[0],
+            outcome: outcome("pass"),
+            coverage: Ok(vec![(u, bm(&[0, 1]))]),
+            recorded: vec![(u, r.clone())],
+            deps: None,
+            stopped: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.test_recorded(snap, ids[0]).unwrap(), vec![(u, r.clone())]);
+    assert_eq!(s.unit_recorded(snap, u).unwrap(), vec![(ids[0], r)]);
+}
+
+both!(a_version_7_store_opens_at_version_8_with_its_recordings);
+/// A store of version 7 opens at version 8 (the step runs on both back ends)
+/// and reads its recordings, which have no counts, as they were.
+fn a_version_7_store_opens_at_version_8_with_its_recordings(f: &Fixture) {
+    let r1 = recorded(&[0, 2], &[], &[(0x8000_0001, &[5, 1 << 40])]);
+    let (snap, u, t) = {
+        let mut s = f.init();
+        let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        let ids = s.upsert_tests(&[("t1".into(), "a".into())]).unwrap();
+        let run = s.begin_run(snap, "full").unwrap();
+        s.record_result(
+            run,
+            Some(snap),
+            &TestRecord {
+                test: ids[0],
+                outcome: outcome("pass"),
+                coverage: Ok(vec![(u, bm(&[0]))]),
+                recorded: vec![(u, r1.clone())],
+                deps: None,
+                stopped: false,
+            },
+        )
+        .unwrap();
+        s.set_meta("schema_version", "7").unwrap();
+        (snap, u, ids[0])
+    };
+    let s = f.open();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("8"));
+    assert_eq!(s.test_recorded(snap, t).unwrap(), vec![(u, r1)]);
 }
 
 both!(recordings_follow_the_matrix);
@@ -735,9 +795,13 @@ proptest! {
         mcdc in proptest::collection::vec(any::<u32>(), 0..50),
         frames in proptest::collection::vec(0u32..100, 0..5),
         ids in proptest::collection::btree_map(any::<u32>(), proptest::collection::vec(any::<u64>(), 0..20), 0..4),
+        counts in proptest::collection::btree_map(any::<u32>(), 1..=u64::MAX, 0..30),
     ) {
-        let r = Recorded { mcdc: mcdc.iter().copied().collect(), paths: bm(&[]), frames: frames.iter().copied().collect(), ids };
+        let without = counts.is_empty();
+        let r = Recorded { mcdc: mcdc.iter().copied().collect(), paths: bm(&[]), frames: frames.iter().copied().collect(), ids, counts };
         let b = blob::encode_recorded(&r);
+        // a recording without counts is written as before counts existed (tag 1)
+        prop_assert_eq!(b[0] == 1, without);
         prop_assert_eq!(blob::decode_recorded(&b).unwrap(), r);
         for cut in 0..b.len() {
             prop_assert!(blob::decode_recorded(&b[..cut]).is_err());

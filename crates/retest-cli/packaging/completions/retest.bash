@@ -205,7 +205,7 @@ _retest() {
             return 0
             ;;
         retest__subcmd__build)
-            opts="-q -v -h -V --mcdc --paths --store --quiet --verbose --help --version"
+            opts="-q -v -h -V --mcdc --paths --counts --store --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -62,6 +62,7 @@ complete -c retest -n "__fish_retest_using_subcommand init" -s V -l version -d '
 complete -c retest -n "__fish_retest_using_subcommand build" -l store -d 'The store (a project root or its `.retest` directory); default: `.retest` in the current directory or its nearest parent' -r -F
 complete -c retest -n "__fish_retest_using_subcommand build" -l mcdc -d 'Also record every decision evaluation\'s condition vector (for MC/DC per evaluation: unique-cause and masking)'
 complete -c retest -n "__fish_retest_using_subcommand build" -l paths -d 'Also record Ball–Larus acyclic paths (for `retest select --algorithm path`)'
+complete -c retest -n "__fish_retest_using_subcommand build" -l counts -d 'Count executions: each probe adds one to a 64-bit counter instead of storing a byte, so reports show how many times each line ran (costs more than the default probes; see README, "Execution counts")'
 complete -c retest -n "__fish_retest_using_subcommand build" -s q -l quiet -d 'Print only errors, warnings and the result lines machines read (no notes, summaries or progress bars)'
 complete -c retest -n "__fish_retest_using_subcommand build" -s v -l verbose -d 'Print more: a line per finished test, and what the engine decides'
 complete -c retest -n "__fish_retest_using_subcommand build" -s h -l help -d 'Print help'

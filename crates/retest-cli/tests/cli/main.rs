@@ -9,6 +9,7 @@ mod algorithms;
 mod cfdg_dot;
 mod changed_units;
 mod ci;
+mod counts;
 mod cpp;
 mod criteria;
 mod dependencies;

@@ -16,9 +16,9 @@ use retest_cover::{cobertura, html};
 fn files() -> BTreeMap<String, FileCoverage> {
     let mut fc = FileCoverage::default();
     for (l, t) in [(2, 3), (3, 3), (4, 1), (6, 3)] {
-        fc.lines.insert(l, LineCount { tests: t });
+        fc.lines.insert(l, LineCount { tests: t, executions: None });
     }
-    fc.lines.insert(9, LineCount { tests: 0 });
+    fc.lines.insert(9, LineCount { tests: 0, executions: None });
     fc.branches.insert(
         3,
         vec![
@@ -45,7 +45,7 @@ fn files() -> BTreeMap<String, FileCoverage> {
         recorded: true,
     });
     let mut other = FileCoverage::default();
-    other.lines.insert(1, LineCount { tests: 0 });
+    other.lines.insert(1, LineCount { tests: 0, executions: None });
     BTreeMap::from([("src/a&b.c".to_string(), fc), ("util.c".to_string(), other)])
 }
 

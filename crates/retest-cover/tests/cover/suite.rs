@@ -201,3 +201,60 @@ fn a_function_no_test_calls_is_one_missing_item_per_measure() {
     assert!(per[..7].iter().all(|(_, w)| w.starts_with("`f` is never called (")), "{per:#?}");
     assert!(per[7..].iter().all(|(_, w)| *w == "decision `a && b` (2 conditions) is never evaluated"), "{per:#?}");
 }
+
+/// Line execution counts (`retest build --counts`): a line counts the times
+/// control entered it from elsewhere — `a && b` on line 2 once per entry,
+/// not once per condition — summed over tests; an uncounted build has none.
+#[test]
+fn line_execution_counts_are_the_counts_of_edges_entering_the_line() {
+    use retest_cover::lines::Accumulator;
+    use std::collections::BTreeMap;
+    let g = listing1();
+    let mut u = unit(&g);
+    // probed (a function without probes has no lines to report), and the
+    // statement-level nodes where their conditions are
+    let p = &mut u.procedures[0];
+    p.probes = vec![retest_graph::coverage::Probe::Node; p.cond.node_count()];
+    let span_of = |s: retest_graph::NodeId| {
+        let first = p.map.node.iter().position(|&c| c == s).unwrap();
+        p.cond.node(retest_graph::NodeId(first as u32)).span
+    };
+    let spans: Vec<_> = p.stmt.node_ids().map(span_of).collect();
+    p.stmt = p.stmt.map_nodes(|id, n| match spans[id.index()] {
+        Some(sp) => n.clone().with_span(sp),
+        None => n.clone(),
+    });
+    let counts = |runs: &[(&[&str], u64)]| -> BTreeMap<u32, u64> {
+        let mut c = BTreeMap::new();
+        for (p, n) in runs {
+            for e in g.run("", p).edges.ones() {
+                *c.entry(e as u32).or_default() += n;
+            }
+        }
+        c
+    };
+    let first = counts(&[(RUN_1A, 3), (RUN_1C, 2)]);
+    let second = counts(&[(RUN_1B, 1)]);
+    let mut acc = Accumulator::default();
+    let shape = acc.add_unit_counted(&u, true);
+    for c in [&first, &second] {
+        acc.begin_test();
+        acc.add_test_counted(&u, &shape, &c.keys().copied().collect(), Some(c));
+    }
+    let files = acc.finish();
+    let got: Vec<(u32, u32, Option<u64>)> =
+        files["l1.c"].lines.iter().map(|(l, c)| (*l, c.tests, c.executions)).collect();
+    // line 1: x0 (6 runs); 2: a, entered from x0, b from a on the same line
+    // (6); 3: x1 after a:T b:T (3); 5: ret from a:F, b:F or x1 (6)
+    assert_eq!(got, vec![(1, 2, Some(6)), (2, 2, Some(6)), (3, 1, Some(3)), (5, 2, Some(6))]);
+    // without counters: no execution counts, the same numbers of tests
+    let mut acc = Accumulator::default();
+    let shape = acc.add_unit(&u);
+    for c in [&first, &second] {
+        acc.begin_test();
+        acc.add_test(&u, &shape, &c.keys().copied().collect());
+    }
+    let got: Vec<(u32, u32, Option<u64>)> =
+        acc.finish()["l1.c"].lines.iter().map(|(l, c)| (*l, c.tests, c.executions)).collect();
+    assert_eq!(got, vec![(1, 2, None), (2, 2, None), (3, 1, None), (5, 2, None)]);
+}
