@@ -609,7 +609,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 || opts.skip_constructors_and_operators
                 || (opts.scoped
                     && crate::deps::select_settings(&opts.source, root, store)?.skip_constructor_and_operator_changes);
-            match (opts.whole_program || hierarchy).then_some(None).unwrap_or(changed_units(store, baseline, newest)?) {
+            let changed = if opts.whole_program || hierarchy { None } else { changed_units(store, baseline, newest)? };
+            match changed {
                 Some(c) => {
                     pruned = Some((c.old_units, c.elsewhere, c.unattributed, c.left_out));
                     (c.new_units, Some(newest))
