@@ -139,6 +139,20 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// A unit of a stored snapshot.
+    fn stored(store: &Store, su: retest_store::SnapshotUnit) -> Result<Loaded, Error> {
+        Ok(Loaded {
+            unit: store.unit(su.unit).or_fail()?,
+            build: su.build,
+            recording: OnceCell::new(),
+            key: su.key,
+            flags: su.flags,
+            unit_id: Some(su.unit),
+            src_hash: su.src_hash,
+            broken: None,
+        })
+    }
+
     /// What the unit's build records beyond edges (nothing when not built).
     pub fn recording(&self, store: &Store) -> Result<&retest_store::UnitRecording, Error> {
         if let Some(r) = self.recording.get() {
@@ -292,18 +306,6 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
         left_out: Vec::new(),
         unattributed: Vec::new(),
     };
-    let loaded = |su: retest_store::SnapshotUnit| -> Result<Loaded, Error> {
-        Ok(Loaded {
-            unit: store.unit(su.unit).or_fail()?,
-            build: su.build,
-            recording: OnceCell::new(),
-            key: su.key,
-            flags: su.flags,
-            unit_id: Some(su.unit),
-            src_hash: su.src_hash,
-            broken: None,
-        })
-    };
     // the changed units, decoded together (in parallel)
     let changed: Vec<UnitId> = old_su
         .iter()
@@ -327,7 +329,7 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
             out.left_out.push(facts);
             continue;
         }
-        let (o, n) = (loaded(o)?, loaded(n)?);
+        let (o, n) = (Loaded::stored(store, o)?, Loaded::stored(store, n)?);
         fn visible(u: &Unit) -> (Vec<&str>, BTreeSet<&str>) {
             let mut names: Vec<&str> = u.procedures.iter().filter(|p| !p.is_static).map(|p| p.name.as_str()).collect();
             names.sort_unstable();
@@ -354,21 +356,7 @@ fn unattributed_at(u: &Loaded) -> String {
 pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Error> {
     let units = store.snapshot_units(id).or_fail()?;
     store.units(&units.iter().map(|su| su.unit).collect::<Vec<_>>()).or_fail()?;
-    units
-        .into_iter()
-        .map(|su| {
-            Ok(Loaded {
-                unit: store.unit(su.unit).or_fail()?,
-                build: su.build,
-                recording: OnceCell::new(),
-                key: su.key,
-                flags: su.flags,
-                unit_id: Some(su.unit),
-                src_hash: su.src_hash,
-                broken: None,
-            })
-        })
-        .collect()
+    units.into_iter().map(|su| Loaded::stored(store, su)).collect()
 }
 
 /// The new version from a compilation database, analysed without building,

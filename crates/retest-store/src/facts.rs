@@ -98,7 +98,7 @@ impl UnitFacts {
     pub(crate) fn decode(b: &[u8]) -> Result<UnitFacts, String> {
         let (len, rest) = b.split_first_chunk::<4>().ok_or("too short")?;
         let len = u32::from_le_bytes(*len) as usize;
-        if rest.len() < len || (rest.len() - len) % 8 != 0 {
+        if rest.len() < len || !(rest.len() - len).is_multiple_of(8) {
             return Err("torn".to_string());
         }
         let mut f: UnitFacts = serde_json::from_slice(&rest[..len]).map_err(|e| e.to_string())?;

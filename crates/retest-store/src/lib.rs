@@ -671,36 +671,42 @@ impl Store {
         if let Some(u) = self.units.borrow().get(&id) {
             return Ok(u.clone());
         }
-        let data: Vec<u8> = self
-            .one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
-            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
-        let unit = blob::decode_unit(&data).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
-        let rc = Rc::new(unit);
-        self.units.borrow_mut().insert(id, rc.clone());
-        Ok(rc)
+        self.decode_units(&[id])?;
+        Ok(self.units.borrow()[&id].clone())
     }
 
     /// Loads several units, the ones not yet loaded decoded in parallel
     /// (decoding is most of what loading a unit costs).
     pub fn units(&self, ids: &[UnitId]) -> Result<Vec<Rc<Unit>>> {
-        use rayon::prelude::*;
         let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !self.units.borrow().contains_key(id)).collect();
         todo.sort_unstable_by_key(|id| id.0);
         todo.dedup();
-        let mut blobs = Vec::with_capacity(todo.len());
-        for &id in &todo {
+        self.decode_units(&todo)?;
+        ids.iter().map(|id| self.unit(*id)).collect()
+    }
+
+    /// Reads and decodes units into the handle's cache; several in parallel.
+    fn decode_units(&self, ids: &[UnitId]) -> Result<()> {
+        use rayon::prelude::*;
+        let mut blobs = Vec::with_capacity(ids.len());
+        for &id in ids {
             let data: Vec<u8> = self
                 .one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
                 .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
             blobs.push((id, data));
         }
-        let decoded: Vec<(UnitId, std::result::Result<Unit, String>)> =
-            blobs.into_par_iter().map(|(id, data)| (id, blob::decode_unit(&data))).collect();
+        let decode = |(id, data): (UnitId, Vec<u8>)| (id, blob::decode_unit(&data));
+        // one unit is decoded here: no thread pool for it
+        let decoded: Vec<(UnitId, std::result::Result<Unit, String>)> = if blobs.len() > 1 {
+            blobs.into_par_iter().map(decode).collect()
+        } else {
+            blobs.into_iter().map(decode).collect()
+        };
         for (id, unit) in decoded {
             let unit = unit.map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
             self.units.borrow_mut().insert(id, Rc::new(unit));
         }
-        ids.iter().map(|id| self.unit(*id)).collect()
+        Ok(())
     }
 
     /// The facts of a unit that reach beyond it (from the unit itself when
