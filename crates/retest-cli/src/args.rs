@@ -71,8 +71,10 @@ impl SelectionArgs {
             scoped: true,
             class: self.class.clone(),
             baseline: None,
-            // compare every unit, also those the change left the same (for checking)
+            // compare every unit and walk every procedure, also those the
+            // change left the same (for checking)
             whole_program: std::env::var_os("RETEST_WHOLE_PROGRAM").is_some_and(|v| v != "0"),
+            every_walk: std::env::var_os("RETEST_WHOLE_PROGRAM").is_some_and(|v| v != "0"),
         }
     }
 }

@@ -153,7 +153,7 @@ pub fn explain(store_opt: Option<&Path>, a: ExplainArgs) -> Result<(), Fail> {
                 sel.baseline.0,
                 sel.dangerous.len()
             );
-            if let Some(n) = sel.file_deps.get(&a.test) {
+            if let Some(n) = sel.file_deps(&a.test) {
                 println!(
                     "its definition is unchanged, and none of the {n} files and paths it read or looked for changed ({} recorded file states of the suite changed)",
                     sel.files_changed

@@ -329,6 +329,7 @@ pub fn run_selected(cx: &Context, store: &mut Store, root: &Path, a: &RunSetting
         baseline: against,
         // RECOVER maps the entities of every unit
         whole_program: true,
+        every_walk: true,
         ..Default::default()
     };
     let sel = compute(store, root, &opts)?;

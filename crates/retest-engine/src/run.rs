@@ -233,7 +233,12 @@ impl TestSource {
 /// Discovers the tests of `source`, or of the source the last `retest run` used
 /// when none is given (see [`TestSource::resolve`]).
 pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Error> {
-    let source = &source.resolve(store);
+    discover_resolved(&source.resolve(store), root)
+}
+
+/// [`discover_tests`] from a source already resolved ([`TestSource::resolve`]):
+/// without the store, so that it can run on a thread of its own.
+pub fn discover_resolved(source: &TestSource, root: &Path) -> Result<Vec<TestSpec>, Error> {
     // an empty suite would make a baseline that selects nothing, whatever the change
     if let Some(u) = &source.universe {
         let tests = discover::from_universe(u).or_fail()?;

@@ -18,7 +18,7 @@ use retest_store::{BuildId, CoverageState, EdgeIndex, SnapshotId, Store, UnitId}
 use serde::Serialize;
 
 use crate::error::{Error, OrFail};
-use crate::run::{TestSource, discover_tests};
+use crate::run::TestSource;
 use retest_run::discover::TestSpec;
 
 /// A selection algorithm. Ball's algorithms re-decide the tests DejaVu selects
@@ -122,6 +122,12 @@ pub struct SelectOptions {
     /// Otherwise only changed units are, when that gives the same selection
     /// ([`changed_units`]).
     pub whole_program: bool,
+    /// Decode every procedure and walk every pair, keeping each walk (RECOVER
+    /// maps entities through them; `RETEST_WHOLE_PROGRAM=1`). Otherwise a
+    /// DejaVu, function- or file-level selection reads stored units with
+    /// their bodies decoded on demand and leaves the pairs their summaries
+    /// prove unchanged undecoded ([`retest_select::select_changes`]).
+    pub every_walk: bool,
 }
 
 /// One unit of a version.
@@ -136,13 +142,32 @@ pub struct Loaded {
     pub build: Option<BuildId>,
     /// What the build records beyond edges, read on first use.
     recording: OnceCell<retest_store::UnitRecording>,
+    /// A stored unit read with its bodies decoded on demand: `unit` is then
+    /// a shell (see [`retest_select::UnitRef::bodies`]); read procedures
+    /// through [`Loaded::procedure`].
+    pub bodies: Option<Rc<retest_store::StoredBodies>>,
+}
+
+impl Selection {
+    /// How many file states test `name` of the suite depends on, if its
+    /// dependencies were recorded.
+    pub fn file_deps(&self, name: &str) -> Option<u64> {
+        self.suite.iter().position(|t| t == name).and_then(|i| self.file_deps[i])
+    }
 }
 
 impl Loaded {
-    /// A unit of a stored snapshot.
-    fn stored(store: &Store, su: retest_store::SnapshotUnit) -> Result<Loaded, Error> {
+    /// A unit of a stored snapshot, with its bodies decoded on demand when
+    /// `lazy` and its encoding allows.
+    fn stored(store: &Store, su: retest_store::SnapshotUnit, lazy: bool) -> Result<Loaded, Error> {
+        let (unit, bodies) = if lazy {
+            store.units_lazy(&[su.unit]).or_fail()?.pop().expect("one unit asked for")
+        } else {
+            (store.unit(su.unit).or_fail()?, None)
+        };
         Ok(Loaded {
-            unit: store.unit(su.unit).or_fail()?,
+            unit,
+            bodies,
             build: su.build,
             recording: OnceCell::new(),
             key: su.key,
@@ -151,6 +176,34 @@ impl Loaded {
             src_hash: su.src_hash,
             broken: None,
         })
+    }
+
+    /// Procedure `i` in full (its body decoded on first use).
+    pub fn procedure(&self, i: usize) -> &retest_graph::Procedure {
+        use retest_graph::summary::Bodies;
+        match &self.bodies {
+            Some(b) => b.body(i),
+            None => &self.unit.procedures[i],
+        }
+    }
+
+    /// Unit-wide number of each procedure's first condition-level edge.
+    pub fn edge_bases(&self) -> Vec<u32> {
+        use retest_graph::summary::Bodies;
+        match &self.bodies {
+            Some(b) => (0..self.unit.procedures.len())
+                .scan(0u32, |next, i| {
+                    let base = *next;
+                    *next += b.summary(i).cond_edges;
+                    Some(base)
+                })
+                .collect(),
+            None => self.unit.edge_bases(),
+        }
+    }
+
+    fn dyn_bodies(&self) -> Option<&dyn retest_graph::summary::Bodies> {
+        self.bodies.as_deref().map(|b| b as &dyn retest_graph::summary::Bodies)
     }
 
     /// What the unit's build records beyond edges (nothing when not built).
@@ -166,13 +219,20 @@ impl Loaded {
     }
 }
 
+/// The per-test records a selection read (`Selection::_held`).
+struct Held {
+    _specs: Option<Vec<TestSpec>>,
+    _matrix: Vec<retest_store::MatrixTest>,
+    _deps: HashMap<retest_store::TestId, retest_store::TestDeps>,
+}
+
 /// The outcome of a selection, with tests resolved.
 pub struct Selection {
     pub algorithm: Algorithm,
     pub baseline: SnapshotId,
     pub new_snapshot: Option<SnapshotId>,
     pub suite: Vec<String>,
-    /// The command of each test of the suite, when the tests could be listed.
+    /// The command of each selected test, when the tests could be listed.
     pub commands: BTreeMap<String, String>,
     /// Selected test name → reasons (one line each).
     pub selected: BTreeMap<String, Vec<String>>,
@@ -184,9 +244,9 @@ pub struct Selection {
     /// holds them (an incomplete baseline: a shard not run, stopped or not
     /// merged); they are selected.
     pub incomplete: Vec<String>,
-    /// Per test of the suite with recorded dependencies, how many file
-    /// states it depends on.
-    pub file_deps: BTreeMap<String, u64>,
+    /// Per test of the suite (as `suite`), how many file states it depends
+    /// on, if its dependencies were recorded ([`Selection::file_deps`]).
+    file_deps: Vec<Option<u64>>,
     /// The recorded file states that no longer hold.
     pub files_changed: usize,
     /// Selected test name → structured reasons, for JSON.
@@ -210,7 +270,12 @@ pub struct Selection {
     /// When the units the change left the same were not compared: the names
     /// they define with external linkage (name → how often), which still
     /// decide how procedures are named ([`Program::with_elsewhere`]).
-    pub elsewhere: Option<BTreeMap<String, usize>>,
+    pub elsewhere: Option<HashMap<String, usize>>,
+    /// What the selection read per test, handed to the caller with it: at
+    /// 10^5 tests, freeing it takes longer than some selections do, and a
+    /// process that exits after printing need not (`retest select` forgets
+    /// the selection).
+    _held: Held,
     /// How many units the new version has (compared or not).
     pub units: usize,
 }
@@ -233,15 +298,24 @@ impl Selection {
 fn programs<'a>(
     old_units: &'a [Loaded],
     new_units: &'a [Loaded],
-    elsewhere: Option<&'a BTreeMap<String, usize>>,
+    elsewhere: Option<&'a HashMap<String, usize>>,
 ) -> (Program<'a>, Program<'a>) {
     let old = Program::new(
-        old_units.iter().map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None }).collect(),
+        old_units
+            .iter()
+            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: None, bodies: u.dyn_bodies() })
+            .collect(),
     );
     let new = Program::new(
         new_units
             .iter()
-            .map(|u| UnitRef { key: &u.key, unit: &u.unit, flags: &u.flags, broken: u.broken.as_deref() })
+            .map(|u| UnitRef {
+                key: &u.key,
+                unit: &u.unit,
+                flags: &u.flags,
+                broken: u.broken.as_deref(),
+                bodies: u.dyn_bodies(),
+            })
             .collect(),
     );
     match elsewhere {
@@ -256,7 +330,7 @@ struct Changed {
     old_units: Vec<Loaded>,
     new_units: Vec<Loaded>,
     /// Externally visible names of the units left out, with how often.
-    elsewhere: BTreeMap<String, usize>,
+    elsewhere: HashMap<String, usize>,
     /// The facts of the units left out.
     left_out: Vec<retest_store::UnitFacts>,
     /// Per unit of the new snapshot, in key order, its syntax error outside
@@ -293,7 +367,7 @@ struct Changed {
 /// whole program. Guarded by the test
 /// `selecting_from_the_changed_units_alone_selects_what_the_whole_program_does`
 /// (invariant **changed_units_select_as_the_whole_program**).
-fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Option<Changed>, Error> {
+fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) -> Result<Option<Changed>, Error> {
     let old_su = store.snapshot_units(old).or_fail()?;
     let new_su = store.snapshot_units(new).or_fail()?;
     if old_su.len() != new_su.len() || old_su.iter().zip(&new_su).any(|(a, b)| a.key != b.key) {
@@ -302,7 +376,7 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
     let mut out = Changed {
         old_units: Vec::new(),
         new_units: Vec::new(),
-        elsewhere: BTreeMap::new(),
+        elsewhere: HashMap::new(),
         left_out: Vec::new(),
         unattributed: Vec::new(),
     };
@@ -313,15 +387,19 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
         .filter(|(o, n)| (o.unit, &o.flags) != (n.unit, &n.flags))
         .flat_map(|(o, n)| [o.unit, n.unit])
         .collect();
-    store.units(&changed).or_fail()?;
+    if lazy {
+        store.units_lazy(&changed).or_fail()?;
+    } else {
+        store.units(&changed).or_fail()?;
+    }
     for (o, n) in old_su.into_iter().zip(new_su) {
         if (o.unit, &o.flags) == (n.unit, &n.flags) {
-            let facts = store.unit_facts(n.unit).or_fail()?;
+            let mut facts = store.unit_facts(n.unit).or_fail()?;
             if facts.classes {
                 return Ok(None);
             }
-            for name in &facts.exported {
-                *out.elsewhere.entry(name.clone()).or_default() += 1;
+            for name in std::mem::take(&mut facts.exported) {
+                *out.elsewhere.entry(name).or_default() += 1;
             }
             if let Some((at, what)) = &facts.unattributed_error {
                 out.unattributed.push((at.clone().unwrap_or_else(|| n.key.clone()), what.clone()));
@@ -329,7 +407,7 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId) -> Result<Opti
             out.left_out.push(facts);
             continue;
         }
-        let (o, n) = (Loaded::stored(store, o)?, Loaded::stored(store, n)?);
+        let (o, n) = (Loaded::stored(store, o, lazy)?, Loaded::stored(store, n, lazy)?);
         fn visible(u: &Unit) -> (Vec<&str>, BTreeSet<&str>) {
             let mut names: Vec<&str> = u.procedures.iter().filter(|p| !p.is_static).map(|p| p.name.as_str()).collect();
             names.sort_unstable();
@@ -353,10 +431,16 @@ fn unattributed_at(u: &Loaded) -> String {
     p.and_then(|p| p.span).map(|s| format!("{}:{}", u.unit.file_path(&s), s.line)).unwrap_or_else(|| u.key.clone())
 }
 
-pub fn load_snapshot(store: &Store, id: SnapshotId) -> Result<Vec<Loaded>, Error> {
+/// A snapshot's units; with their bodies decoded on demand when `lazy`.
+pub fn load_snapshot(store: &Store, id: SnapshotId, lazy: bool) -> Result<Vec<Loaded>, Error> {
     let units = store.snapshot_units(id).or_fail()?;
-    store.units(&units.iter().map(|su| su.unit).collect::<Vec<_>>()).or_fail()?;
-    units.into_iter().map(|su| Loaded::stored(store, su)).collect()
+    let ids: Vec<UnitId> = units.iter().map(|su| su.unit).collect();
+    if lazy {
+        store.units_lazy(&ids).or_fail()?;
+    } else {
+        store.units(&ids).or_fail()?;
+    }
+    units.into_iter().map(|su| Loaded::stored(store, su, lazy)).collect()
 }
 
 /// The new version from a compilation database, analysed without building,
@@ -396,6 +480,7 @@ pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Erro
                 broken,
                 build: None,
                 recording: OnceCell::new(),
+                bodies: None,
             }
         })
         .collect())
@@ -562,6 +647,18 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     };
     let started = Instant::now();
     let mut warnings = Vec::new();
+    // the tests are listed meanwhile (a universe of 10^5 lines, a CTest
+    // listing): nothing below needs them before the matrix is read
+    let discovery = {
+        let (source, root) = (opts.source.resolve(store), root.to_path_buf());
+        std::thread::spawn(move || crate::run::discover_resolved(&source, &root))
+    };
+    // the pairs a change left the same need no walk and no decoding, unless
+    // every walk is wanted: RECOVER's entity map, Ball's and path-based
+    // algorithms and class-level selection read them
+    let lazy = !opts.every_walk
+        && opts.class.is_none()
+        && matches!(opts.algorithm, Algorithm::Dejavu | Algorithm::Function | Algorithm::File);
     let mut pruned = None;
     let (new_units, new_snapshot) = match &opts.project {
         Some(db) => (load_compile_commands(db, root)?, None),
@@ -597,13 +694,14 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 || opts.skip_constructors_and_operators
                 || (opts.scoped
                     && crate::deps::select_settings(&opts.source, root, store)?.skip_constructor_and_operator_changes);
-            let changed = if opts.whole_program || hierarchy { None } else { changed_units(store, baseline, newest)? };
+            let changed =
+                if opts.whole_program || hierarchy { None } else { changed_units(store, baseline, newest, lazy)? };
             match changed {
                 Some(c) => {
                     pruned = Some((c.old_units, c.elsewhere, c.unattributed, c.left_out));
                     (c.new_units, Some(newest))
                 }
-                None => (load_snapshot(store, newest)?, Some(newest)),
+                None => (load_snapshot(store, newest, lazy)?, Some(newest)),
             }
         }
     };
@@ -614,7 +712,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 .iter()
                 .filter_map(|u| u.unit.unattributed_error.as_ref().map(|p| (unattributed_at(u), p.message.clone())))
                 .collect();
-            (load_snapshot(store, baseline)?, None, unattributed, Vec::new())
+            (load_snapshot(store, baseline, lazy)?, None, unattributed, Vec::new())
         }
     };
     for u in &new_units {
@@ -627,7 +725,18 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     let mode = if opts.naive || opts.class.is_some() { Mode::Naive } else { Mode::Inter };
     // nothing built since the baseline: the code is the baseline's own, and
     // only definitions and files can have changed
-    let mut outcome = if new_snapshot == Some(baseline) { Outcome::default() } else { select(&old, &new, mode) };
+    let mut outcome = if new_snapshot == Some(baseline) {
+        Outcome::default()
+    } else if lazy {
+        retest_select::select_changes(&old, &new, mode)
+    } else {
+        select(&old, &new, mode)
+    };
+    // a stored body that does not decode: the store is damaged
+    if let Some(e) = old.body_error().or_else(|| new.body_error()) {
+        return Err(Error::new(format!("the store is damaged: {e}"))
+            .hint("rebuild with the wrapper; if it persists, move .retest away and record a new baseline"));
+    }
     // a declaration changed: a unit left out that names what it affects
     // could have dangerous edges, or carry the change further through its
     // own declarations (`affected`'s closure), or declare the name too
@@ -712,9 +821,10 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
 
     // the suite: discovered tests if a source is available, else the matrix's
     // and the tests of the baseline's suite that have no record
-    let matrix = store.matrix_tests(baseline).or_fail()?;
-    let missing = store.missing_tests(baseline).or_fail()?.unwrap_or_default();
-    let specs: Option<Vec<TestSpec>> = match discover_tests(&opts.source, root, store) {
+    let (matrix, recorded_deps, missing) = store.matrix_for_selection(baseline).or_fail()?;
+    let missing = missing.unwrap_or_default();
+    let discovered = discovery.join().unwrap_or_else(|_| Err(Error::new("listing the tests failed unexpectedly")));
+    let mut specs: Option<Vec<TestSpec>> = match discovered {
         Ok(t) => Some(t),
         Err(f) => {
             warnings.push(format!(
@@ -724,11 +834,12 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             None
         }
     };
-    let suite: Vec<String> = match &specs {
-        Some(t) => t.iter().map(|t| t.name.clone()).collect(),
+    // the names move to the suite: the selection compares the rest of each spec
+    let suite: Vec<String> = match &mut specs {
+        Some(t) => t.iter_mut().map(|t| std::mem::take(&mut t.name)).collect(),
         None => matrix.iter().map(|m| m.name.clone()).chain(missing.iter().map(|t| t.name.clone())).collect(),
     };
-    let commands: BTreeMap<String, String> = specs.iter().flatten().map(|t| (t.name.clone(), t.cmd.clone())).collect();
+    let mut commands: BTreeMap<String, String> = BTreeMap::new();
     let keys: Vec<&str> = match &specs {
         Some(t) => t.iter().map(|t| t.key.as_str()).collect(),
         None => matrix.iter().map(|m| m.key.as_str()).chain(missing.iter().map(|t| t.key.as_str())).collect(),
@@ -748,16 +859,9 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             first.join(", ")
         ));
     }
-    let by_key: HashMap<&str, &retest_store::MatrixTest> = matrix.iter().map(|m| (m.key.as_str(), m)).collect();
-    let removed: Vec<String> = match &specs {
-        Some(_) => {
-            let now: std::collections::HashSet<&str> = keys.iter().copied().collect();
-            matrix.iter().filter(|m| !now.contains(m.key.as_str())).map(|m| m.name.clone()).collect()
-        }
-        None => Vec::new(),
-    };
-    // what the tests depend on beyond the code
-    let recorded_deps = store.matrix_deps(baseline).or_fail()?;
+    let by_key: HashMap<&str, usize> = matrix.iter().enumerate().map(|(i, m)| (m.key.as_str(), i)).collect();
+    // the matrix's tests the suite still has (the others were removed)
+    let mut listed = vec![false; matrix.len()];
     let settings = crate::deps::settings(&opts.source, root, store)?;
     if !settings.track {
         warnings.push(
@@ -767,7 +871,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     }
     let file_changes = crate::deps::FileChanges::check(store, root, baseline, &recorded_deps, &settings)?;
     let mut other_kinds: HashMap<String, &'static str> = HashMap::new();
-    let mut file_deps: BTreeMap<String, u64> = BTreeMap::new();
+    let mut file_deps: Vec<Option<u64>> = vec![None; suite.len()];
     let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut reasons: BTreeMap<String, Vec<Why>> = BTreeMap::new();
     let mut eliminated: BTreeMap<String, Vec<Elimination>> = BTreeMap::new();
@@ -792,13 +896,39 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     // record is one path of several, so any change that can change some
     // test's behaviour selects them
     let unsteady = crate::steady::flagged(store)?;
+
     let may_change_behaviour = !dangerous.is_empty() || !file_changes.is_empty() || !hidden.is_empty();
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
+    // per test with a record, its row of the matrix and what changed about
+    // it besides its code (its definition, the files it read): the part of
+    // the work that grows with the suite, on every core
+    type Beyond = Vec<(String, &'static str)>;
+    let beyond_code: Vec<Option<(usize, Beyond)>> = (0..suite.len())
+        .into_par_iter()
+        .map(|i| {
+            let j = *by_key.get(keys[i])?;
+            let deps = recorded_deps.get(&matrix[j].test);
+            let mut beyond = Vec::new();
+            if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
+                for r in crate::deps::definition_reasons(spec, root, deps) {
+                    let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
+                    beyond.push((r, kind));
+                }
+            }
+            if let Some(d) = deps {
+                beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
+            }
+            Some((j, beyond))
+        })
+        .collect();
     for (i, name) in suite.iter().enumerate() {
         let mut why: Vec<String> = Vec::new();
         let mut gone: Option<&Vec<Elimination>> = None;
         let mut beyond: Vec<(String, &'static str)> = Vec::new();
-        match by_key.get(keys[i]) {
+        match beyond_code[i].as_ref().map(|(j, b)| {
+            listed[*j] = true;
+            (&matrix[*j], b)
+        }) {
             None if unrecorded.contains(keys[i]) => beyond.push((
                 format!(
                     "coverage unknown: the baseline (snapshot {}) is incomplete, and no run has recorded this test on it yet (its shard has not run, was stopped, or was not merged)",
@@ -807,18 +937,11 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 "incomplete-baseline",
             )),
             None => beyond.push(("new test: nothing is recorded for it in the baseline".to_string(), "new-test")),
-            Some(m) => {
-                let deps = recorded_deps.get(&m.test);
-                if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
-                    for r in crate::deps::definition_reasons(spec, root, deps) {
-                        let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
-                        beyond.push((r, kind));
-                    }
+            Some((m, b)) => {
+                if let Some(d) = recorded_deps.get(&m.test) {
+                    file_deps[i] = Some(d.states.len());
                 }
-                if let Some(d) = deps {
-                    file_deps.insert(name.clone(), d.states.len());
-                    beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
-                }
+                beyond.extend(b.iter().cloned());
                 if let CoverageState::Unknown(r) = &m.state {
                     why.push(format!("coverage unknown: {r}"));
                 }
@@ -879,15 +1002,25 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         why.extend(hidden.iter().cloned());
         if !why.is_empty() {
             why.dedup();
+            if let Some(s) = &specs {
+                commands.insert(name.clone(), s[i].cmd.clone());
+            }
             selected.insert(name.clone(), why);
         } else if let Some(e) = gone {
             eliminated.insert(name.clone(), e.clone());
         }
     }
+    let removed: Vec<String> = match &specs {
+        Some(_) => matrix.iter().zip(&listed).filter(|(_, l)| !**l).map(|(m, _)| m.name.clone()).collect(),
+        None => Vec::new(),
+    };
     let elapsed = started.elapsed();
+
     drop(old);
     drop(new);
+    drop(by_key);
     Ok(Selection {
+        _held: Held { _specs: specs, _matrix: matrix, _deps: recorded_deps },
         algorithm: opts.algorithm,
         baseline,
         new_snapshot,
@@ -1113,10 +1246,11 @@ impl Selection {
             dangerous_edges: sel.dangerous.len(),
             dangerous_condition_edges: {
                 let mut m: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+                let mut bases: HashMap<usize, Vec<u32>> = HashMap::new();
                 for d in &sel.dangerous {
                     let u = &sel.old_units[d.procedure.unit];
-                    let base = u.unit.edge_bases()[d.procedure.proc];
-                    let proc = &u.unit.procedures[d.procedure.proc];
+                    let base = bases.entry(d.procedure.unit).or_insert_with(|| u.edge_bases())[d.procedure.proc];
+                    let proc = u.procedure(d.procedure.proc);
                     m.entry(u.key.clone()).or_default().extend(proc.map.preimage(d.edge).map(|e| base + e.0));
                 }
                 m.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect()

@@ -28,6 +28,7 @@ pub mod pathnum;
 pub mod reach;
 pub mod recording;
 pub mod stopped;
+pub mod summary;
 pub mod text;
 pub mod unit;
 

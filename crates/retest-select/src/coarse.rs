@@ -79,21 +79,24 @@ fn changed_functions(
         if out.contains_key(&r) {
             continue;
         }
-        let p = old.procedure(r);
-        let entry = p.stmt.entry();
+        // heads first: a body is decoded only for a procedure that changed
+        let entry = |p: &Program<'_>, r: ProcRef| p.procedure(r).stmt.entry();
         match pairing.old_to_new.get(&r) {
             None => {
-                out.insert(r, Reason { kind: ReasonKind::Removed, old: Some(at(old, keys, r, entry)), new: None });
+                out.insert(
+                    r,
+                    Reason { kind: ReasonKind::Removed, old: Some(at(old, keys, r, entry(old, r))), new: None },
+                );
             }
             Some(&n) => {
-                let q = new.procedure(n);
+                let (p, q) = (old.head(r), new.head(n));
                 if p.digest != q.digest || p.unanalysable.is_some() || q.unanalysable.is_some() {
                     out.insert(
                         r,
                         Reason {
                             kind: ReasonKind::Modified,
-                            old: Some(at(old, keys, r, entry)),
-                            new: Some(at(new, keys, n, q.stmt.entry())),
+                            old: Some(at(old, keys, r, entry(old, r))),
+                            new: Some(at(new, keys, n, entry(new, n))),
                         },
                     );
                 }
@@ -151,7 +154,9 @@ mod tests {
     use crate::tests::fixture;
 
     fn prog<'a>(units: &'a [(&'a str, Unit)]) -> Program<'a> {
-        Program::new(units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None }).collect())
+        Program::new(
+            units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None, bodies: None }).collect(),
+        )
     }
 
     fn procs(d: &[Dangerous]) -> BTreeSet<(usize, usize)> {

@@ -87,6 +87,9 @@ pub struct Outcome {
     pub compares: usize,
     /// Names affected by declaration changes, with why.
     pub affected_globals: Affected,
+    /// Pairs [`select_changes`] proved unchanged from their summaries without
+    /// walking them (they have no entry in `walks`).
+    pub unwalked: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -102,6 +105,8 @@ struct Walker<'c, 'p, 'a> {
     out: Outcome,
     /// Old node → partners seen, per old procedure.
     partners: HashMap<ProcRef, HashMap<NodeId, HashSet<NodeId>>>,
+    /// Prove pairs unchanged from their summaries where possible ([`select_changes`]).
+    prove: bool,
 }
 
 impl Walker<'_, '_, '_> {
@@ -121,8 +126,64 @@ impl Walker<'_, '_, '_> {
         self.out.dangerous.push(Dangerous { procedure: o, edge, reason });
     }
 
+    /// What walking a pair whose units were read with bodies on demand would
+    /// leave in the proctable, when that can be told from the procedures'
+    /// summaries: the walk would find nothing and enter no callee.
+    ///
+    /// The two statement-level CFGs and local declarations are the same
+    /// (equal walk digests), so the walk pairs each node with its own copy,
+    /// and a pair can differ only through what is around the procedure
+    /// (`Ctx::difference`): other flags, an affected name it refers to, a
+    /// call whose targets changed, a call through a pointer when the
+    /// address-taken procedures changed, a member call. With none of these,
+    /// and every procedure it calls either walked already and not
+    /// *selectsall* or not walked at all (no counterpart), the walk finds no
+    /// dangerous edge, enters no callee, never stops at a call, and reaches
+    /// the exit exactly when the exit is reachable. Anything else: `None`, and
+    /// the pair is walked.
+    fn proved_unchanged(&self, o: ProcRef, n: ProcRef) -> Option<Status> {
+        let ctx = self.ctx;
+        let (so, sn) = (ctx.old.summary(o)?, ctx.new.summary(n)?);
+        let (ho, hn) = (ctx.old.head(o), ctx.new.head(n));
+        if ctx.old.unit(o).flags != ctx.new.unit(n).flags
+            || ho.digest != hn.digest
+            || so.walk_digest != sn.walk_digest
+            || so.dispatch
+            || sn.dispatch
+            || (so.indirect_call && ctx.indirect_change.is_some())
+            || so.names.iter().any(|h| ctx.affected_hashes.contains(h))
+        {
+            return None;
+        }
+        for name in &so.calls {
+            let callees = ctx.old.resolve(o.unit, name);
+            let ro: BTreeSet<&String> = callees.iter().map(|r| &ctx.pairing.old_keys[r]).collect();
+            let rn: BTreeSet<&String> =
+                ctx.new.resolve(n.unit, name).iter().map(|r| &ctx.pairing.new_keys[r]).collect();
+            if ro != rn {
+                return None;
+            }
+            for r in &callees {
+                match self.proctable.get(r) {
+                    Some(Status::Visited) => {}
+                    Some(Status::SelectsAll) => return None,
+                    None if ctx.pairing.old_to_new.contains_key(r) => return None,
+                    None => {}
+                }
+            }
+        }
+        Some(if so.exit_reachable { Status::Visited } else { Status::SelectsAll })
+    }
+
     /// `SelectTests2(P, P')`.
     fn select_tests2(&mut self, o: ProcRef, n: ProcRef) {
+        if self.prove
+            && let Some(status) = self.proved_unchanged(o, n)
+        {
+            self.proctable.insert(o, status);
+            self.out.unwalked += 1;
+            return;
+        }
         self.proctable.insert(o, Status::Visited);
         let ctx = self.ctx;
         let (po, pn) = (ctx.old.procedure(o), ctx.new.procedure(n));
@@ -269,9 +330,22 @@ impl Walker<'_, '_, '_> {
 
 /// Runs DejaVu on two program versions.
 pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
+    run(old, new, mode, false)
+}
+
+/// DejaVu's dangerous edges, the same as [`select`]'s, without walking the
+/// pairs of units read with bodies on demand that their summaries prove
+/// unchanged (`Walker::proved_unchanged`): their bodies are then never
+/// decoded. The outcome's `walks` lack those pairs, so it is not for
+/// RECOVER's entity map or Ball's algorithms, which read every pair's walk.
+pub fn select_changes(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
+    run(old, new, mode, true)
+}
+
+fn run(old: &Program<'_>, new: &Program<'_>, mode: Mode, prove: bool) -> Outcome {
     let ctx = Ctx::new(old, new);
     let mut w =
-        Walker { ctx: &ctx, mode, proctable: HashMap::new(), out: Outcome::default(), partners: HashMap::new() };
+        Walker { ctx: &ctx, mode, proctable: HashMap::new(), out: Outcome::default(), partners: HashMap::new(), prove };
     // units whose new version could not be analysed: all their old procedures changed
     let broken: HashMap<&str, &str> = new.units.iter().filter_map(|u| u.broken.map(|b| (u.key, b))).collect();
     for o in old.procedures() {
@@ -291,7 +365,7 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
             .old_to_new
             .keys()
             .copied()
-            .filter(|r| old.unit(*r).unit.entry_points.contains(&old.procedure(*r).name))
+            .filter(|r| old.unit(*r).unit.entry_points.contains(&old.head(*r).name))
             .collect();
         for o in entries {
             if !w.proctable.contains_key(&o) {

@@ -27,7 +27,9 @@ pub struct Ctx<'p, 'a> {
     pub pairing: Pairing,
     pub globals: Affected,
     /// Change in the set of address-taken procedures (added, removed).
-    indirect_change: Option<(Vec<String>, Vec<String>)>,
+    pub indirect_change: Option<(Vec<String>, Vec<String>)>,
+    /// [`retest_graph::summary::name_hash`] of every name in `globals`.
+    pub affected_hashes: std::collections::HashSet<u64>,
     /// The class hierarchies of both versions (C++).
     pub old_classes: Hierarchy<'a>,
     pub new_classes: Hierarchy<'a>,
@@ -70,11 +72,13 @@ impl<'p, 'a> Ctx<'p, 'a> {
         let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
         let indirect_change =
             (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));
+        let affected_hashes = globals.names.keys().map(|n| retest_graph::summary::name_hash(n)).collect();
         Ctx {
             old,
             new,
             keys,
             pairing,
+            affected_hashes,
             globals,
             indirect_change,
             old_classes: Hierarchy::new(old),

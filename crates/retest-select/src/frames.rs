@@ -35,7 +35,7 @@ pub fn class_procedures(h: &Hierarchy<'_>, p: &Program<'_>, class: &str) -> Opti
     Some(
         p.procedures()
             .filter(|r| {
-                let name = &p.procedure(*r).name;
+                let name = &p.head(*r).name;
                 prefixes.iter().any(|pre| name.starts_with(pre.as_str()))
             })
             .collect(),

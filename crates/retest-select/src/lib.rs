@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 
 use roaring::RoaringBitmap;
 
-pub use dejavu::{Dangerous, Mode, Outcome, PairWalk, select};
+pub use dejavu::{Dangerous, Mode, Outcome, PairWalk, select, select_changes};
 pub use program::{Keys, Pairing, ProcRef, Program, UnitRef};
 pub use reason::{At, Reason, ReasonKind};
 
@@ -56,8 +56,7 @@ pub fn tests_for(
     let mut bases: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
     let mut out: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, d) in dangerous.iter().enumerate() {
-        let base = bases.entry(d.procedure.unit).or_insert_with(|| old.units[d.procedure.unit].unit.edge_bases())
-            [d.procedure.proc];
+        let base = bases.entry(d.procedure.unit).or_insert_with(|| old.edge_bases(d.procedure.unit))[d.procedure.proc];
         let proc = old.procedure(d.procedure);
         let mut tests = RoaringBitmap::new();
         for fine in proc.map.preimage(d.edge) {

@@ -2,8 +2,9 @@
 //! them, how a procedure is identified across versions, and which procedures a
 //! call by name can reach.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use retest_graph::summary::{Bodies, Summary};
 use retest_graph::{Procedure, Unit};
 
 /// One translation unit of a program version.
@@ -17,6 +18,10 @@ pub struct UnitRef<'a> {
     /// Set in the new version when the unit could not be analysed at all (say, it
     /// no longer preprocesses): every procedure of its old version counts as changed.
     pub broken: Option<&'a str>,
+    /// A stored unit read with its procedure bodies decoded on demand: `unit`
+    /// is then a shell, its procedures' names, linkage, spans and digests
+    /// without bodies, and [`Program::procedure`] reads bodies from here.
+    pub bodies: Option<&'a dyn Bodies>,
 }
 
 /// A procedure of a program: (unit index, procedure index).
@@ -34,7 +39,7 @@ pub struct Program<'a> {
     /// Names defined with external linkage in units left out of the program,
     /// with how often: units that are the same in both versions, which a
     /// selection need not compare (see [`Program::with_elsewhere`]).
-    elsewhere: Option<&'a BTreeMap<String, usize>>,
+    elsewhere: Option<&'a HashMap<String, usize>>,
 }
 
 impl<'a> Program<'a> {
@@ -59,13 +64,52 @@ impl<'a> Program<'a> {
     /// caller checks that (`retest-engine`'s selection: the same units, the
     /// same externally visible names and address-taken procedures in every
     /// changed unit, no declaration change, no classes).
-    pub fn with_elsewhere(mut self, names: &'a BTreeMap<String, usize>) -> Program<'a> {
+    pub fn with_elsewhere(mut self, names: &'a HashMap<String, usize>) -> Program<'a> {
         self.elsewhere = Some(names);
         self
     }
 
+    /// Procedure `r` in full (its body decoded on first use).
     pub fn procedure(&self, r: ProcRef) -> &'a Procedure {
+        let u = &self.units[r.unit];
+        match u.bodies {
+            Some(b) => b.body(r.proc),
+            None => &u.unit.procedures[r.proc],
+        }
+    }
+
+    /// Procedure `r`'s name, linkage, span, digest and `unanalysable`, and
+    /// no more: its body may not be decoded (see [`UnitRef::bodies`]).
+    pub fn head(&self, r: ProcRef) -> &'a Procedure {
         &self.units[r.unit].unit.procedures[r.proc]
+    }
+
+    /// Procedure `r`'s summary, when its unit is read with bodies on demand.
+    pub fn summary(&self, r: ProcRef) -> Option<&'a Summary> {
+        self.units[r.unit].bodies.map(|b| b.summary(r.proc))
+    }
+
+    /// Unit-wide number of each procedure's first condition-level edge in unit `ui`.
+    pub fn edge_bases(&self, ui: usize) -> Vec<u32> {
+        let u = &self.units[ui];
+        match u.bodies {
+            Some(b) => {
+                let mut next = 0u32;
+                (0..u.unit.procedures.len())
+                    .map(|i| {
+                        let base = next;
+                        next += b.summary(i).cond_edges;
+                        base
+                    })
+                    .collect()
+            }
+            None => u.unit.edge_bases(),
+        }
+    }
+
+    /// The first procedure body of either version that could not be decoded.
+    pub fn body_error(&self) -> Option<String> {
+        self.units.iter().find_map(|u| u.bodies.and_then(|b| b.error()))
     }
 
     pub fn unit(&self, r: ProcRef) -> &UnitRef<'a> {
@@ -85,10 +129,10 @@ impl<'a> Program<'a> {
     /// programs that each define it).
     pub fn resolve(&self, from: usize, name: &str) -> Vec<ProcRef> {
         let Some(all) = self.by_name.get(name) else { return Vec::new() };
-        if let Some(local) = all.iter().find(|r| r.unit == from && self.procedure(**r).is_static) {
+        if let Some(local) = all.iter().find(|r| r.unit == from && self.head(**r).is_static) {
             return vec![*local];
         }
-        all.iter().copied().filter(|r| !self.procedure(*r).is_static).collect()
+        all.iter().copied().filter(|r| !self.head(*r).is_static).collect()
     }
 
     /// Procedures whose address is taken anywhere (possible targets of calls
@@ -119,13 +163,18 @@ impl Keys {
         for p in [old, new] {
             let mut count: BTreeMap<&str, usize> = BTreeMap::new();
             for r in p.procedures() {
-                let proc = p.procedure(r);
+                let proc = p.head(r);
                 if !proc.is_static {
                     *count.entry(proc.name.as_str()).or_default() += 1;
                 }
             }
-            for (name, n) in p.elsewhere.into_iter().flatten() {
-                *count.entry(name.as_str()).or_default() += n;
+            // only names defined here are ever keyed: the units left out
+            // add to their counts (looked up, not walked: at a fleet's
+            // scale they define 10^5 names)
+            if let Some(elsewhere) = p.elsewhere {
+                for (name, c) in count.iter_mut() {
+                    *c += elsewhere.get(*name).copied().unwrap_or(0);
+                }
             }
             ambiguous.extend(count.into_iter().filter(|(_, c)| *c > 1).map(|(n, _)| n.to_string()));
         }
@@ -133,7 +182,7 @@ impl Keys {
     }
 
     pub fn key(&self, p: &Program<'_>, r: ProcRef) -> String {
-        let proc = p.procedure(r);
+        let proc = p.head(r);
         if proc.is_static || self.ambiguous.contains(&proc.name) {
             format!("{}::{}", p.unit(r).key, proc.name)
         } else {

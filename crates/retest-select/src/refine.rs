@@ -641,7 +641,9 @@ mod tests {
     use crate::tests::fixture;
 
     fn prog<'a>(units: &'a [(&'a str, Unit)]) -> Program<'a> {
-        Program::new(units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None }).collect())
+        Program::new(
+            units.iter().map(|(k, u)| UnitRef { key: k, unit: u, flags: "", broken: None, bodies: None }).collect(),
+        )
     }
 
     // fixture refine-old, 000 Fig. 1, G: A (line 6) t C; A f C; C (line 8) t W; C f X; W (line 9) ε X

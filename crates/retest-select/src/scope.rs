@@ -51,7 +51,7 @@ pub fn set_aside(
     let mut kept = Vec::with_capacity(outcome.dangerous.len());
     let mut out = Vec::new();
     for d in std::mem::take(&mut outcome.dangerous) {
-        let name = &old.procedure(d.procedure).name;
+        let name = &old.head(d.procedure).name;
         match aside(name, &format!("{}::{name}", old.unit(d.procedure).key)) {
             Some(why) => out.push((d, why)),
             None => kept.push(d),

@@ -93,8 +93,8 @@ fn trace(p: &Procedure, path: &[&str]) -> BTreeSet<EdgeId> {
 /// Selection between two one-unit programs, with histories given as traces of
 /// procedure `proc` (test ids 1..).
 fn run(old: &Unit, new: &Unit, proc: &str, tests: &[&[&str]], mode: Mode) -> (BTreeSet<u32>, Outcome) {
-    let po = Program::new(vec![UnitRef { key: "x.c", unit: old, flags: "", broken: None }]);
-    let pn = Program::new(vec![UnitRef { key: "x.c", unit: new, flags: "", broken: None }]);
+    let po = Program::new(vec![UnitRef { key: "x.c", unit: old, flags: "", broken: None, bodies: None }]);
+    let pn = Program::new(vec![UnitRef { key: "x.c", unit: new, flags: "", broken: None, bodies: None }]);
     let pi = old.procedures.iter().position(|p| p.name == proc).unwrap();
     let p = &old.procedures[pi];
     let base = old.edge_bases()[pi];
@@ -256,4 +256,161 @@ fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_r
     let p = &v[0].procedures.iter().find(|p| p.name == "main").unwrap();
     assert!(main.visited.iter().any(|(n, _)| *n == node(p, "10")));
     assert!(!main.visited.iter().any(|(n, _)| *n == node(p, "12")), "nothing past the call is walked");
+}
+
+/// A unit's bodies on demand, as a stored unit of encoding 5 gives them
+/// (`retest-store`'s `StoredBodies`): the shell holds each procedure's head
+/// with a stand-in CFG; bodies come from here, and are counted.
+struct OnDemand {
+    procedures: Vec<Procedure>,
+    summaries: Vec<retest_graph::summary::Summary>,
+    decoded: std::cell::RefCell<BTreeSet<usize>>,
+}
+
+impl retest_graph::summary::Bodies for OnDemand {
+    fn body(&self, proc: usize) -> &Procedure {
+        self.decoded.borrow_mut().insert(proc);
+        &self.procedures[proc]
+    }
+    fn summary(&self, proc: usize) -> &retest_graph::summary::Summary {
+        &self.summaries[proc]
+    }
+    fn error(&self) -> Option<String> {
+        None
+    }
+}
+
+fn on_demand(u: &Unit) -> (Unit, OnDemand) {
+    let stand_in = || {
+        let mut b = retest_graph::CfgBuilder::new("stand-in");
+        let entry = b.add_node(retest_graph::Node::new(NodeKind::Entry, "\u{0}body not decoded"));
+        let exit = b.add_node(retest_graph::Node::new(NodeKind::Exit, ""));
+        b.set_entry(entry);
+        b.set_exit(exit);
+        b.build().unwrap()
+    };
+    let mut shell = u.clone();
+    for p in &mut shell.procedures {
+        (p.cond, p.stmt, p.locals, p.probes) = (stand_in(), stand_in(), Vec::new(), Vec::new());
+    }
+    let bodies = OnDemand {
+        procedures: u.procedures.clone(),
+        summaries: u.procedures.iter().map(retest_graph::summary::Summary::of).collect(),
+        decoded: Default::default(),
+    };
+    (shell, bodies)
+}
+
+/// What a selection reports of its dangerous edges, comparably.
+fn dangerous(out: &Outcome) -> Vec<(ProcRef, EdgeId, String)> {
+    out.dangerous.iter().map(|d| (d.procedure, d.edge, d.reason.to_string())).collect()
+}
+
+/// Invariant **summaries_prove_what_the_walk_finds**: DejaVu with pairs
+/// proved unchanged from their summaries (`select_changes`, bodies decoded
+/// on demand) finds the dangerous edges the full walk finds, on every pair
+/// of the seeds' versions in both modes, and on each version against
+/// itself, where it decodes fewer bodies than there are procedures.
+#[test]
+fn summaries_prove_what_the_walk_finds() {
+    let pairs = [
+        ("avg", "avg2"),
+        ("avg", "avg_guard"),
+        ("avg", "avg_p4"),
+        ("avg", "avg_s5a"),
+        ("avg", "avg_s7"),
+        ("coarse-a", "coarse-a-changed"),
+        ("coarse-a", "coarse-a-global1"),
+        ("coarse-a", "coarse-a-global2"),
+        ("coarse-a", "coarse-a-layout"),
+        ("coarse-a", "coarse-b"),
+        ("decl-limit10", "decl-limit20"),
+        ("elevator", "elevator-v1"),
+        ("grade-v0", "grade-v1"),
+        ("refine-old", "refine-new"),
+        ("refine-old", "refine-signature"),
+        ("selectsall-every-v0", "selectsall-every-v1"),
+        ("selectsall-some-v0", "selectsall-some-v1"),
+        ("twovisits", "twovisits"),
+        ("pathological", "pathological"),
+    ];
+    let mut proved = 0;
+    for (a, b) in pairs {
+        let (old, new) = (fixture(a), fixture(b));
+        let (old_shell, old_bodies) = on_demand(&old);
+        let (new_shell, new_bodies) = on_demand(&new);
+        for mode in [Mode::Inter, Mode::Naive] {
+            let full = {
+                let po = Program::new(vec![UnitRef { key: "x.c", unit: &old, flags: "", broken: None, bodies: None }]);
+                let pn = Program::new(vec![UnitRef { key: "x.c", unit: &new, flags: "", broken: None, bodies: None }]);
+                select(&po, &pn, mode)
+            };
+            let po = Program::new(vec![UnitRef {
+                key: "x.c",
+                unit: &old_shell,
+                flags: "",
+                broken: None,
+                bodies: Some(&old_bodies),
+            }]);
+            let pn = Program::new(vec![UnitRef {
+                key: "x.c",
+                unit: &new_shell,
+                flags: "",
+                broken: None,
+                bodies: Some(&new_bodies),
+            }]);
+            let lazy = select_changes(&po, &pn, mode);
+            assert_eq!(dangerous(&lazy), dangerous(&full), "{a} → {b}, {mode:?}");
+            assert_eq!(
+                lazy.affected_globals.names.keys().collect::<Vec<_>>(),
+                full.affected_globals.names.keys().collect::<Vec<_>>()
+            );
+            assert_eq!(
+                lazy.walks.len() + lazy.unwalked,
+                full.walks.len(),
+                "{a} → {b}, {mode:?}: every pair is walked or proved"
+            );
+            proved += lazy.unwalked;
+        }
+    }
+    assert!(proved > 0, "some pair is proved unchanged without a walk");
+    // a version against itself: nothing is dangerous, and the procedures
+    // that call nothing not yet walked are never decoded
+    for name in ["avg", "coarse-a", "elevator", "grade-v0", "refine-old"] {
+        let u = fixture(name);
+        let (s1, b1) = on_demand(&u);
+        let (s2, b2) = on_demand(&u);
+        let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
+        let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+        let out = select_changes(&po, &pn, Mode::Naive);
+        assert!(out.dangerous.is_empty(), "{name}");
+        assert!(
+            b1.decoded.borrow().len() < u.procedures.len(),
+            "{name}: {} of {} bodies decoded",
+            b1.decoded.borrow().len(),
+            u.procedures.len()
+        );
+    }
+}
+
+/// A procedure whose text is the same but whose surroundings changed is
+/// walked, not proved: compile flags, a declaration it refers to.
+#[test]
+fn a_pair_is_proved_unchanged_only_when_nothing_around_it_changed() {
+    let u = fixture("decl-limit10");
+    let v = fixture("decl-limit20");
+    let (s1, b1) = on_demand(&u);
+    let (s2, b2) = on_demand(&v);
+    // the declaration of `limit` changed: `f` refers to it
+    let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
+    let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+    let out = select_changes(&po, &pn, Mode::Naive);
+    assert!(!out.dangerous.is_empty());
+    assert!(matches!(&out.dangerous[0].reason.kind, ReasonKind::Affected { name, .. } if name == "limit"));
+    // other flags: every procedure changed, though every text is the same
+    let (s3, b3) = on_demand(&u);
+    let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s3, flags: "-O2", broken: None, bodies: Some(&b3) }]);
+    let out = select_changes(&po, &pn, Mode::Naive);
+    assert_eq!(out.unwalked, 0);
+    assert!(out.dangerous.iter().any(|d| matches!(d.reason.kind, ReasonKind::Flags { .. })));
 }

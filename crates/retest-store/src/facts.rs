@@ -1,5 +1,5 @@
 //! What a selection needs to know of a unit it does not compare: the facts
-//! of [`UnitFacts`], stored with every unit (`units.facts`) so that a
+//! of [`UnitFacts`], stored with every unit (table `unit_facts`) so that a
 //! selection can leave the units a change did not touch undecoded.
 
 use retest_graph::Unit;
@@ -35,11 +35,7 @@ pub struct UnitFacts {
     pub names: Vec<u64>,
 }
 
-/// FNV-1a, 64 bits: a hash of a name that is the same in every process and
-/// every version of retest (it is stored).
-pub fn name_hash(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
-}
+pub use retest_graph::summary::name_hash;
 
 impl UnitFacts {
     pub fn of(u: &Unit) -> UnitFacts {

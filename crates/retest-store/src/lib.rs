@@ -51,6 +51,7 @@ use rusqlite::Connection;
 pub use db::DbError;
 use db::{Conn, DbResult, Row, p};
 pub use facts::UnitFacts;
+pub use unitbin::StoredBodies;
 
 use retest_graph::Unit;
 pub use retest_graph::coverage::Probe;
@@ -357,6 +358,8 @@ pub struct Store {
     /// A PostgreSQL store's URL, password included: never shown.
     url: Option<String>,
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
+    /// Units read for selection with their bodies decoded on demand ([`Store::units_lazy`]).
+    shells: RefCell<HashMap<UnitId, Shell>>,
 }
 
 /// A unit in the store's encoding (binary, LZ4-compressed), for caches
@@ -460,6 +463,7 @@ impl Store {
             name: name.clone(),
             url: Some(url.to_string()),
             units: RefCell::new(HashMap::new()),
+            shells: RefCell::new(HashMap::new()),
         };
         if create {
             std::fs::create_dir_all(local).map_err(|source| StoreError::Io { path: local.to_path_buf(), source })?;
@@ -515,6 +519,7 @@ impl Store {
             name: db.to_path_buf(),
             url: None,
             units: RefCell::new(HashMap::new()),
+            shells: RefCell::new(HashMap::new()),
         };
         s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
         let found = schema::found_version(s.sqlite(), db).map_err(damaged)?;
@@ -561,6 +566,7 @@ impl Store {
             name: db.to_path_buf(),
             url: None,
             units: RefCell::new(HashMap::new()),
+            shells: RefCell::new(HashMap::new()),
         };
         let c = s.sqlite();
         c.busy_timeout(Duration::from_secs(120))
@@ -621,7 +627,7 @@ impl Store {
     }
 
     /// Every row.
-    fn all<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnMut(&Row) -> DbResult<T>) -> Result<Vec<T>> {
+    fn all<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnMut(&mut Row) -> DbResult<T>) -> Result<Vec<T>> {
         self.conn.rows(sql, params, f).map_err(|e| self.sql(e))
     }
 
@@ -653,12 +659,14 @@ impl Store {
         let edges = unit.edge_count() as i64;
         self.write(|tx| {
             tx.exec(
-                "INSERT INTO units(src_hash, edges, data, facts) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(src_hash) DO NOTHING",
-                p![&src_hash[..], edges, data, facts],
+                "INSERT INTO units(src_hash, edges, data) VALUES (?1, ?2, ?3) ON CONFLICT(src_hash) DO NOTHING",
+                p![&src_hash[..], edges, data],
             )?;
-            tx.row("SELECT id FROM units WHERE src_hash = ?1", p![&src_hash[..]], |r| r.get(0))?
-                .map(UnitId)
-                .ok_or_else(|| DbError::Value("a unit just stored is missing".into()))
+            let id: i64 = tx
+                .row("SELECT id FROM units WHERE src_hash = ?1", p![&src_hash[..]], |r| r.get(0))?
+                .ok_or_else(|| DbError::Value("a unit just stored is missing".into()))?;
+            tx.exec("INSERT INTO unit_facts(unit, data) VALUES (?1, ?2) ON CONFLICT(unit) DO NOTHING", p![id, facts])?;
+            Ok(UnitId(id))
         })
     }
 
@@ -685,15 +693,63 @@ impl Store {
         ids.iter().map(|id| self.unit(*id)).collect()
     }
 
+    /// Loads units for selection: a unit stored in blob encoding 5 as a
+    /// shell, whose procedures hold their names, linkage, spans and digests
+    /// but not their bodies, with the bodies, decoded on demand
+    /// ([`retest_graph::summary::Bodies`]); a unit of an older encoding, or
+    /// one this handle has decoded whole already, whole (no bodies). Several
+    /// in parallel.
+    #[allow(clippy::type_complexity)]
+    pub fn units_lazy(&self, ids: &[UnitId]) -> Result<Vec<(Rc<Unit>, Option<Rc<StoredBodies>>)>> {
+        use rayon::prelude::*;
+        let known = |id: &UnitId| self.units.borrow().contains_key(id) || self.shells.borrow().contains_key(id);
+        let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !known(id)).collect();
+        todo.sort_unstable_by_key(|id| id.0);
+        todo.dedup();
+        let mut blobs = Vec::with_capacity(todo.len());
+        for id in todo {
+            blobs.push((id, self.unit_blob(id)?));
+        }
+        let decode = |(id, data): (UnitId, Vec<u8>)| (id, blob::decode_unit_lazy(&data));
+        #[allow(clippy::type_complexity)]
+        let decoded: Vec<(UnitId, std::result::Result<(Unit, Option<StoredBodies>), String>)> = if blobs.len() > 1 {
+            blobs.into_par_iter().map(decode).collect()
+        } else {
+            blobs.into_iter().map(decode).collect()
+        };
+        for (id, u) in decoded {
+            match u.map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))? {
+                (shell, Some(bodies)) => {
+                    self.shells.borrow_mut().insert(id, (Rc::new(shell), Rc::new(bodies)));
+                }
+                (unit, None) => {
+                    self.units.borrow_mut().insert(id, Rc::new(unit));
+                }
+            }
+        }
+        Ok(ids
+            .iter()
+            .map(|id| match self.units.borrow().get(id) {
+                Some(u) => (u.clone(), None),
+                None => {
+                    let (u, b) = &self.shells.borrow()[id];
+                    (u.clone(), Some(b.clone()))
+                }
+            })
+            .collect())
+    }
+
+    fn unit_blob(&self, id: UnitId) -> Result<Vec<u8>> {
+        self.one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
+            .ok_or(StoreError::Missing { what: "unit", id: id.0 })
+    }
+
     /// Reads and decodes units into the handle's cache; several in parallel.
     fn decode_units(&self, ids: &[UnitId]) -> Result<()> {
         use rayon::prelude::*;
         let mut blobs = Vec::with_capacity(ids.len());
         for &id in ids {
-            let data: Vec<u8> = self
-                .one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
-                .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
-            blobs.push((id, data));
+            blobs.push((id, self.unit_blob(id)?));
         }
         let decode = |(id, data): (UnitId, Vec<u8>)| (id, blob::decode_unit(&data));
         // one unit is decoded here: no thread pool for it
@@ -712,9 +768,7 @@ impl Store {
     /// The facts of a unit that reach beyond it (from the unit itself when
     /// they are not stored: a unit stored before schema version 8).
     pub fn unit_facts(&self, id: UnitId) -> Result<UnitFacts> {
-        let facts: Option<Vec<u8>> = self
-            .one("SELECT facts FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
-            .ok_or(StoreError::Missing { what: "unit", id: id.0 })?;
+        let facts: Option<Vec<u8>> = self.one("SELECT data FROM unit_facts WHERE unit = ?1", p![id.0], |r| r.get(0))?;
         match facts {
             Some(b) => UnitFacts::decode(&b).map_err(|e| self.corrupt(format!("facts of unit {}: {e}", id.0))),
             None => Ok(UnitFacts::of(&*self.unit(id)?)),
@@ -728,8 +782,8 @@ impl Store {
         let mut missing = Vec::new();
         for s in snapshots {
             missing.extend(self.all(
-                "SELECT u.id FROM units u JOIN snapshot_units su ON su.unit = u.id
-                 WHERE su.snapshot = ?1 AND u.facts IS NULL",
+                "SELECT su.unit FROM snapshot_units su LEFT JOIN unit_facts f ON f.unit = su.unit
+                 WHERE su.snapshot = ?1 AND f.unit IS NULL",
                 p![s.0],
                 |r| r.get::<i64>(0),
             )?);
@@ -745,7 +799,10 @@ impl Store {
             .collect::<Result<_>>()?;
         self.write(|tx| {
             for (id, f) in &facts {
-                tx.exec("UPDATE units SET facts = ?1 WHERE id = ?2", p![f.clone(), *id])?;
+                tx.exec(
+                    "INSERT INTO unit_facts(unit, data) VALUES (?1, ?2) ON CONFLICT(unit) DO NOTHING",
+                    p![*id, f.clone()],
+                )?;
             }
             Ok(())
         })
@@ -979,7 +1036,7 @@ impl Store {
     }
 
     pub fn snapshots(&self) -> Result<Vec<Snapshot>> {
-        self.all("SELECT id, created, state, parent FROM snapshots ORDER BY id", p![], row_snapshot)
+        self.all("SELECT id, created, state, parent FROM snapshots ORDER BY id", p![], |r| row_snapshot(r))
     }
 
     pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
@@ -1118,23 +1175,32 @@ impl Store {
     /// Per test of a matrix, its recorded definition and file dependencies
     /// (tests whose row has none recorded are absent).
     pub fn matrix_deps(&self, snapshot: SnapshotId) -> Result<HashMap<TestId, TestDeps>> {
-        type DepsRow = (i64, String, Option<Vec<u8>>, Option<String>);
         let rows: Vec<DepsRow> = self.all(
             "SELECT test, definition, deps, deps_unknown FROM matrix_tests WHERE snapshot = ?1 AND definition IS NOT NULL",
             p![snapshot.0],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.take(0)?, r.take(1)?, r.take(2)?, r.take(3)?)),
         )?;
-        rows.into_iter()
+        self.decode_deps(rows)
+    }
+
+    fn decode_deps(&self, rows: Vec<DepsRow>) -> Result<HashMap<TestId, TestDeps>> {
+        // 10^5 bitmaps at a fleet's scale: decoded in parallel
+        use rayon::prelude::*;
+        rows.into_par_iter()
             .map(|(t, definition, deps, unknown)| {
                 let states = match deps {
-                    Some(b) => {
-                        blob::decode_bitmap(&b).map_err(|e| self.corrupt(format!("dependencies of test {t}: {e}")))?
-                    }
+                    Some(b) => blob::decode_bitmap(&b).map_err(|e| (t, e))?,
                     None => RoaringBitmap::new(),
                 };
                 Ok((TestId(t), TestDeps { definition, states, unknown }))
             })
-            .collect()
+            .collect::<std::result::Result<Vec<_>, (i64, String)>>()
+            .map(|v| {
+                let mut m = HashMap::with_capacity(v.len());
+                m.extend(v);
+                m
+            })
+            .map_err(|(t, e)| self.corrupt(format!("dependencies of test {t}: {e}")))
     }
 
     /// Starts a run on a snapshot. `kind`: `full`, `selected`, `audit-old`, `audit-new`, ...
@@ -1347,23 +1413,53 @@ impl Store {
              LEFT JOIN results r ON r.run = m.run AND r.test = m.test
              WHERE m.snapshot = ?1 ORDER BY m.test",
             p![snapshot.0],
-            |r| {
-                let state: String = r.get(4)?;
-                let reason: Option<String> = r.get(5)?;
-                Ok(MatrixTest {
-                    test: TestId(r.get(0)?),
-                    key: r.get(1)?,
-                    name: r.get(2)?,
-                    run: RunId(r.get(3)?),
-                    state: if state == "ok" {
-                        CoverageState::Known
-                    } else {
-                        CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
-                    },
-                    stopped: r.get::<Option<bool>>(6)?,
-                })
-            },
+            matrix_test,
         )
+    }
+
+    /// [`Store::matrix_tests`] and [`Store::matrix_deps`] in one read of the
+    /// matrix, and the suite's tests it lacks ([`Store::missing_tests`]): what
+    /// a selection reads per test (10^5 rows at a fleet's scale). Whether a
+    /// run was stopped part-way is not read (`stopped` is `None`): a
+    /// selection does not ask, and it would cost a look-up per test.
+    #[allow(clippy::type_complexity)]
+    pub fn matrix_for_selection(
+        &self,
+        snapshot: SnapshotId,
+    ) -> Result<(Vec<MatrixTest>, HashMap<TestId, TestDeps>, Option<Vec<TestInfo>>)> {
+        type Extra = (Option<String>, Option<Vec<u8>>, Option<String>);
+        let rows: Vec<(MatrixTest, Extra)> = self.all(
+            "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, NULL,
+                    m.definition, m.deps, m.deps_unknown
+             FROM matrix_tests m JOIN tests t ON t.id = m.test
+             WHERE m.snapshot = ?1 ORDER BY m.test",
+            p![snapshot.0],
+            |r| {
+                let m = matrix_test(r)?;
+                Ok((m, (r.take(7)?, r.take(8)?, r.take(9)?)))
+            },
+        )?;
+        let mut matrix = Vec::with_capacity(rows.len());
+        let mut deps = Vec::with_capacity(rows.len());
+        for (m, (definition, b, unknown)) in rows {
+            if let Some(d) = definition {
+                deps.push((m.test.0, d, b, unknown));
+            }
+            matrix.push(m);
+        }
+        let deps = self.decode_deps(deps)?;
+        let missing = match self.suite(snapshot)? {
+            None => None,
+            Some(mut unrecorded) => {
+                for m in &matrix {
+                    if let Ok(t) = u32::try_from(m.test.0) {
+                        unrecorded.remove(t);
+                    }
+                }
+                Some(self.tests_among(&unrecorded)?)
+            }
+        };
+        Ok((matrix, deps, missing))
     }
 
     /// The tests whose newest known coverage, in any matrix, covers something:
@@ -1501,6 +1597,12 @@ impl Store {
     /// none (a run killed before it finished leaves them missing), so that
     /// reads — in a read view too — find them stored.
     pub fn store_missing_indexes(&mut self, snapshot: SnapshotId) -> Result<()> {
+        // looked for without a write lock first: every selection asks, and
+        // the answer is almost always none
+        if self.conn.rows(UNITS_WITHOUT_INDEX, p![snapshot.0], |r| r.get::<i64>(0)).map_err(|e| self.sql(e))?.is_empty()
+        {
+            return Ok(());
+        }
         self.write(|tx| index_missing(tx, snapshot))
     }
 
@@ -1673,13 +1775,18 @@ impl Store {
                 unrecorded.remove(t);
             }
         }
-        if unrecorded.is_empty() {
-            return Ok(Some(Vec::new()));
+        self.tests_among(&unrecorded).map(Some)
+    }
+
+    /// The tests of ids `ids`, by key.
+    fn tests_among(&self, ids: &RoaringBitmap) -> Result<Vec<TestInfo>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
         }
         let mut missing: Vec<TestInfo> =
-            self.tests()?.into_iter().filter(|t| u32::try_from(t.id.0).is_ok_and(|i| unrecorded.contains(i))).collect();
+            self.tests()?.into_iter().filter(|t| u32::try_from(t.id.0).is_ok_and(|i| ids.contains(i))).collect();
         missing.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Some(missing))
+        Ok(missing)
     }
 
     /// The baseline a sharded `run --selected` carried this snapshot's
@@ -1951,17 +2058,24 @@ fn build_index(tx: &Conn, snapshot: SnapshotId, unit: UnitId) -> DbResult<EdgeIn
 /// Builds, inside the caller's transaction, the index of every unit of a matrix
 /// (its snapshot's units and any unit it has coverage of) that has none, from
 /// one pass over the matrix's coverage.
+/// The units of a snapshot, or of its coverage, whose edge index is not
+/// stored. The coverage's units are found by skipping through its index by
+/// unit, one look-up per unit, rather than by reading every row (10^5 tests
+/// × their units at a fleet's scale).
+const UNITS_WITHOUT_INDEX: &str = "
+    WITH RECURSIVE covered(unit) AS (
+        SELECT (SELECT min(unit) FROM coverage WHERE snapshot = ?1)
+        UNION ALL
+        SELECT (SELECT min(unit) FROM coverage WHERE snapshot = ?1 AND unit > covered.unit)
+        FROM covered WHERE covered.unit IS NOT NULL
+    )
+    SELECT unit FROM snapshot_units WHERE snapshot = ?1
+    UNION SELECT unit FROM covered WHERE unit IS NOT NULL
+    EXCEPT SELECT unit FROM edge_index WHERE snapshot = ?1";
+
 fn index_missing(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
-    let mut missing: HashMap<i64, Transpose> = tx
-        .rows(
-            "SELECT unit FROM snapshot_units WHERE snapshot = ?1
-             UNION SELECT DISTINCT unit FROM coverage WHERE snapshot = ?1
-             EXCEPT SELECT unit FROM edge_index WHERE snapshot = ?1",
-            p![snapshot.0],
-            |r| Ok((r.get(0)?, Transpose::default())),
-        )?
-        .into_iter()
-        .collect();
+    let mut missing: HashMap<i64, Transpose> =
+        tx.rows(UNITS_WITHOUT_INDEX, p![snapshot.0], |r| Ok((r.get(0)?, Transpose::default())))?.into_iter().collect();
     if missing.is_empty() {
         return Ok(());
     }
@@ -1978,6 +2092,30 @@ fn index_missing(tx: &Conn, snapshot: SnapshotId) -> DbResult<()> {
         store_index(tx, snapshot, u, &t.finish())?;
     }
     Ok(())
+}
+
+/// A unit read for selection: its shell and its bodies ([`Store::units_lazy`]).
+type Shell = (Rc<Unit>, Rc<StoredBodies>);
+
+/// A matrix row's test, definition, dependencies (a bitmap) and why they are unknown.
+type DepsRow = (i64, String, Option<Vec<u8>>, Option<String>);
+
+/// A row of `matrix_tests` joined with its test and result (columns 0–6).
+fn matrix_test(r: &mut Row) -> DbResult<MatrixTest> {
+    let state: String = r.take(4)?;
+    let reason: Option<String> = r.take(5)?;
+    Ok(MatrixTest {
+        test: TestId(r.take(0)?),
+        key: r.take(1)?,
+        name: r.take(2)?,
+        run: RunId(r.take(3)?),
+        state: if state == "ok" {
+            CoverageState::Known
+        } else {
+            CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
+        },
+        stopped: r.take::<Option<bool>>(6)?,
+    })
 }
 
 fn row_snapshot(r: &Row) -> DbResult<Snapshot> {

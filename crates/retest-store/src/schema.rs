@@ -8,7 +8,7 @@ use crate::db::{Conn, DbError, DbResult, p};
 use crate::{StoreError, blob};
 
 /// The schema version this retest writes and reads.
-pub const VERSION: i64 = 8;
+pub const VERSION: i64 = 9;
 
 pub(crate) const V1: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -208,6 +208,24 @@ fn v8(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Version 9: units may be stored in blob encoding 5, each procedure's
+/// summary and body length ahead of its body (bodies decode on demand),
+/// which older versions cannot read; units stored before keep their
+/// encoding. And a unit's facts move to their own table, `unit_facts`:
+/// SQLite stores a row's columns in order, so reading `units.facts` walked
+/// the overflow pages of the unit's `data` before it (a few megabytes a
+/// unit) — reading the facts of 100 units took longer than decoding the
+/// changed ones.
+pub(crate) const V9: &str = "
+CREATE TABLE IF NOT EXISTS unit_facts(
+    unit INTEGER PRIMARY KEY,
+    data BLOB NOT NULL
+);
+INSERT INTO unit_facts(unit, data) SELECT id, facts FROM units WHERE facts IS NOT NULL
+    ON CONFLICT(unit) DO NOTHING;
+ALTER TABLE units DROP COLUMN facts;
+";
+
 fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
     let mut st = tx.prepare(&format!("SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"))?;
     st.exists([column])
@@ -233,8 +251,16 @@ enum Step {
 }
 
 /// The steps from version `i + 1` to `i + 2`.
-const STEPS: &[Step] =
-    &[Step::Sql(V2), Step::Code(v3), Step::Sql(V4), Step::Code(v5), Step::Code(v6), Step::Sql(V7), Step::Code(v8)];
+const STEPS: &[Step] = &[
+    Step::Sql(V2),
+    Step::Code(v3),
+    Step::Sql(V4),
+    Step::Code(v5),
+    Step::Code(v6),
+    Step::Sql(V7),
+    Step::Code(v8),
+    Step::Sql(V9),
+];
 
 /// Creates the schema in an empty database: version 1, then every step.
 pub fn create(conn: &Connection) -> rusqlite::Result<()> {
@@ -302,7 +328,7 @@ const PG_SCHEMA: &str = include_str!("postgres/schema.sql");
 pub(crate) const PG_FIRST: i64 = 6;
 /// PostgreSQL's steps from version `PG_FIRST + i` to `PG_FIRST + i + 1`:
 /// the same steps as SQLite's past [`PG_FIRST`], spelled for PostgreSQL.
-const PG_STEPS: &[&str] = &[PG_V7, PG_V8];
+const PG_STEPS: &[&str] = &[PG_V7, PG_V8, PG_V9];
 
 /// [`V7`] for PostgreSQL.
 const PG_V7: &str = "
@@ -318,6 +344,16 @@ DELETE FROM edge_blocks;
 ";
 /// [`v8`] for PostgreSQL.
 const PG_V8: &str = "ALTER TABLE units ADD COLUMN IF NOT EXISTS facts BYTEA;";
+/// [`V9`] for PostgreSQL.
+const PG_V9: &str = "
+CREATE TABLE IF NOT EXISTS unit_facts(
+    unit BIGINT PRIMARY KEY,
+    data BYTEA NOT NULL
+);
+INSERT INTO unit_facts(unit, data) SELECT id, facts FROM units WHERE facts IS NOT NULL
+    ON CONFLICT(unit) DO NOTHING;
+ALTER TABLE units DROP COLUMN IF EXISTS facts;
+";
 const _: () = assert!(PG_FIRST + PG_STEPS.len() as i64 == VERSION, "a schema step is missing for PostgreSQL");
 
 /// Creates the schema in a PostgreSQL database that has none, and brings it

@@ -543,22 +543,34 @@ fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
 /// decode or decodes to a unit: it never panics, and a cut never decodes.
 #[test]
 fn damaged_binary_units_are_errors_not_panics() {
-    let raw = unitbin::encode(&rich_unit());
-    for cut in 0..raw.len() {
-        assert!(
-            unitbin::decode(&raw[..cut], unitbin::Version::Classes).is_err(),
-            "a unit cut at {cut} of {} decoded",
-            raw.len()
-        );
-    }
-    let mut extra = raw.clone();
-    extra.push(0);
-    assert!(unitbin::decode(&extra, unitbin::Version::Classes).is_err());
-    for i in 0..raw.len() {
-        for b in [0u8, 1, 0x7f, 0x80, 0xff] {
-            let mut bad = raw.clone();
-            bad[i] = b;
-            let _ = unitbin::decode(&bad, unitbin::Version::Classes);
+    for (raw, version) in [
+        (unitbin::encode(&rich_unit()), unitbin::Version::Lazy),
+        (unitbin::encode_as(&rich_unit(), unitbin::Version::Classes), unitbin::Version::Classes),
+    ] {
+        for cut in 0..raw.len() {
+            assert!(
+                unitbin::decode(&raw[..cut], version).is_err(),
+                "a unit of {version:?} cut at {cut} of {} decoded",
+                raw.len()
+            );
+        }
+        let mut extra = raw.clone();
+        extra.push(0);
+        assert!(unitbin::decode(&extra, version).is_err());
+        for i in 0..raw.len() {
+            for b in [0u8, 1, 0x7f, 0x80, 0xff] {
+                let mut bad = raw.clone();
+                bad[i] = b;
+                let _ = unitbin::decode(&bad, version);
+                if version == unitbin::Version::Lazy
+                    && let Ok((shell, bodies)) = unitbin::decode_shell(&bad)
+                {
+                    use retest_graph::summary::Bodies;
+                    for p in 0..shell.procedures.len() {
+                        let _ = bodies.body(p);
+                    }
+                }
+            }
         }
     }
 }
@@ -684,10 +696,10 @@ fn execution_counts_are_kept_with_the_recording(f: &Fixture) {
     assert_eq!(s.unit_recorded(snap, u).unwrap(), vec![(ids[0], r)]);
 }
 
-both!(a_version_7_store_opens_at_version_8_with_its_recordings);
-/// A store of version 7 opens at version 8 (the step runs on both back ends)
-/// and reads its recordings, which have no counts, as they were.
-fn a_version_7_store_opens_at_version_8_with_its_recordings(f: &Fixture) {
+both!(a_version_7_store_opens_with_its_recordings);
+/// A store of version 7 opens at the current version (the steps run on both
+/// back ends) and reads its recordings, which have no counts, as they were.
+fn a_version_7_store_opens_with_its_recordings(f: &Fixture) {
     let r1 = recorded(&[0, 2], &[], &[(0x8000_0001, &[5, 1 << 40])]);
     let (snap, u, t) = {
         let mut s = f.init();
@@ -712,7 +724,7 @@ fn a_version_7_store_opens_at_version_8_with_its_recordings(f: &Fixture) {
         (snap, u, ids[0])
     };
     let s = f.open();
-    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some("8"));
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
     assert_eq!(s.test_recorded(snap, t).unwrap(), vec![(u, r1)]);
 }
 
@@ -1353,4 +1365,101 @@ fn urls_are_shown_without_their_password() {
     assert_eq!(redact("postgresql://ci:s3cret@db:5432/retest"), "postgresql://ci@db:5432/retest");
     assert_eq!(redact("postgres://db/retest?user=ci&password=s3cret"), "postgres://db/retest?user=ci&password=…");
     assert_eq!(redact("postgresql://db/retest"), "postgresql://db/retest");
+}
+
+/// Encoding 5 reads back whole, and as a shell whose bodies decode on
+/// demand into the same procedures, with the summaries of what they hold.
+#[test]
+fn a_unit_of_encoding_5_reads_whole_or_body_by_body() {
+    use retest_graph::summary::{Bodies, Summary};
+    for u in [tiny_unit("g"), rich_unit(), Unit::default()] {
+        let b = blob::encode_unit(&u);
+        assert_eq!(b[0], 5);
+        assert_eq!(blob::decode_unit(&b).unwrap(), u);
+        let (shell, bodies) = blob::decode_unit_lazy(&b).unwrap();
+        let bodies = bodies.expect("encoding 5 has bodies on demand");
+        assert_eq!(shell.procedures.len(), u.procedures.len());
+        assert_eq!((&shell.decls, &shell.files, &shell.classes), (&u.decls, &u.files, &u.classes));
+        for (i, p) in u.procedures.iter().enumerate() {
+            let head = &shell.procedures[i];
+            assert_eq!((&head.name, head.is_static, head.span, head.digest), (&p.name, p.is_static, p.span, p.digest));
+            assert_ne!(head.stmt, p.stmt, "a shell holds no body");
+            assert_eq!(bodies.summary(i), &Summary::of(p));
+            assert_eq!(bodies.body(i), p);
+        }
+        assert_eq!(bodies.error(), None);
+    }
+    // a unit of an older encoding reads whole, without bodies on demand
+    let old = {
+        let mut b = vec![4];
+        b.extend(lz4_flex::compress_prepend_size(&unitbin::encode_as(&rich_unit(), unitbin::Version::Classes)));
+        b
+    };
+    let (u, bodies) = blob::decode_unit_lazy(&old).unwrap();
+    assert!(bodies.is_none());
+    assert_eq!(u, rich_unit());
+}
+
+/// A body damaged after its shell was read is an error the selection
+/// reports, never a panic: the body reads as a changed procedure and
+/// `Bodies::error` says which.
+#[test]
+fn a_damaged_body_is_reported_not_decoded() {
+    use retest_graph::summary::Bodies;
+    let u = rich_unit();
+    let mut b = blob::encode_unit(&u);
+    // the last body's bytes end the blob: garble its end
+    let n = b.len();
+    for x in &mut b[n - 6..] {
+        *x ^= 0x5a;
+    }
+    let Ok((shell, Some(bodies))) = blob::decode_unit_lazy(&b) else {
+        panic!("the shell is intact");
+    };
+    let last = shell.procedures.len() - 1;
+    let p = bodies.body(last);
+    assert!(p.unanalysable.is_some());
+    assert!(bodies.error().is_some_and(|e| e.contains(&u.procedures[last].name)));
+    assert!(blob::decode_unit(&b).is_err(), "read whole, the unit is damaged");
+}
+
+both!(a_version_8_store_keeps_its_unit_facts_in_their_own_table);
+/// A store of version 8 kept each unit's facts in `units.facts`; at version
+/// 9 they are in `unit_facts`, read back the same, and the column is gone
+/// (reading it had walked each unit's whole blob). A unit stored without
+/// facts gets them from `store_missing_facts`.
+fn a_version_8_store_keeps_its_unit_facts_in_their_own_table(f: &Fixture) {
+    let (units, snap) = {
+        let mut s = f.init();
+        let a = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+        let b = s.put_unit(&[2; 16], &rich_unit()).unwrap();
+        let snap = s.open_snapshot().unwrap();
+        s.record_unit(snap, "a.c", "a.c", a, None, "").unwrap();
+        s.record_unit(snap, "b.c", "b.c", b, None, "").unwrap();
+        // back to version 8's shape: the facts of `a` in the column, `b` without
+        s.conn
+            .exec("ALTER TABLE units ADD COLUMN facts BLOB", db::p![])
+            .unwrap_or_else(|_| s.conn.exec("ALTER TABLE units ADD COLUMN facts BYTEA", db::p![]).unwrap());
+        s.conn
+            .exec("UPDATE units SET facts = ?1 WHERE id = ?2", db::p![UnitFacts::of(&tiny_unit("f")).encode(), a.0])
+            .unwrap();
+        s.conn.exec("DELETE FROM unit_facts", db::p![]).unwrap();
+        s.set_meta("schema_version", "8").unwrap();
+        ([a, b], snap)
+    };
+    let mut s = f.open();
+    assert_eq!(s.meta("schema_version").unwrap().as_deref(), Some(schema::VERSION.to_string().as_str()));
+    assert_eq!(s.unit_facts(units[0]).unwrap(), UnitFacts::of(&tiny_unit("f")));
+    assert!(
+        s.conn.row("SELECT facts FROM units", db::p![], |r| r.get::<Option<Vec<u8>>>(0)).is_err(),
+        "the column is gone"
+    );
+    let stored = |s: &Store, id: UnitId| {
+        s.conn.row("SELECT data FROM unit_facts WHERE unit = ?1", db::p![id.0], |r| r.get::<Vec<u8>>(0)).unwrap()
+    };
+    assert!(stored(&s, units[1]).is_none());
+    // read from the unit itself meanwhile, stored for the next selection
+    assert_eq!(s.unit_facts(units[1]).unwrap(), UnitFacts::of(&rich_unit()));
+    s.store_missing_facts(&[snap]).unwrap();
+    assert_eq!(UnitFacts::decode(&stored(&s, units[1]).unwrap()).unwrap(), UnitFacts::of(&rich_unit()));
 }

@@ -15,6 +15,7 @@ use retest_graph::cfg::{
     Receiver, Span,
 };
 use retest_graph::coverage::Probe;
+use retest_graph::summary::{Bodies, Summary};
 use retest_graph::unit::{Problem, Procedure, SourceFile};
 use retest_graph::{Class, Method, MethodKind, Unit};
 
@@ -36,17 +37,35 @@ pub enum Version {
     Facts = 3,
     /// Encoding 4: the facts, classes and member calls.
     Classes = 4,
+    /// Encoding 5: encoding 4 with each procedure's name, linkage, span,
+    /// digest and [`Summary`] ahead of its body, and the body's length, so
+    /// that bodies decode on demand ([`decode_shell`], [`StoredBodies`]).
+    Lazy = 5,
 }
 
-/// Encoding 4.
+/// Encoding 5: the shell, LZ4-compressed, its length ahead of it, then
+/// every procedure's body, each LZ4-compressed on its own (the shell holds
+/// their lengths), so that a body is decompressed only when it is decoded.
 pub fn encode(u: &Unit) -> Vec<u8> {
-    encode_as(u, Version::Classes)
+    encode_as(u, Version::Lazy)
+}
+
+/// LZ4 with the uncompressed size ahead, refusing a size no LZ4 block of
+/// these bytes can decompress to (a damaged size would otherwise allocate it).
+fn unlz4(b: &[u8]) -> Result<Vec<u8>, String> {
+    let size = b.get(..4).ok_or("truncated compressed block")?;
+    let size = u32::from_le_bytes(size.try_into().expect("4 bytes")) as usize;
+    if size > 255 * b.len() + 64 {
+        return Err("compressed block larger than it can be".to_string());
+    }
+    lz4_flex::decompress_size_prepended(b).map_err(|e| e.to_string())
 }
 
 /// `u` in an encoding of `version`, dropping what it cannot hold (older
 /// encodings are written only to test that they still read).
 pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
     let mut w = W(Vec::with_capacity(1 << 14), version);
+    let mut bodies: Vec<u8> = Vec::new();
     let Unit {
         files,
         procedures,
@@ -69,29 +88,18 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         w.str(name);
         w.bool(*is_static);
         w.opt(span, W::span);
-        w.cfg(cond);
-        w.cfg(stmt);
-        let Contraction { node, edge } = map;
-        w.seq(node, |w, n| w.u32(n.0));
-        w.seq(edge, |w, e| w.u32(e.map_or(0, |e| e.0 + 1)));
-        w.seq(probes, |w, p| match *p {
-            Probe::Derived => w.byte(0),
-            Probe::Off => w.byte(1),
-            Probe::Node => w.byte(2),
-            Probe::PerEdge => w.byte(3),
-            Probe::Ahead => w.byte(4),
-            Probe::Edges(cells) => {
-                w.byte(5);
-                w.u32(cells);
-            }
-            Probe::Paired { mask, via } => {
-                w.byte(6);
-                w.u32(mask);
-                w.u32(via);
-            }
-            Probe::Entered => w.byte(7),
-        });
-        w.seq(locals, W::decl);
+        if w.1 >= Version::Lazy {
+            w.0.extend(digest.to_le_bytes());
+            w.opt(unanalysable, |w, s| w.str(s));
+            w.summary(&Summary::of(p));
+            let mut body = W(Vec::with_capacity(1 << 10), w.1);
+            body.body(cond, stmt, map, probes, locals);
+            let packed = lz4_flex::compress_prepend_size(&body.0);
+            w.len(packed.len());
+            bodies.extend(packed);
+            return;
+        }
+        w.body(cond, stmt, map, probes, locals);
         w.opt(unanalysable, |w, s| w.str(s));
         w.0.extend(digest.to_le_bytes());
     });
@@ -128,41 +136,113 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         });
         w.opt(span, W::span);
     });
-    w.0
+    if version < Version::Lazy {
+        return w.0;
+    }
+    let shell = lz4_flex::compress_prepend_size(&w.0);
+    let mut out = W(Vec::with_capacity(shell.len() + bodies.len() + 5), version);
+    out.len(shell.len());
+    out.0.extend(shell);
+    out.0.extend(bodies);
+    out.0
 }
 
 /// Decodes encoding `version` (2: the facts are [`legacy_facts`]).
+///
+/// Encoding 5 is the whole encoding ([`encode`]); the older ones are the
+/// bytes after their blob's LZ4.
 pub fn decode(b: &[u8], version: Version) -> Result<Unit, String> {
+    if version < Version::Lazy {
+        return decode_with(b, version, None).map(|(u, _)| u);
+    }
+    let (shell, bodies) = split(b)?;
+    let (u, _) = decode_with(&shell, version, Some((bodies, false)))?;
+    Ok(u)
+}
+
+/// Encoding 5's shell, decompressed, and its bodies.
+fn split(b: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
+    let mut r = R { b, pos: 0, version: Version::Lazy };
+    let n = r.len()?;
+    let shell = unlz4(r.take(n)?)?;
+    Ok((shell, &b[r.pos..]))
+}
+
+/// A unit of encoding 5 without its procedures' bodies: the unit, whose
+/// procedures hold their names, linkage, spans, digests and `unanalysable`
+/// but stand-in CFGs ([`shell_cfg`]), and the bodies, decoded on demand.
+pub fn decode_shell(b: &[u8]) -> Result<(Unit, StoredBodies), String> {
+    let (shell, region) = split(b)?;
+    let (unit, bodies) = decode_with(&shell, Version::Lazy, Some((region, true)))?;
+    let (summaries, ranges) = bodies.expect("a shell is decoded with its bodies' places");
+    let raw = region.to_vec();
+    let heads: Vec<Head> = unit
+        .procedures
+        .iter()
+        .map(|p| Head {
+            name: p.name.clone(),
+            is_static: p.is_static,
+            span: p.span,
+            digest: p.digest,
+            unanalysable: p.unanalysable.clone(),
+        })
+        .collect();
+    let cells = (0..heads.len()).map(|_| std::cell::OnceCell::new()).collect();
+    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, error: Default::default() }))
+}
+
+/// Where each body is in the bodies' bytes, and each procedure's summary.
+type Places = (Vec<Summary>, Vec<std::ops::Range<usize>>);
+
+/// Decodes a unit's bytes (of encoding 5: its shell, with its bodies' bytes
+/// and whether to leave them undecoded).
+fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Result<(Unit, Option<Places>), String> {
+    let (region, shell) = bodies.unwrap_or((&[], false));
+    let mut next = 0usize;
     let mut r = R { b, pos: 0, version };
     let files = r.seq(|r| Ok(SourceFile { path: r.str()?, system: r.bool()? }))?;
+    let mut places: Places = (Vec::new(), Vec::new());
     let procedures = r.seq(|r| {
-        Ok(Procedure {
-            name: r.str()?,
-            is_static: r.bool()?,
-            span: r.opt(R::span)?,
-            cond: r.cfg()?,
-            stmt: r.cfg()?,
-            map: Contraction {
-                node: r.seq(|r| r.u32().map(NodeId))?,
-                edge: r.seq(|r| r.u32().map(|e| e.checked_sub(1).map(EdgeId)))?,
-            },
-            probes: r.seq(|r| {
-                Ok(match r.byte()? {
-                    0 => Probe::Derived,
-                    1 => Probe::Off,
-                    2 => Probe::Node,
-                    3 => Probe::PerEdge,
-                    4 => Probe::Ahead,
-                    5 => Probe::Edges(r.u32()?),
-                    6 => Probe::Paired { mask: r.u32()?, via: r.u32()? },
-                    7 => Probe::Entered,
-                    t => return Err(format!("unknown probe {t}")),
-                })
-            })?,
-            locals: r.seq(R::decl)?,
-            unanalysable: r.opt(R::str)?,
-            digest: u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes")),
-        })
+        let (name, is_static, span) = (r.str()?, r.bool()?, r.opt(R::span)?);
+        if r.version < Version::Lazy {
+            let (cond, stmt, map, probes, locals) = r.body()?;
+            let unanalysable = r.opt(R::str)?;
+            let digest = u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"));
+            return Ok(Procedure { name, is_static, span, cond, stmt, map, probes, locals, unanalysable, digest });
+        }
+        let digest = u64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"));
+        let unanalysable = r.opt(R::str)?;
+        let summary = r.summary()?;
+        let n = r.u32()? as usize;
+        let start = next;
+        let bytes =
+            region.get(start..start.checked_add(n).ok_or("body beyond the unit")?).ok_or("body beyond the unit")?;
+        next = start + n;
+        if shell {
+            places.0.push(summary);
+            places.1.push(start..start + n);
+            let stand_in = shell_cfg(&name);
+            let map = Contraction { node: vec![NodeId(0), NodeId(1)], edge: Vec::new() };
+            return Ok(Procedure {
+                name,
+                is_static,
+                span,
+                cond: stand_in.clone(),
+                stmt: stand_in,
+                map,
+                probes: Vec::new(),
+                locals: Vec::new(),
+                unanalysable,
+                digest,
+            });
+        }
+        let bytes = unlz4(bytes)?;
+        let mut br = R { b: &bytes, pos: 0, version: r.version };
+        let (cond, stmt, map, probes, locals) = br.body()?;
+        if br.pos != bytes.len() {
+            return Err(format!("trailing bytes after the body of `{name}`"));
+        }
+        Ok(Procedure { name, is_static, span, cond, stmt, map, probes, locals, unanalysable, digest })
     })?;
     let mut u = Unit {
         files,
@@ -208,10 +288,104 @@ pub fn decode(b: &[u8], version: Version) -> Result<Unit, String> {
             })
         })?;
     }
-    if r.pos != b.len() {
+    if r.pos != b.len() || next != region.len() {
         return Err("trailing bytes after unit".to_string());
     }
-    Ok(u)
+    Ok((u, shell.then_some(places)))
+}
+
+/// The stand-in CFG of a procedure whose body is not decoded: an entry whose
+/// text is no procedure's signature, so that a comparison that reached it by
+/// mistake finds it changed.
+pub fn shell_cfg(name: &str) -> Cfg {
+    let mut b = CfgBuilder::new(name);
+    let entry = b.add_node(Node::new(NodeKind::Entry, "\u{0}body not decoded"));
+    let exit = b.add_node(Node::new(NodeKind::Exit, ""));
+    b.set_entry(entry);
+    b.set_exit(exit);
+    b.build().expect("two nodes, no edges")
+}
+
+/// A procedure's name, linkage, span, digest and `unanalysable`.
+struct Head {
+    name: String,
+    is_static: bool,
+    span: Option<Span>,
+    digest: u64,
+    unanalysable: Option<String>,
+}
+
+/// The bodies of a unit of encoding 5, decoded on first use.
+pub struct StoredBodies {
+    /// The unit's decompressed encoding.
+    raw: Vec<u8>,
+    ranges: Vec<std::ops::Range<usize>>,
+    summaries: Vec<Summary>,
+    heads: Vec<Head>,
+    cells: Vec<std::cell::OnceCell<Procedure>>,
+    error: std::cell::RefCell<Option<String>>,
+}
+
+impl StoredBodies {
+    fn decode_body(&self, i: usize) -> Result<Procedure, String> {
+        let bytes = unlz4(&self.raw[self.ranges[i].clone()])?;
+        let mut r = R { b: &bytes, pos: 0, version: Version::Lazy };
+        let (cond, stmt, map, probes, locals) = r.body()?;
+        if r.pos != bytes.len() {
+            return Err("trailing bytes after the body".to_string());
+        }
+        let Head { name, is_static, span, digest, unanalysable } = &self.heads[i];
+        Ok(Procedure {
+            name: name.clone(),
+            is_static: *is_static,
+            span: *span,
+            cond,
+            stmt,
+            map,
+            probes,
+            locals,
+            unanalysable: unanalysable.clone(),
+            digest: *digest,
+        })
+    }
+}
+
+impl Bodies for StoredBodies {
+    fn body(&self, proc: usize) -> &Procedure {
+        self.cells[proc].get_or_init(|| {
+            self.decode_body(proc).unwrap_or_else(|e| {
+                let h = &self.heads[proc];
+                self.error.borrow_mut().get_or_insert_with(|| format!("the body of `{}`: {e}", h.name));
+                let mut g2 = CfgBuilder::new(&h.name);
+                let entry = g2.add_node(Node::new(NodeKind::Entry, "\u{0}body not decodable"));
+                let exit = g2.add_node(Node::new(NodeKind::Exit, ""));
+                g2.add_edge(entry, exit, EdgeLabel::Eps);
+                g2.set_entry(entry);
+                g2.set_exit(exit);
+                let stmt = g2.build().expect("two nodes, one edge");
+                Procedure {
+                    name: h.name.clone(),
+                    is_static: h.is_static,
+                    span: h.span,
+                    cond: stmt.clone(),
+                    stmt,
+                    map: Contraction { node: vec![NodeId(0), NodeId(1)], edge: vec![Some(EdgeId(0))] },
+                    probes: vec![Probe::Off, Probe::Off],
+                    locals: Vec::new(),
+                    unanalysable: Some(format!("its stored body cannot be decoded ({e})")),
+                    digest: !h.digest,
+                }
+            })
+        })
+    }
+
+    fn summary(&self, proc: usize) -> &Summary {
+        &self.summaries[proc]
+    }
+
+    fn error(&self) -> Option<String> {
+        self.error.borrow().clone()
+    }
 }
 
 struct W(Vec<u8>, Version);
@@ -257,6 +431,45 @@ impl W {
                 f(self, v);
             }
         }
+    }
+
+    /// A procedure's body: its CFGs, their contraction, probes and locals.
+    fn body(&mut self, cond: &Cfg, stmt: &Cfg, map: &Contraction, probes: &[Probe], locals: &[Declaration]) {
+        self.cfg(cond);
+        self.cfg(stmt);
+        let Contraction { node, edge } = map;
+        self.seq(node, |w, n| w.u32(n.0));
+        self.seq(edge, |w, e| w.u32(e.map_or(0, |e| e.0 + 1)));
+        self.seq(probes, |w, p| match *p {
+            Probe::Derived => w.byte(0),
+            Probe::Off => w.byte(1),
+            Probe::Node => w.byte(2),
+            Probe::PerEdge => w.byte(3),
+            Probe::Ahead => w.byte(4),
+            Probe::Edges(cells) => {
+                w.byte(5);
+                w.u32(cells);
+            }
+            Probe::Paired { mask, via } => {
+                w.byte(6);
+                w.u32(mask);
+                w.u32(via);
+            }
+            Probe::Entered => w.byte(7),
+        });
+        self.seq(locals, W::decl);
+    }
+
+    fn summary(&mut self, s: &Summary) {
+        let Summary { cond_edges, walk_digest, names, calls, indirect_call, dispatch, exit_reachable } = s;
+        self.u32(*cond_edges);
+        self.0.extend(walk_digest.to_le_bytes());
+        self.len(names.len());
+        for h in names {
+            self.0.extend(h.to_le_bytes());
+        }
+        self.seq(calls, |w, c| w.str(c));
+        self.byte(*indirect_call as u8 | (*dispatch as u8) << 1 | (*exit_reachable as u8) << 2);
     }
 
     fn span(&mut self, s: &Span) {
@@ -430,6 +643,55 @@ impl<'a> R<'a> {
             1 => f(self).map(Some),
             b => Err(format!("bad option tag {b}")),
         }
+    }
+
+    /// A procedure's body (see [`W::body`]).
+    #[allow(clippy::type_complexity)]
+    fn body(&mut self) -> Result<(Cfg, Cfg, Contraction, Vec<Probe>, Vec<Declaration>), String> {
+        Ok((
+            self.cfg()?,
+            self.cfg()?,
+            Contraction {
+                node: self.seq(|r| r.u32().map(NodeId))?,
+                edge: self.seq(|r| r.u32().map(|e| e.checked_sub(1).map(EdgeId)))?,
+            },
+            self.seq(|r| {
+                Ok(match r.byte()? {
+                    0 => Probe::Derived,
+                    1 => Probe::Off,
+                    2 => Probe::Node,
+                    3 => Probe::PerEdge,
+                    4 => Probe::Ahead,
+                    5 => Probe::Edges(r.u32()?),
+                    6 => Probe::Paired { mask: r.u32()?, via: r.u32()? },
+                    7 => Probe::Entered,
+                    t => return Err(format!("unknown probe {t}")),
+                })
+            })?,
+            self.seq(R::decl)?,
+        ))
+    }
+
+    fn summary(&mut self) -> Result<Summary, String> {
+        let cond_edges = self.u32()?;
+        let walk_digest = u128::from_le_bytes(self.take(16)?.try_into().expect("16 bytes"));
+        let n = self.len()?;
+        let names = self
+            .take(n.checked_mul(8).ok_or("too many names")?)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let calls = self.seq(R::str)?;
+        let flags = self.byte()?;
+        Ok(Summary {
+            cond_edges,
+            walk_digest,
+            names,
+            calls,
+            indirect_call: flags & 1 != 0,
+            dispatch: flags & 2 != 0,
+            exit_reachable: flags & 4 != 0,
+        })
     }
 
     fn span(&mut self) -> Result<Span, String> {
