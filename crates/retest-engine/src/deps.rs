@@ -201,19 +201,16 @@ impl FileChanges {
     /// Checks every state the tests of `matrix` (their `deps`) depend on
     /// against the disk, leaving out what the user now ignores and the
     /// wrapper's outputs for `snapshot`.
-    pub fn check(
+    pub fn check<'d>(
         store: &Store,
         root: &Path,
         snapshot: SnapshotId,
-        deps: &HashMap<retest_store::TestId, TestDeps>,
+        deps: impl Iterator<Item = &'d TestDeps>,
         settings: &DepSettings,
     ) -> Result<FileChanges, Error> {
         let filter = filter(store, root, snapshot, &[], settings)?;
-        // the states every test depended on: one sort of all ids, not 10^5 unions
-        let mut ids: Vec<u32> = deps.values().flat_map(|d| d.states.iter()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let all = RoaringBitmap::from_sorted_iter(ids).expect("sorted, without duplicates");
+        // the states every test depended on
+        let all: RoaringBitmap = roaring::MultiOps::union(deps.map(|d| &d.states));
         let states = store.dep_states(&all).or_fail()?;
         let paths = filter.paths().clone();
         let changed: HashMap<u32, String> = states
@@ -258,6 +255,13 @@ impl FileChanges {
 /// its code and files, if it must: its definition changed (old and new
 /// shown), or its dependencies were not recorded or are unknown.
 pub fn definition_reasons(test: &TestSpec, root: &Path, recorded: Option<&TestDeps>) -> Vec<String> {
+    definition_reasons_in(test, root, &test.cwd_text(root), recorded)
+}
+
+/// [`definition_reasons`] with the test's working directory as
+/// [`TestSpec::cwd_text`] gives it, which a caller checking many tests of
+/// one directory works out once.
+pub fn definition_reasons_in(test: &TestSpec, root: &Path, cwd: &str, recorded: Option<&TestDeps>) -> Vec<String> {
     let Some(d) = recorded else {
         return vec![
             "its definition and the files it reads were not recorded in the baseline (recorded by an older retest)"
@@ -265,15 +269,14 @@ pub fn definition_reasons(test: &TestSpec, root: &Path, recorded: Option<&TestDe
         ];
     };
     let mut out = Vec::new();
-    let now = test.definition(root);
     // the stored text is what `to_json` wrote: the same text, the same
     // definition (a selection compares every test's)
-    let same = now.to_json() == d.definition;
+    let same = test.definition_json_in(cwd) == d.definition;
     match (!same).then(|| Definition::from_json(&d.definition)) {
         None => {}
         Some(None) => out.push("its recorded definition cannot be read".to_string()),
         Some(Some(old)) => {
-            let changes = now.changes_since(&old);
+            let changes = test.definition(root).changes_since(&old);
             if !changes.is_empty() {
                 out.push(format!("definition changed: {}", changes.join("; ")));
             }

@@ -223,7 +223,7 @@ impl Loaded {
 struct Held {
     _specs: Option<Vec<TestSpec>>,
     _matrix: Vec<retest_store::MatrixTest>,
-    _deps: HashMap<retest_store::TestId, retest_store::TestDeps>,
+    _deps: Vec<Option<retest_store::TestDeps>>,
 }
 
 /// The outcome of a selection, with tests resolved.
@@ -392,9 +392,14 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) ->
     } else {
         store.units(&changed).or_fail()?;
     }
+    // the left-out units' facts, in one read
+    let mut stored_facts = store.snapshot_facts(new).or_fail()?;
     for (o, n) in old_su.into_iter().zip(new_su) {
         if (o.unit, &o.flags) == (n.unit, &n.flags) {
-            let mut facts = store.unit_facts(n.unit).or_fail()?;
+            let mut facts = match stored_facts.remove(&n.unit) {
+                Some(f) => f,
+                None => store.unit_facts(n.unit).or_fail()?,
+            };
             if facts.classes {
                 return Ok(None);
             }
@@ -869,7 +874,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 .to_string(),
         );
     }
-    let file_changes = crate::deps::FileChanges::check(store, root, baseline, &recorded_deps, &settings)?;
+    let file_changes =
+        crate::deps::FileChanges::check(store, root, baseline, recorded_deps.iter().flatten(), &settings)?;
     let mut other_kinds: HashMap<String, &'static str> = HashMap::new();
     let mut file_deps: Vec<Option<u64>> = vec![None; suite.len()];
     let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -905,21 +911,29 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     type Beyond = Vec<(String, &'static str)>;
     let beyond_code: Vec<Option<(usize, Beyond)>> = (0..suite.len())
         .into_par_iter()
-        .map(|i| {
-            let j = *by_key.get(keys[i])?;
-            let deps = recorded_deps.get(&matrix[j].test);
-            let mut beyond = Vec::new();
-            if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
-                for r in crate::deps::definition_reasons(spec, root, deps) {
-                    let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
-                    beyond.push((r, kind));
+        .map_init(
+            // the working directory as definitions hold it, per directory
+            || None::<(&std::ffi::OsStr, String)>,
+            |cwd, i| {
+                let j = *by_key.get(keys[i])?;
+                let deps = recorded_deps[j].as_ref();
+                let mut beyond = Vec::new();
+                if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
+                    if cwd.as_ref().is_none_or(|(dir, _)| *dir != spec.cwd.as_os_str()) {
+                        *cwd = Some((spec.cwd.as_os_str(), spec.cwd_text(root)));
+                    }
+                    let text = &cwd.as_ref().expect("set above").1;
+                    for r in crate::deps::definition_reasons_in(spec, root, text, deps) {
+                        let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
+                        beyond.push((r, kind));
+                    }
                 }
-            }
-            if let Some(d) = deps {
-                beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
-            }
-            Some((j, beyond))
-        })
+                if let Some(d) = deps {
+                    beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
+                }
+                Some((j, beyond))
+            },
+        )
         .collect();
     for (i, name) in suite.iter().enumerate() {
         let mut why: Vec<String> = Vec::new();
@@ -927,7 +941,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         let mut beyond: Vec<(String, &'static str)> = Vec::new();
         match beyond_code[i].as_ref().map(|(j, b)| {
             listed[*j] = true;
-            (&matrix[*j], b)
+            (&matrix[*j], recorded_deps[*j].as_ref(), b)
         }) {
             None if unrecorded.contains(keys[i]) => beyond.push((
                 format!(
@@ -937,10 +951,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 "incomplete-baseline",
             )),
             None => beyond.push(("new test: nothing is recorded for it in the baseline".to_string(), "new-test")),
-            Some((m, b)) => {
-                if let Some(d) = recorded_deps.get(&m.test) {
-                    file_deps[i] = Some(d.states.len());
-                }
+            Some((m, deps, b)) => {
+                file_deps[i] = deps.map(|d| d.states.len());
                 beyond.extend(b.iter().cloned());
                 if let CoverageState::Unknown(r) = &m.state {
                     why.push(format!("coverage unknown: {r}"));

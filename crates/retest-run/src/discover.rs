@@ -73,17 +73,54 @@ pub struct Definition {
     pub properties: Vec<(String, String)>,
 }
 
+/// [`Definition`] borrowed from a [`TestSpec`], serialised the same way.
+#[derive(serde::Serialize)]
+struct DefinitionRef<'a> {
+    cmd: &'a str,
+    cwd: std::borrow::Cow<'a, str>,
+    env: &'a [(String, String)],
+    timeout: Option<f64>,
+    expect_failure: bool,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    properties: &'a [(String, String)],
+}
+
 impl TestSpec {
-    /// The test's definition; `root` is the project root (absolute).
-    pub fn definition(&self, root: &Path) -> Definition {
-        let cwd = match self.cwd.strip_prefix(root) {
+    /// `self.definition(root).to_json()` without copying the spec first: a
+    /// selection compares every test's with the one recorded.
+    pub fn definition_json(&self, root: &Path) -> String {
+        self.definition_json_in(&self.cwd_text(root))
+    }
+
+    /// [`TestSpec::definition_json`] with the working directory as
+    /// [`TestSpec::cwd_text`] gives it (the same for most tests of a suite).
+    pub fn definition_json_in(&self, cwd: &str) -> String {
+        let d = DefinitionRef {
+            cmd: &self.cmd,
+            cwd: cwd.into(),
+            env: &self.env,
+            timeout: self.timeout.map(|t| t.as_secs_f64()),
+            expect_failure: self.expect_failure,
+            properties: &self.properties,
+        };
+        serde_json::to_string(&d).unwrap_or_default()
+    }
+
+    /// The working directory as a definition holds it: relative to the
+    /// project root `root` when under it, else absolute.
+    pub fn cwd_text(&self, root: &Path) -> String {
+        match self.cwd.strip_prefix(root) {
             Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
             Ok(r) => r.to_string_lossy().into_owned(),
             Err(_) => self.cwd.to_string_lossy().into_owned(),
-        };
+        }
+    }
+
+    /// The test's definition; `root` is the project root (absolute).
+    pub fn definition(&self, root: &Path) -> Definition {
         Definition {
             cmd: self.cmd.clone(),
-            cwd,
+            cwd: self.cwd_text(root),
             env: self.env.clone(),
             timeout: self.timeout.map(|t| t.as_secs_f64()),
             expect_failure: self.expect_failure,
@@ -1234,4 +1271,33 @@ fn normalize(path: &Path) -> PathBuf {
         out.push(".");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `definition_json` is `definition(..).to_json()`, with and without
+    /// the fields that are left out when empty.
+    #[test]
+    fn the_borrowed_definition_serialises_as_the_definition() {
+        let root = Path::new("/p");
+        let mut t = TestSpec {
+            name: "t".into(),
+            key: "k".into(),
+            cmd: "./run \"a b\"".into(),
+            cwd: PathBuf::from("/p/sub"),
+            ..Default::default()
+        };
+        assert_eq!(t.definition_json(root), t.definition(root).to_json());
+        t.cwd = PathBuf::from("/elsewhere");
+        t.env = vec![("A".into(), "1".into())];
+        t.timeout = Some(Duration::from_millis(1500));
+        t.expect_failure = true;
+        t.properties = vec![("LABELS".into(), "[\"x\"]".into())];
+        assert_eq!(t.definition_json(root), t.definition(root).to_json());
+        t.cwd = PathBuf::from("/p");
+        assert_eq!(t.definition_json(root), t.definition(root).to_json());
+        assert!(t.definition_json(root).contains("\"cwd\":\".\""));
+    }
 }

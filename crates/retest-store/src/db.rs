@@ -279,6 +279,58 @@ fn pg_row(r: &postgres::Row) -> DbResult<Row> {
     Ok(Row(out))
 }
 
+/// A row read in place, its values borrowed from the back end's buffers:
+/// for reads of 10^5 rows, where copying every value into a [`Row`] first
+/// costs as much as the query.
+pub(crate) enum Borrowed<'r, 's> {
+    Sqlite(&'r rusqlite::Row<'s>),
+    Pg(&'r postgres::Row),
+}
+
+impl Borrowed<'_, '_> {
+    pub(crate) fn int(&self, i: usize) -> DbResult<Option<i64>> {
+        match self {
+            Borrowed::Sqlite(r) => match r.get_ref(i)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Integer(v) => Ok(Some(v)),
+                v => Err(DbError::Value(format!("expected an integer, found {v:?}"))),
+            },
+            Borrowed::Pg(r) => {
+                use postgres::types::Type;
+                Ok(match *r.columns()[i].type_() {
+                    Type::INT4 => r.try_get::<_, Option<i32>>(i)?.map(i64::from),
+                    Type::INT2 => r.try_get::<_, Option<i16>>(i)?.map(i64::from),
+                    _ => r.try_get::<_, Option<i64>>(i)?,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn text(&self, i: usize) -> DbResult<Option<&str>> {
+        match self {
+            Borrowed::Sqlite(r) => match r.get_ref(i)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Text(t) => {
+                    std::str::from_utf8(t).map(Some).map_err(|e| DbError::Value(format!("text that is not UTF-8: {e}")))
+                }
+                v => Err(DbError::Value(format!("expected text, found {v:?}"))),
+            },
+            Borrowed::Pg(r) => Ok(r.try_get::<_, Option<&str>>(i)?),
+        }
+    }
+
+    pub(crate) fn blob(&self, i: usize) -> DbResult<Option<&[u8]>> {
+        match self {
+            Borrowed::Sqlite(r) => match r.get_ref(i)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Blob(b) => Ok(Some(b)),
+                v => Err(DbError::Value(format!("expected a blob, found {v:?}"))),
+            },
+            Borrowed::Pg(r) => Ok(r.try_get::<_, Option<&[u8]>>(i)?),
+        }
+    }
+}
+
 fn sqlite_row(r: &rusqlite::Row<'_>, n: usize) -> DbResult<Row> {
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -368,6 +420,38 @@ impl Conn {
                 };
                 for r in &rows {
                     f(pg_row(r)?)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Every row of a query, read in place ([`Borrowed`]).
+    pub(crate) fn each_borrowed(
+        &self,
+        sql: &'static str,
+        params: &[Val],
+        mut f: impl FnMut(Borrowed<'_, '_>) -> DbResult<()>,
+    ) -> DbResult<()> {
+        match self {
+            Conn::Sqlite(c) => {
+                let mut st = c.prepare_cached(sql)?;
+                let mut rows = st.query(rusqlite::params_from_iter(params))?;
+                while let Some(r) = rows.next()? {
+                    f(Borrowed::Sqlite(r))?;
+                }
+                Ok(())
+            }
+            Conn::Pg(pg) => {
+                // streamed, not gathered first: 10^5 rows at once cost
+                // their own memory; `f` must not use the connection
+                use postgres::fallible_iterator::FallibleIterator;
+                let mut pg = pg.borrow_mut();
+                let st = Conn::pg_statement(&mut pg, sql)?;
+                let ps: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+                let mut rows = pg.client.query_raw(&st, ps)?;
+                while let Some(r) = rows.next()? {
+                    f(Borrowed::Pg(&r))?;
                 }
                 Ok(())
             }

@@ -360,6 +360,9 @@ pub struct Store {
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
     /// Units read for selection with their bodies decoded on demand ([`Store::units_lazy`]).
     shells: RefCell<HashMap<UnitId, Shell>>,
+    /// Inside a read view, the edge-index block size of each (snapshot,
+    /// unit) read so far: the view cannot see it change.
+    marks: RefCell<HashMap<(SnapshotId, UnitId), Option<u32>>>,
 }
 
 /// A unit in the store's encoding (binary, LZ4-compressed), for caches
@@ -464,6 +467,7 @@ impl Store {
             url: Some(url.to_string()),
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            marks: RefCell::new(HashMap::new()),
         };
         if create {
             std::fs::create_dir_all(local).map_err(|source| StoreError::Io { path: local.to_path_buf(), source })?;
@@ -520,6 +524,7 @@ impl Store {
             url: None,
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            marks: RefCell::new(HashMap::new()),
         };
         s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
         let found = schema::found_version(s.sqlite(), db).map_err(damaged)?;
@@ -567,6 +572,7 @@ impl Store {
             url: None,
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            marks: RefCell::new(HashMap::new()),
         };
         let c = s.sqlite();
         c.busy_timeout(Duration::from_secs(120))
@@ -616,7 +622,9 @@ impl Store {
     /// write.
     pub fn read_view<T>(&mut self, f: impl FnOnce(&mut Store) -> T) -> Result<T> {
         self.conn.begin_read().map_err(|e| self.sql(e))?;
+        self.marks.borrow_mut().clear();
         let v = f(self);
+        self.marks.borrow_mut().clear();
         self.conn.commit().map_err(|e| self.sql(e))?;
         Ok(v)
     }
@@ -773,6 +781,23 @@ impl Store {
             Some(b) => UnitFacts::decode(&b).map_err(|e| self.corrupt(format!("facts of unit {}: {e}", id.0))),
             None => Ok(UnitFacts::of(&*self.unit(id)?)),
         }
+    }
+
+    /// The facts of the units of a snapshot, read together (decoded in
+    /// parallel); a unit whose facts are not stored is left out (ask
+    /// [`Store::unit_facts`], which reads them from the unit).
+    pub fn snapshot_facts(&self, snapshot: SnapshotId) -> Result<HashMap<UnitId, UnitFacts>> {
+        use rayon::prelude::*;
+        let rows: Vec<(i64, Vec<u8>)> = self.all(
+            "SELECT su.unit, f.data FROM snapshot_units su JOIN unit_facts f ON f.unit = su.unit
+             WHERE su.snapshot = ?1",
+            p![snapshot.0],
+            |r| Ok((r.take(0)?, r.take(1)?)),
+        )?;
+        rows.into_par_iter()
+            .map(|(id, b)| UnitFacts::decode(&b).map(|f| (UnitId(id), f)).map_err(|e| (id, e)))
+            .collect::<std::result::Result<HashMap<_, _>, _>>()
+            .map_err(|(id, e)| self.corrupt(format!("facts of unit {id}: {e}")))
     }
 
     /// Stores the facts of the units of `snapshots` that have none (units
@@ -1417,7 +1442,8 @@ impl Store {
         )
     }
 
-    /// [`Store::matrix_tests`] and [`Store::matrix_deps`] in one read of the
+    /// [`Store::matrix_tests`] and [`Store::matrix_deps`] (test by test, as
+    /// the matrix: the dependencies of `matrix[i]` are `deps[i]`) in one read of the
     /// matrix, and the suite's tests it lacks ([`Store::missing_tests`]): what
     /// a selection reads per test (10^5 rows at a fleet's scale). Whether a
     /// run was stopped part-way is not read (`stopped` is `None`): a
@@ -1426,28 +1452,49 @@ impl Store {
     pub fn matrix_for_selection(
         &self,
         snapshot: SnapshotId,
-    ) -> Result<(Vec<MatrixTest>, HashMap<TestId, TestDeps>, Option<Vec<TestInfo>>)> {
-        type Extra = (Option<String>, Option<Vec<u8>>, Option<String>);
-        let rows: Vec<(MatrixTest, Extra)> = self.all(
-            "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, NULL,
-                    m.definition, m.deps, m.deps_unknown
-             FROM matrix_tests m JOIN tests t ON t.id = m.test
-             WHERE m.snapshot = ?1 ORDER BY m.test",
-            p![snapshot.0],
-            |r| {
-                let m = matrix_test(r)?;
-                Ok((m, (r.take(7)?, r.take(8)?, r.take(9)?)))
-            },
-        )?;
-        let mut matrix = Vec::with_capacity(rows.len());
-        let mut deps = Vec::with_capacity(rows.len());
-        for (m, (definition, b, unknown)) in rows {
-            if let Some(d) = definition {
-                deps.push((m.test.0, d, b, unknown));
-            }
-            matrix.push(m);
-        }
-        let deps = self.decode_deps(deps)?;
+    ) -> Result<(Vec<MatrixTest>, Vec<Option<TestDeps>>, Option<Vec<TestInfo>>)> {
+        let mut matrix: Vec<MatrixTest> = Vec::new();
+        let mut deps: Vec<Option<TestDeps>> = Vec::new();
+        // values borrowed from the row, copied only where kept; each test's
+        // file states decoded from the row's own bytes
+        let missing_value = |what: &str| DbError::Value(format!("a matrix row without its {what}"));
+        self.conn
+            .each_borrowed(
+                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason,
+                        m.definition, m.deps, m.deps_unknown
+                 FROM matrix_tests m JOIN tests t ON t.id = m.test
+                 WHERE m.snapshot = ?1 ORDER BY m.test",
+                p![snapshot.0],
+                |r| {
+                    let test = TestId(r.int(0)?.ok_or_else(|| missing_value("test"))?);
+                    matrix.push(MatrixTest {
+                        test,
+                        key: r.text(1)?.ok_or_else(|| missing_value("key"))?.to_owned(),
+                        name: r.text(2)?.ok_or_else(|| missing_value("name"))?.to_owned(),
+                        run: RunId(r.int(3)?.ok_or_else(|| missing_value("run"))?),
+                        state: if r.text(4)? == Some("ok") {
+                            CoverageState::Known
+                        } else {
+                            CoverageState::Unknown(r.text(5)?.unwrap_or("coverage unknown").to_owned())
+                        },
+                        stopped: None,
+                    });
+                    deps.push(match r.text(6)? {
+                        Some(definition) => {
+                            let states = match r.blob(7)? {
+                                Some(b) => blob::decode_bitmap(b)
+                                    .map_err(|e| DbError::Value(format!("dependencies of test {}: {e}", test.0)))?,
+                                None => RoaringBitmap::new(),
+                            };
+                            let unknown = r.text(8)?.map(str::to_owned);
+                            Some(TestDeps { definition: definition.to_owned(), states, unknown })
+                        }
+                        None => None,
+                    });
+                    Ok(())
+                },
+            )
+            .map_err(|e| self.sql(e))?;
         let missing = match self.suite(snapshot)? {
             None => None,
             Some(mut unrecorded) => {
@@ -1579,12 +1626,19 @@ impl Store {
             }
         };
         let whole = |idx: EdgeIndex| (0..u32::MAX, idx);
-        let part = match index_mark(&self.conn, snapshot, unit).map_err(|e| self.sql(e))? {
+        let view = self.conn.in_transaction();
+        let known = if view { self.marks.borrow().get(&(snapshot, unit)).copied() } else { None };
+        let mark = match known {
+            Some(m) => m,
+            None => index_mark(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?,
+        };
+        if view {
+            self.marks.borrow_mut().insert((snapshot, unit), mark);
+        }
+        let part = match mark {
             Some(block) => read(&self.conn, block).map_err(|e| self.sql(e))?,
             // inside a read view: built from the view's coverage, not stored
-            None if self.conn.in_transaction() => {
-                whole(transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish())
-            }
+            None if view => whole(transpose(&self.conn, snapshot, unit).map_err(|e| self.sql(e))?.finish()),
             None => self.write(|tx| match index_mark(tx, snapshot, unit)? {
                 Some(block) => read(tx, block),
                 None => build_index(tx, snapshot, unit).map(whole),

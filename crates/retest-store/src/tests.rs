@@ -1463,3 +1463,54 @@ fn a_version_8_store_keeps_its_unit_facts_in_their_own_table(f: &Fixture) {
     s.store_missing_facts(&[snap]).unwrap();
     assert_eq!(UnitFacts::decode(&stored(&s, units[1]).unwrap()).unwrap(), UnitFacts::of(&rich_unit()));
 }
+
+both!(what_a_selection_reads_per_test_is_read_in_one_pass);
+/// `matrix_for_selection` gives what `matrix_tests`, `matrix_deps` and
+/// `missing_tests` give, row by row, on both back ends.
+fn what_a_selection_reads_per_test_is_read_in_one_pass(f: &Fixture) {
+    let mut s = f.init();
+    let u = s.put_unit(&[1; 16], &tiny_unit("f")).unwrap();
+    let snap = s.open_snapshot().unwrap();
+    let ids = s.dep_state_ids(&[dep("a.txt", 0, 1), dep("b.txt", 1, 0)]).unwrap();
+    let tests = s
+        .upsert_tests_named(&[
+            TestName { key: "./prog a".into(), name: "t1".into(), cmd: "./prog a".into() },
+            TestName { key: "named".into(), name: "named".into(), cmd: "true".into() },
+            TestName { key: "later".into(), name: "later".into(), cmd: "true".into() },
+        ])
+        .unwrap();
+    let run = s.begin_run(snap, "full").unwrap();
+    let deps = [Some(TestDeps { definition: "{\"cmd\":\"./prog a\"}".into(), states: bm(&ids), unknown: None }), None];
+    for (t, d) in tests.iter().zip(&deps) {
+        s.record_result(
+            run,
+            Some(snap),
+            &TestRecord {
+                test: *t,
+                outcome: outcome("pass"),
+                coverage: Ok(vec![(u, bm(&[0]))]),
+                recorded: vec![],
+                deps: d.clone(),
+                stopped: false,
+            },
+        )
+        .unwrap();
+    }
+    s.finish_run(run, Some(snap)).unwrap();
+    // the third test is in the suite and has no row: the baseline is incomplete
+    s.make_baseline(snap, &tests).unwrap();
+    let (matrix, per_test, missing) = s.matrix_for_selection(snap).unwrap();
+    let mut expected = s.matrix_tests(snap).unwrap();
+    for m in &mut expected {
+        m.stopped = None;
+    }
+    assert_eq!(matrix, expected);
+    let by_id = s.matrix_deps(snap).unwrap();
+    assert_eq!(per_test.len(), matrix.len());
+    for (m, d) in matrix.iter().zip(&per_test) {
+        assert_eq!(d.as_ref(), by_id.get(&m.test), "{}", m.key);
+    }
+    assert_eq!(per_test[0], deps[0]);
+    assert_eq!(missing, s.missing_tests(snap).unwrap());
+    assert_eq!(missing.unwrap().iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["later"]);
+}
