@@ -665,6 +665,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         && opts.class.is_none()
         && matches!(opts.algorithm, Algorithm::Dejavu | Algorithm::Function | Algorithm::File);
     let mut pruned = None;
+    // changes the tester sets aside (`[select]` of retest.toml), read once
+    let scope = if opts.scoped { crate::deps::select_settings(&opts.source, root, store)? } else { Default::default() };
     let (new_units, new_snapshot) = match &opts.project {
         Some(db) => (load_compile_commands(db, root)?, None),
         None => {
@@ -697,8 +699,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             // class-level selection and constructors set aside read the whole class hierarchy
             let hierarchy = opts.class.is_some()
                 || opts.skip_constructors_and_operators
-                || (opts.scoped
-                    && crate::deps::select_settings(&opts.source, root, store)?.skip_constructor_and_operator_changes);
+                || scope.skip_constructor_and_operator_changes;
             let changed =
                 if opts.whole_program || hierarchy { None } else { changed_units(store, baseline, newest, lazy)? };
             match changed {
@@ -767,7 +768,6 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         }
     }
     // changes the tester set aside (003 §5.5, §6.4), each said
-    let scope = if opts.scoped { crate::deps::select_settings(&opts.source, root, store)? } else { Default::default() };
     let skip_ctor_op = opts.skip_constructors_and_operators || scope.skip_constructor_and_operator_changes;
     if skip_ctor_op || !scope.not_under_test.is_empty() {
         use retest_select::scope::{Aside, is_constructor_or_operator, set_aside};

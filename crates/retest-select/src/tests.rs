@@ -414,3 +414,70 @@ fn a_pair_is_proved_unchanged_only_when_nothing_around_it_changed() {
     assert_eq!(out.unwalked, 0);
     assert!(out.dangerous.iter().any(|d| matches!(d.reason.kind, ReasonKind::Flags { .. })));
 }
+
+/// A procedure of one line per statement (text, procedures it calls), its
+/// condition level its statement level.
+fn straight(signature: &str, name: &str, statements: &[(&str, &[&str])], digest: u64) -> Procedure {
+    let mut b = retest_graph::CfgBuilder::new(name);
+    let entry = b.add_node(retest_graph::Node::new(NodeKind::Entry, signature));
+    let mut prev = entry;
+    for (text, calls) in statements {
+        let mut n = retest_graph::Node::new(NodeKind::Statement, *text);
+        n.calls = calls.iter().map(|c| c.to_string()).collect();
+        let id = b.add_node(n);
+        b.add_edge(prev, id, retest_graph::EdgeLabel::Eps);
+        prev = id;
+    }
+    let exit = b.add_node(retest_graph::Node::new(NodeKind::Exit, ""));
+    b.add_edge(prev, exit, retest_graph::EdgeLabel::Eps);
+    b.set_entry(entry);
+    b.set_exit(exit);
+    let g = b.build().unwrap();
+    Procedure {
+        name: name.into(),
+        is_static: false,
+        span: None,
+        map: retest_graph::Contraction {
+            node: (0..g.node_count() as u32).map(NodeId).collect(),
+            edge: (0..g.edge_count() as u32).map(|e| Some(EdgeId(e))).collect(),
+        },
+        cond: g.clone(),
+        stmt: g,
+        probes: Vec::new(),
+        locals: Vec::new(),
+        unanalysable: None,
+        digest,
+    }
+}
+
+/// A procedure the same in both versions that calls a *selectsall*
+/// procedure on every route is *selectsall* too, so a caller's walk stops
+/// at its call (002 §3.2): it is walked, not proved unchanged, or the
+/// caller's walk would go on and find the change after the call.
+#[test]
+fn a_pair_that_calls_a_selectsall_procedure_is_walked_not_proved() {
+    let unit = |a_signature: &str, a_digest: u64, last: &str, c_digest: u64| Unit {
+        procedures: vec![
+            straight(a_signature, "a", &[("x = 1 ;", &[])], a_digest),
+            straight("void b ( )", "b", &[("a ( ) ;", &["a"])], 2),
+            straight("void c ( )", "c", &[("b ( ) ;", &["b"]), (last, &[])], c_digest),
+        ],
+        ..Default::default()
+    };
+    let old = unit("void a ( )", 1, "y = 1 ;", 3);
+    let new = unit("int a ( )", 11, "y = 2 ;", 33);
+    let (s1, b1) = on_demand(&old);
+    let (s2, b2) = on_demand(&new);
+    let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
+    let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+    let lazy = select_changes(&po, &pn, Mode::Inter);
+    let full = {
+        let po = Program::new(vec![UnitRef { key: "x.c", unit: &old, flags: "", broken: None, bodies: None }]);
+        let pn = Program::new(vec![UnitRef { key: "x.c", unit: &new, flags: "", broken: None, bodies: None }]);
+        select(&po, &pn, Mode::Inter)
+    };
+    assert_eq!(dangerous(&lazy), dangerous(&full));
+    // `a` changed at its entry; `c` stops at its call of `b`: `y = 2` is past it
+    assert!(full.dangerous.iter().all(|d| d.procedure.proc == 0), "{:?}", dangerous(&full));
+    assert_eq!(lazy.unwalked, 0, "`b` calls `a`, which is selectsall: walked");
+}
