@@ -168,9 +168,10 @@ impl Summary {
 /// unit read for selection, where most procedures of a changed unit are
 /// proved unchanged from their summaries and never decoded.
 ///
-/// The unit that goes with it holds every procedure's name, linkage, span,
-/// digest and `unanalysable`, and empty CFGs: code that reads procedure
-/// bodies of such a unit reads them through this.
+/// The unit that goes with it (a *shell*) holds every procedure's name,
+/// linkage, span, digest and `unanalysable`, with stand-in CFGs of an entry
+/// and an exit: code that reads procedure bodies of such a unit reads them
+/// through this.
 pub trait Bodies {
     /// Procedure `proc` in full. A body that cannot be decoded is returned as
     /// a procedure of one statement whose entry matches no other (so

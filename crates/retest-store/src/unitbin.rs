@@ -295,8 +295,9 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
 }
 
 /// The stand-in CFG of a procedure whose body is not decoded: an entry whose
-/// text is no procedure's signature, so that a comparison that reached it by
-/// mistake finds it changed.
+/// text is no procedure's signature (compared by mistake with a decoded
+/// procedure, it counts as changed). Bodies are read through
+/// [`StoredBodies`]; nothing compares two stand-ins.
 pub fn shell_cfg(name: &str) -> Cfg {
     let mut b = CfgBuilder::new(name);
     let entry = b.add_node(Node::new(NodeKind::Entry, "\u{0}body not decoded"));
