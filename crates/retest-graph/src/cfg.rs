@@ -61,6 +61,34 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
+    /// The byte that stands for the kind in what is stored: the unit
+    /// encoding and the walk digest ([`crate::summary::Summary`]). Never changes.
+    pub fn code(self) -> u8 {
+        match self {
+            NodeKind::Entry => 0,
+            NodeKind::Exit => 1,
+            NodeKind::Statement => 2,
+            NodeKind::Predicate => 3,
+            NodeKind::Switch => 4,
+            NodeKind::Call => 5,
+            NodeKind::Declaration => 6,
+        }
+    }
+
+    /// The kind of a [`NodeKind::code`].
+    pub fn from_code(code: u8) -> Option<NodeKind> {
+        Some(match code {
+            0 => NodeKind::Entry,
+            1 => NodeKind::Exit,
+            2 => NodeKind::Statement,
+            3 => NodeKind::Predicate,
+            4 => NodeKind::Switch,
+            5 => NodeKind::Call,
+            6 => NodeKind::Declaration,
+            _ => return None,
+        })
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             NodeKind::Entry => "entry",
@@ -107,6 +135,21 @@ pub enum EdgeLabel {
 }
 
 impl EdgeLabel {
+    /// The byte that stands for the label's kind in what is stored (the
+    /// unit encoding, the walk digest), and its text for the kinds that have
+    /// one. Never changes.
+    pub fn code(&self) -> (u8, Option<&str>) {
+        match self {
+            EdgeLabel::Eps => (0, None),
+            EdgeLabel::True => (1, None),
+            EdgeLabel::False => (2, None),
+            EdgeLabel::Case(c) => (3, Some(c)),
+            EdgeLabel::Default => (4, None),
+            EdgeLabel::Goto(t) => (5, Some(t)),
+            EdgeLabel::Throw(t) => (6, Some(t)),
+        }
+    }
+
     /// Parses the [`Display`](fmt::Display) form back.
     pub fn parse(s: &str) -> Option<EdgeLabel> {
         Some(match s {
@@ -182,6 +225,34 @@ pub enum DeclKind {
     Tag,
     Enumerator,
     Other,
+}
+
+impl DeclKind {
+    /// The byte that stands for the kind in what is stored (the unit
+    /// encoding, the walk digest). Never changes.
+    pub fn code(self) -> u8 {
+        match self {
+            DeclKind::Variable => 0,
+            DeclKind::Function => 1,
+            DeclKind::Type => 2,
+            DeclKind::Tag => 3,
+            DeclKind::Enumerator => 4,
+            DeclKind::Other => 5,
+        }
+    }
+
+    /// The kind of a [`DeclKind::code`].
+    pub fn from_code(code: u8) -> Option<DeclKind> {
+        Some(match code {
+            0 => DeclKind::Variable,
+            1 => DeclKind::Function,
+            2 => DeclKind::Type,
+            3 => DeclKind::Tag,
+            4 => DeclKind::Enumerator,
+            5 => DeclKind::Other,
+            _ => return None,
+        })
+    }
 }
 
 /// A C++ call of a member function `name` with `args` arguments, as the

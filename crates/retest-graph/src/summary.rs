@@ -14,7 +14,7 @@
 //! decide the walk's outcome without the walk (`retest-select`'s
 //! `dejavu::select_changes`).
 
-use crate::cfg::{DeclKind, Declaration, EdgeLabel, Node, NodeKind};
+use crate::cfg::{Declaration, Node};
 use crate::unit::Procedure;
 
 /// FNV-1a, 64 bits: a hash of a name that is the same in every process and
@@ -60,14 +60,7 @@ impl Summary {
         };
         let put_decl = |b: &mut Vec<u8>, names: &mut Vec<u64>, d: &Declaration| {
             let Declaration { kind, names: declared, text, mentions, span: _ } = d;
-            b.push(match kind {
-                DeclKind::Variable => 0,
-                DeclKind::Function => 1,
-                DeclKind::Type => 2,
-                DeclKind::Tag => 3,
-                DeclKind::Enumerator => 4,
-                DeclKind::Other => 5,
-            });
+            b.push(kind.code());
             b.extend((declared.len() as u64).to_le_bytes());
             for n in declared {
                 put(b, n);
@@ -84,15 +77,7 @@ impl Summary {
         bytes.extend((g.node_count() as u64).to_le_bytes());
         for (id, n) in g.nodes() {
             let Node { kind, text, span: _, refs, calls: called, indirect_call: ind, dispatch: disp, decls } = n;
-            bytes.push(match kind {
-                NodeKind::Entry => 0,
-                NodeKind::Exit => 1,
-                NodeKind::Statement => 2,
-                NodeKind::Predicate => 3,
-                NodeKind::Switch => 4,
-                NodeKind::Call => 5,
-                NodeKind::Declaration => 6,
-            });
+            bytes.push(kind.code());
             put(&mut bytes, text);
             bytes.extend((refs.len() as u64).to_le_bytes());
             for r in refs {
@@ -119,23 +104,10 @@ impl Summary {
             for e in g.out_edges(id) {
                 let e = g.edge(e);
                 bytes.extend(u64::from(e.dst.0).to_le_bytes());
-                match &e.label {
-                    EdgeLabel::Eps => bytes.push(0),
-                    EdgeLabel::True => bytes.push(1),
-                    EdgeLabel::False => bytes.push(2),
-                    EdgeLabel::Case(c) => {
-                        bytes.push(3);
-                        put(&mut bytes, c);
-                    }
-                    EdgeLabel::Default => bytes.push(4),
-                    EdgeLabel::Goto(t) => {
-                        bytes.push(5);
-                        put(&mut bytes, t);
-                    }
-                    EdgeLabel::Throw(t) => {
-                        bytes.push(6);
-                        put(&mut bytes, t);
-                    }
+                let (code, text) = e.label.code();
+                bytes.push(code);
+                if let Some(t) = text {
+                    put(&mut bytes, t);
                 }
             }
         }
@@ -185,7 +157,7 @@ pub trait Bodies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfg::{CfgBuilder, Span};
+    use crate::cfg::{CfgBuilder, EdgeLabel, NodeKind, Span};
     use crate::unit::Procedure;
 
     fn procedure(texts: &[&str], line: u32, local: &str) -> Procedure {

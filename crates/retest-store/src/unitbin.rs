@@ -482,14 +482,7 @@ impl W {
 
     fn decl(&mut self, d: &Declaration) {
         let Declaration { kind, names, text, mentions, span } = d;
-        self.byte(match kind {
-            DeclKind::Variable => 0,
-            DeclKind::Function => 1,
-            DeclKind::Type => 2,
-            DeclKind::Tag => 3,
-            DeclKind::Enumerator => 4,
-            DeclKind::Other => 5,
-        });
+        self.byte(kind.code());
         self.seq(names, |w, s| w.str(s));
         self.str(text);
         self.seq(mentions, |w, s| w.str(s));
@@ -509,15 +502,7 @@ impl W {
         self.len(g.node_count());
         for (_, n) in g.nodes() {
             let Node { kind, text, span, refs, calls, indirect_call, dispatch, decls } = n;
-            self.byte(match kind {
-                NodeKind::Entry => 0,
-                NodeKind::Exit => 1,
-                NodeKind::Statement => 2,
-                NodeKind::Predicate => 3,
-                NodeKind::Switch => 4,
-                NodeKind::Call => 5,
-                NodeKind::Declaration => 6,
-            });
+            self.byte(kind.code());
             self.str(text);
             self.opt(span, W::span);
             self.seq(refs, |w, s| w.str(s));
@@ -549,23 +534,10 @@ impl W {
             let Edge { src, dst, label } = e;
             self.u32(src.0);
             self.u32(dst.0);
-            match label {
-                EdgeLabel::Eps => self.byte(0),
-                EdgeLabel::True => self.byte(1),
-                EdgeLabel::False => self.byte(2),
-                EdgeLabel::Case(c) => {
-                    self.byte(3);
-                    self.str(c);
-                }
-                EdgeLabel::Default => self.byte(4),
-                EdgeLabel::Goto(g) => {
-                    self.byte(5);
-                    self.str(g);
-                }
-                EdgeLabel::Throw(t) => {
-                    self.byte(6);
-                    self.str(t);
-                }
+            let (code, text) = label.code();
+            self.byte(code);
+            if let Some(t) = text {
+                self.str(t);
             }
         }
     }
@@ -701,14 +673,9 @@ impl<'a> R<'a> {
 
     fn decl(&mut self) -> Result<Declaration, String> {
         Ok(Declaration {
-            kind: match self.byte()? {
-                0 => DeclKind::Variable,
-                1 => DeclKind::Function,
-                2 => DeclKind::Type,
-                3 => DeclKind::Tag,
-                4 => DeclKind::Enumerator,
-                5 => DeclKind::Other,
-                t => return Err(format!("unknown declaration kind {t}")),
+            kind: {
+                let t = self.byte()?;
+                DeclKind::from_code(t).ok_or_else(|| format!("unknown declaration kind {t}"))?
             },
             names: self.seq(R::str)?,
             text: self.str()?,
@@ -731,15 +698,9 @@ impl<'a> R<'a> {
         b.reserve_nodes(nodes);
         for _ in 0..nodes {
             b.add_node(Node {
-                kind: match self.byte()? {
-                    0 => NodeKind::Entry,
-                    1 => NodeKind::Exit,
-                    2 => NodeKind::Statement,
-                    3 => NodeKind::Predicate,
-                    4 => NodeKind::Switch,
-                    5 => NodeKind::Call,
-                    6 => NodeKind::Declaration,
-                    t => return Err(format!("unknown node kind {t}")),
+                kind: {
+                    let t = self.byte()?;
+                    NodeKind::from_code(t).ok_or_else(|| format!("unknown node kind {t}"))?
                 },
                 text: self.str()?,
                 span: self.opt(R::span)?,
