@@ -191,13 +191,7 @@ impl Loaded {
     pub fn edge_bases(&self) -> Vec<u32> {
         use retest_graph::summary::Bodies;
         match &self.bodies {
-            Some(b) => (0..self.unit.procedures.len())
-                .scan(0u32, |next, i| {
-                    let base = *next;
-                    *next += b.summary(i).cond_edges;
-                    Some(base)
-                })
-                .collect(),
+            Some(b) => b.edge_bases(self.unit.procedures.len()),
             None => self.unit.edge_bases(),
         }
     }

@@ -152,6 +152,32 @@ pub trait Bodies {
     fn summary(&self, proc: usize) -> &Summary;
     /// The first body that could not be decoded, if any.
     fn error(&self) -> Option<String>;
+
+    /// Unit-wide number of the first condition-level edge of each of the
+    /// unit's `procedures` procedures (as [`crate::Unit::edge_bases`]), from
+    /// the summaries.
+    fn edge_bases(&self, procedures: usize) -> Vec<u32> {
+        (0..procedures)
+            .scan(0u32, |next, i| {
+                let base = *next;
+                *next += self.summary(i).cond_edges;
+                Some(base)
+            })
+            .collect()
+    }
+}
+
+/// The CFG a shell holds for a procedure whose body is not decoded: an
+/// entry whose text is no procedure's signature (compared by mistake with a
+/// decoded procedure, it counts as changed) and an exit. Bodies are read
+/// through [`Bodies`]; nothing compares two stand-ins.
+pub fn stand_in(name: &str) -> crate::cfg::Cfg {
+    let mut b = crate::cfg::CfgBuilder::new(name);
+    let entry = b.add_node(Node::new(crate::cfg::NodeKind::Entry, "\u{0}body not decoded"));
+    let exit = b.add_node(Node::new(crate::cfg::NodeKind::Exit, ""));
+    b.set_entry(entry);
+    b.set_exit(exit);
+    b.build().expect("two nodes, no edges")
 }
 
 #[cfg(test)]

@@ -93,16 +93,7 @@ impl<'a> Program<'a> {
     pub fn edge_bases(&self, ui: usize) -> Vec<u32> {
         let u = &self.units[ui];
         match u.bodies {
-            Some(b) => {
-                let mut next = 0u32;
-                (0..u.unit.procedures.len())
-                    .map(|i| {
-                        let base = next;
-                        next += b.summary(i).cond_edges;
-                        base
-                    })
-                    .collect()
-            }
+            Some(b) => b.edge_bases(u.unit.procedures.len()),
             None => u.unit.edge_bases(),
         }
     }

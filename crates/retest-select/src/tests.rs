@@ -281,14 +281,7 @@ impl retest_graph::summary::Bodies for OnDemand {
 }
 
 fn on_demand(u: &Unit) -> (Unit, OnDemand) {
-    let stand_in = || {
-        let mut b = retest_graph::CfgBuilder::new("stand-in");
-        let entry = b.add_node(retest_graph::Node::new(NodeKind::Entry, "\u{0}body not decoded"));
-        let exit = b.add_node(retest_graph::Node::new(NodeKind::Exit, ""));
-        b.set_entry(entry);
-        b.set_exit(exit);
-        b.build().unwrap()
-    };
+    let stand_in = || retest_graph::summary::stand_in("stand-in");
     let mut shell = u.clone();
     for p in &mut shell.procedures {
         (p.cond, p.stmt, p.locals, p.probes) = (stand_in(), stand_in(), Vec::new(), Vec::new());

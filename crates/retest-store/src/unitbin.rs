@@ -170,7 +170,8 @@ fn split(b: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
 
 /// A unit of encoding 5 without its procedures' bodies: the unit, whose
 /// procedures hold their names, linkage, spans, digests and `unanalysable`
-/// but stand-in CFGs ([`shell_cfg`]), and the bodies, decoded on demand.
+/// but stand-in CFGs ([`retest_graph::summary::stand_in`]), and the bodies,
+/// decoded on demand.
 pub fn decode_shell(b: &[u8]) -> Result<(Unit, StoredBodies), String> {
     let (shell, region) = split(b)?;
     let (unit, bodies) = decode_with(&shell, Version::Lazy, Some((region, true)))?;
@@ -221,7 +222,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
         if shell {
             places.0.push(summary);
             places.1.push(start..start + n);
-            let stand_in = shell_cfg(&name);
+            let stand_in = retest_graph::summary::stand_in(&name);
             let map = Contraction { node: vec![NodeId(0), NodeId(1)], edge: Vec::new() };
             return Ok(Procedure {
                 name,
@@ -292,19 +293,6 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
         return Err("trailing bytes after unit".to_string());
     }
     Ok((u, shell.then_some(places)))
-}
-
-/// The stand-in CFG of a procedure whose body is not decoded: an entry whose
-/// text is no procedure's signature (compared by mistake with a decoded
-/// procedure, it counts as changed). Bodies are read through
-/// [`StoredBodies`]; nothing compares two stand-ins.
-pub fn shell_cfg(name: &str) -> Cfg {
-    let mut b = CfgBuilder::new(name);
-    let entry = b.add_node(Node::new(NodeKind::Entry, "\u{0}body not decoded"));
-    let exit = b.add_node(Node::new(NodeKind::Exit, ""));
-    b.set_entry(entry);
-    b.set_exit(exit);
-    b.build().expect("two nodes, no edges")
 }
 
 /// A procedure's name, linkage, span, digest and `unanalysable`.
