@@ -1432,14 +1432,21 @@ impl Store {
 
     /// The tests of a snapshot's coverage matrix and their state.
     pub fn matrix_tests(&self, snapshot: SnapshotId) -> Result<Vec<MatrixTest>> {
-        self.all(
-            "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
-             FROM matrix_tests m JOIN tests t ON t.id = m.test
-             LEFT JOIN results r ON r.run = m.run AND r.test = m.test
-             WHERE m.snapshot = ?1 ORDER BY m.test",
-            p![snapshot.0],
-            matrix_test,
-        )
+        let mut matrix = Vec::new();
+        self.conn
+            .each_borrowed(
+                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, r.stopped
+                 FROM matrix_tests m JOIN tests t ON t.id = m.test
+                 LEFT JOIN results r ON r.run = m.run AND r.test = m.test
+                 WHERE m.snapshot = ?1 ORDER BY m.test",
+                p![snapshot.0],
+                |r| {
+                    matrix.push(matrix_test(&r)?);
+                    Ok(())
+                },
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(matrix)
     }
 
     /// [`Store::matrix_tests`] and [`Store::matrix_deps`] (test by test, as
@@ -1457,36 +1464,25 @@ impl Store {
         let mut deps: Vec<Option<TestDeps>> = Vec::new();
         // values borrowed from the row, copied only where kept; each test's
         // file states decoded from the row's own bytes
-        let missing_value = |what: &str| DbError::Value(format!("a matrix row without its {what}"));
         self.conn
             .each_borrowed(
-                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason,
+                "SELECT m.test, t.name, COALESCE(t.label, t.name), m.run, m.state, m.reason, CAST(NULL AS BIGINT),
                         m.definition, m.deps, m.deps_unknown
                  FROM matrix_tests m JOIN tests t ON t.id = m.test
                  WHERE m.snapshot = ?1 ORDER BY m.test",
                 p![snapshot.0],
                 |r| {
-                    let test = TestId(r.int(0)?.ok_or_else(|| missing_value("test"))?);
-                    matrix.push(MatrixTest {
-                        test,
-                        key: r.text(1)?.ok_or_else(|| missing_value("key"))?.to_owned(),
-                        name: r.text(2)?.ok_or_else(|| missing_value("name"))?.to_owned(),
-                        run: RunId(r.int(3)?.ok_or_else(|| missing_value("run"))?),
-                        state: if r.text(4)? == Some("ok") {
-                            CoverageState::Known
-                        } else {
-                            CoverageState::Unknown(r.text(5)?.unwrap_or("coverage unknown").to_owned())
-                        },
-                        stopped: None,
-                    });
-                    deps.push(match r.text(6)? {
+                    let m = matrix_test(&r)?;
+                    let test = m.test;
+                    matrix.push(m);
+                    deps.push(match r.text(7)? {
                         Some(definition) => {
-                            let states = match r.blob(7)? {
+                            let states = match r.blob(8)? {
                                 Some(b) => blob::decode_bitmap(b)
                                     .map_err(|e| DbError::Value(format!("dependencies of test {}: {e}", test.0)))?,
                                 None => RoaringBitmap::new(),
                             };
-                            let unknown = r.text(8)?.map(str::to_owned);
+                            let unknown = r.text(9)?.map(str::to_owned);
                             Some(TestDeps { definition: definition.to_owned(), states, unknown })
                         }
                         None => None,
@@ -2155,20 +2151,18 @@ type Shell = (Rc<Unit>, Rc<StoredBodies>);
 type DepsRow = (i64, String, Option<Vec<u8>>, Option<String>);
 
 /// A row of `matrix_tests` joined with its test and result (columns 0–6).
-fn matrix_test(r: &mut Row) -> DbResult<MatrixTest> {
-    let state: String = r.take(4)?;
-    let reason: Option<String> = r.take(5)?;
+fn matrix_test(r: &db::Borrowed<'_, '_>) -> DbResult<MatrixTest> {
+    let missing = |what: &str| DbError::Value(format!("a matrix row without its {what}"));
     Ok(MatrixTest {
-        test: TestId(r.take(0)?),
-        key: r.take(1)?,
-        name: r.take(2)?,
-        run: RunId(r.take(3)?),
-        state: if state == "ok" {
-            CoverageState::Known
-        } else {
-            CoverageState::Unknown(reason.unwrap_or_else(|| "coverage unknown".to_string()))
+        test: TestId(r.int(0)?.ok_or_else(|| missing("test"))?),
+        key: r.text(1)?.ok_or_else(|| missing("key"))?.to_owned(),
+        name: r.text(2)?.ok_or_else(|| missing("name"))?.to_owned(),
+        run: RunId(r.int(3)?.ok_or_else(|| missing("run"))?),
+        state: match r.text(4)?.ok_or_else(|| missing("state"))? {
+            "ok" => CoverageState::Known,
+            _ => CoverageState::Unknown(r.text(5)?.unwrap_or("coverage unknown").to_owned()),
         },
-        stopped: r.take::<Option<bool>>(6)?,
+        stopped: r.int(6)?.map(|s| s != 0),
     })
 }
 
