@@ -709,24 +709,12 @@ impl Store {
     /// in parallel.
     #[allow(clippy::type_complexity)]
     pub fn units_lazy(&self, ids: &[UnitId]) -> Result<Vec<(Rc<Unit>, Option<Rc<StoredBodies>>)>> {
-        use rayon::prelude::*;
         let known = |id: &UnitId| self.units.borrow().contains_key(id) || self.shells.borrow().contains_key(id);
         let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !known(id)).collect();
         todo.sort_unstable_by_key(|id| id.0);
         todo.dedup();
-        let mut blobs = Vec::with_capacity(todo.len());
-        for id in todo {
-            blobs.push((id, self.unit_blob(id)?));
-        }
-        let decode = |(id, data): (UnitId, Vec<u8>)| (id, blob::decode_unit_lazy(&data));
-        #[allow(clippy::type_complexity)]
-        let decoded: Vec<(UnitId, std::result::Result<(Unit, Option<StoredBodies>), String>)> = if blobs.len() > 1 {
-            blobs.into_par_iter().map(decode).collect()
-        } else {
-            blobs.into_iter().map(decode).collect()
-        };
-        for (id, u) in decoded {
-            match u.map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))? {
+        for (id, u) in self.read_units(&todo, blob::decode_unit_lazy)? {
+            match u {
                 (shell, Some(bodies)) => {
                     self.shells.borrow_mut().insert(id, (Rc::new(shell), Rc::new(bodies)));
                 }
@@ -754,23 +742,36 @@ impl Store {
 
     /// Reads and decodes units into the handle's cache; several in parallel.
     fn decode_units(&self, ids: &[UnitId]) -> Result<()> {
+        for (id, unit) in self.read_units(ids, blob::decode_unit)? {
+            self.units.borrow_mut().insert(id, Rc::new(unit));
+        }
+        Ok(())
+    }
+
+    /// Reads units' blobs and decodes them with `decode`, several in
+    /// parallel (decoding is most of what reading a unit costs); a blob that
+    /// does not decode is a damaged store.
+    fn read_units<T: Send>(
+        &self,
+        ids: &[UnitId],
+        decode: fn(&[u8]) -> std::result::Result<T, String>,
+    ) -> Result<Vec<(UnitId, T)>> {
         use rayon::prelude::*;
         let mut blobs = Vec::with_capacity(ids.len());
         for &id in ids {
             blobs.push((id, self.unit_blob(id)?));
         }
-        let decode = |(id, data): (UnitId, Vec<u8>)| (id, blob::decode_unit(&data));
+        let decode = |(id, data): (UnitId, Vec<u8>)| (id, decode(&data));
         // one unit is decoded here: no thread pool for it
-        let decoded: Vec<(UnitId, std::result::Result<Unit, String>)> = if blobs.len() > 1 {
+        let decoded: Vec<(UnitId, std::result::Result<T, String>)> = if blobs.len() > 1 {
             blobs.into_par_iter().map(decode).collect()
         } else {
             blobs.into_iter().map(decode).collect()
         };
-        for (id, unit) in decoded {
-            let unit = unit.map_err(|e| self.corrupt(format!("unit {}: {e}", id.0)))?;
-            self.units.borrow_mut().insert(id, Rc::new(unit));
-        }
-        Ok(())
+        decoded
+            .into_iter()
+            .map(|(id, u)| u.map(|u| (id, u)).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0))))
+            .collect()
     }
 
     /// The facts of a unit that reach beyond it (from the unit itself when
