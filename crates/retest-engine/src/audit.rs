@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::Context;
 use crate::error::{Error, OrFail};
-use crate::run::{Executed, RunKind, discover_tests, execute, outcome_of};
+use crate::run::{Executed, RunKind, execute, outcome_of};
 use crate::select::{SelectOptions, Selection, compute};
 use crate::steady;
 use retest_run::discover::TestSpec;
@@ -149,7 +149,9 @@ pub fn audit(
             "build the new version with the wrapper (`retest build -- make`); -p cannot be audited without building",
         ));
     };
-    let tests = discover_tests(&opts.source, root, store)?;
+    // listed by ctest itself, not from a kept listing: the audit checks what
+    // selection relies on
+    let tests = crate::run::discover_resolved(&opts.source.resolve(store), root, None)?;
     let baseline = baseline_outcomes(store, sel.baseline)?;
     let digest = build_digest(store, sel.baseline, new_snapshot)?;
     // with nothing built since the baseline the audit runs on the baseline's

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use retest_run::deps;
 use retest_run::discover::{Definition, DepSettings, TestSpec};
 use retest_run::files::{self, Change, FileState, Filter, Kind, Paths, Stamp, StateCache};
+use retest_run::listing::ListingCache;
 use retest_store::{DepState, SnapshotId, SourceState, Store, TestDeps};
 use roaring::RoaringBitmap;
 
@@ -24,6 +25,29 @@ pub fn settings(source: &TestSource, root: &Path, store: &Store) -> Result<DepSe
         Some(f) => retest_run::discover::dependency_settings(&f).or_fail(),
         None => Ok(DepSettings::default()),
     }
+}
+
+/// The C compiler that builds the file tracker: `$RETEST_CC`, else `cc`.
+fn tracker_compiler() -> String {
+    std::env::var("RETEST_CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into())
+}
+
+/// Where the CTest listing of `source` is kept, with the file tracker that
+/// observes ctest making it; `None` when the tests do not come from CTest.
+/// Without the tracker (`track = false`, or it cannot be built) the listing
+/// is made anew every time.
+pub fn listing_cache(source: &TestSource, root: &Path, store: &Store) -> Result<Option<ListingCache>, Error> {
+    let source = source.resolve(store);
+    if source.ctest.is_none() {
+        return Ok(None);
+    }
+    let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let tracker = if settings(&source, root, store)?.track {
+        deps::build_preload(&tracker_compiler(), &store_dir.join("lib")).ok()
+    } else {
+        None
+    };
+    Ok(Some(ListingCache { file: store_dir.join("ctest-listing"), tracker }))
 }
 
 /// The `[select]` table of the same `retest.toml`.
@@ -108,11 +132,10 @@ impl Tracking {
     ) -> Result<Tracking, Error> {
         let settings = settings(&TestSource::default(), root, store)?;
         let store_dir = store.path().parent().map(Path::to_path_buf).unwrap_or_default();
-        let compiler = std::env::var("RETEST_CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into());
         let tracker = if !settings.track {
             Tracker::Off
         } else {
-            match deps::build_preload(&compiler, &store_dir.join("lib")) {
+            match deps::build_preload(&tracker_compiler(), &store_dir.join("lib")) {
                 Ok(lib) => Tracker::On(lib),
                 Err(e) => {
                     cx.reporter.warn(&format!(

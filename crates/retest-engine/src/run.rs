@@ -232,13 +232,21 @@ impl TestSource {
 
 /// Discovers the tests of `source`, or of the source the last `retest run` used
 /// when none is given (see [`TestSource::resolve`]).
+/// A CTest listing is reused while nothing it was made from changed
+/// ([`crate::deps::listing_cache`]).
 pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Error> {
-    discover_resolved(&source.resolve(store), root)
+    let listing = crate::deps::listing_cache(source, root, store)?;
+    discover_resolved(&source.resolve(store), root, listing.as_ref())
 }
 
 /// [`discover_tests`] from a source already resolved ([`TestSource::resolve`]):
-/// without the store, so that it can run on a thread of its own.
-pub fn discover_resolved(source: &TestSource, root: &Path) -> Result<Vec<TestSpec>, Error> {
+/// without the store, so that it can run on a thread of its own. A CTest
+/// listing comes from `listing` when given and still valid, else from ctest.
+pub fn discover_resolved(
+    source: &TestSource,
+    root: &Path,
+    listing: Option<&retest_run::listing::ListingCache>,
+) -> Result<Vec<TestSpec>, Error> {
     // an empty suite would make a baseline that selects nothing, whatever the change
     if let Some(u) = &source.universe {
         let tests = discover::from_universe(u).or_fail()?;
@@ -249,7 +257,10 @@ pub fn discover_resolved(source: &TestSource, root: &Path) -> Result<Vec<TestSpe
         return Ok(tests);
     }
     if let Some(d) = &source.ctest {
-        let tests = discover::from_ctest(d).or_fail()?;
+        let tests = match listing {
+            Some(cache) => retest_run::listing::from_ctest_cached(d, cache).or_fail()?.0,
+            None => discover::from_ctest(d).or_fail()?,
+        };
         if tests.is_empty() {
             return Err(Error::usage(format!("no tests: CTest lists none in {}", d.display()))
                 .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));

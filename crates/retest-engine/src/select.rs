@@ -649,8 +649,9 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     // the tests are listed meanwhile (a universe of 10^5 lines, a CTest
     // listing): nothing below needs them before the matrix is read
     let discovery = {
+        let listing = crate::deps::listing_cache(&opts.source, root, store)?;
         let (source, root) = (opts.source.resolve(store), root.to_path_buf());
-        std::thread::spawn(move || crate::run::discover_resolved(&source, &root))
+        std::thread::spawn(move || crate::run::discover_resolved(&source, &root, listing.as_ref()))
     };
     // the pairs a change left the same need no walk and no decoding, unless
     // every walk is wanted: RECOVER's entity map, Ball's and path-based

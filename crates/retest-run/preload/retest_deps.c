@@ -15,8 +15,11 @@
  *                     this library saw)
  *   X <nonce> <path>  an exec of <path> is about to happen
  *   F <nonce>         that exec failed (the process goes on)
- *   R <path>          a file opened for reading (or stat'ed: its content may
- *                     matter), or opened for update without truncation
+ *   R <path>          a file opened for reading, or opened for update
+ *                     without truncation
+ *   S <path>          a file stat'ed or access'ed (its metadata was asked:
+ *                     its content may matter, as for R, to a program that
+ *                     compares times; `retest` treats it as R for tests)
  *   W <path>          a file the test created or truncated: its output
  *   M <path>          a path probed and not found (open, stat, access or
  *                     an exec failed with ENOENT or ENOTDIR: a program
@@ -227,7 +230,7 @@ static void looked_up(int dirfd, const char *path, int ok, int err) {
     const char *abs = absolute(dirfd, path, buf);
     if (!abs) return;
     if (ok)
-        emit(is_dir(abs) ? 'E' : 'R', abs);
+        emit(is_dir(abs) ? 'E' : 'S', abs);
     else if (err == ENOENT || err == ENOTDIR)
         emit('M', abs);
 }

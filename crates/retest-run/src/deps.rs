@@ -87,7 +87,7 @@ pub fn build_preload(compiler: &str, dir: &Path) -> Result<PathBuf, PreloadError
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Observed {
     /// Files whose content the test may depend on: opened for reading (or for
-    /// update), stat'ed, run, or loaded as shared objects.
+    /// update), stat'ed (`S`), run, or loaded as shared objects.
     pub read: BTreeSet<PathBuf>,
     /// Files the test created or truncated: its outputs.
     pub written: BTreeSet<PathBuf>,
@@ -102,6 +102,16 @@ pub struct Observed {
     pub unobserved: BTreeSet<PathBuf>,
     /// Whether the process `retest` started for the test reported.
     pub root_seen: bool,
+    /// Of [`Observed::read`], the files whose metadata alone was asked
+    /// (`stat`, `access`): never opened, run or loaded. A test depends on
+    /// their content all the same (a program may compare times); a listing
+    /// made by declarative scripts depends only on their existence and mode
+    /// (see [`crate::listing`]).
+    pub looked_up: BTreeSet<PathBuf>,
+    /// Files opened for reading (`R`), without those only run or loaded.
+    pub opened: BTreeSet<PathBuf>,
+    /// How many execs were attempted (`X` lines), failed ones included.
+    pub execs: usize,
 }
 
 impl Observed {
@@ -197,12 +207,23 @@ pub fn parse(text: &str) -> Observed {
     let mut execs: BTreeMap<&str, &str> = BTreeMap::new();
     let mut started: BTreeSet<&str> = BTreeSet::new();
     let mut failed: BTreeSet<&str> = BTreeSet::new();
+    // what was loaded or run is more than looked up (opened: `o.opened`)
+    let mut more: BTreeSet<PathBuf> = BTreeSet::new();
     for line in text.lines() {
         let Some((kind, rest)) = line.split_once(' ') else { continue };
         let path = |p: &str| normalize(Path::new(p));
         match kind {
-            "R" | "L" => {
+            "R" => {
                 o.read.insert(path(rest));
+                o.opened.insert(path(rest));
+            }
+            "L" => {
+                o.read.insert(path(rest));
+                more.insert(path(rest));
+            }
+            "S" => {
+                o.read.insert(path(rest));
+                o.looked_up.insert(path(rest));
             }
             "W" => {
                 o.written.insert(path(rest));
@@ -217,6 +238,7 @@ pub fn parse(text: &str) -> Observed {
                 o.listed.insert(path(rest));
             }
             "X" => {
+                o.execs += 1;
                 if let Some((nonce, p)) = rest.split_once(' ') {
                     execs.insert(nonce, p);
                 }
@@ -230,6 +252,7 @@ pub fn parse(text: &str) -> Observed {
                 o.root_seen |= nonce == ROOT_NONCE;
                 if !exe.is_empty() {
                     o.read.insert(path(exe));
+                    more.insert(path(exe));
                 }
             }
             _ => {}
@@ -241,10 +264,12 @@ pub fn parse(text: &str) -> Observed {
         }
         // the program an exec ran is read by the kernel, not through open()
         o.read.insert(normalize(Path::new(p)));
+        more.insert(normalize(Path::new(p)));
         if !started.contains(nonce) {
             o.unobserved.insert(normalize(Path::new(p)));
         }
     }
+    o.looked_up.retain(|p| !more.contains(p) && !o.opened.contains(p));
     o
 }
 
@@ -268,6 +293,21 @@ mod tests {
         assert_eq!(absent, ["/usr/local/bin/cat", "/w/nothere"]);
         assert_eq!(d.listing, BTreeSet::from([PathBuf::from("/w/in")]));
         assert!(o.unknown_because().unwrap().contains("/w/static-tool"));
+    }
+
+    #[test]
+    fn a_file_only_looked_up_is_read_and_known_as_looked_up() {
+        let o = parse(
+            "P root /bin/sh\nS /w/a\nS /w/b\nR /w/b\nS /w/tool\nX 1.1 /w/tool\nP 1.1 /w/tool\nS /w/lib.so\n\
+             L /w/lib.so\nS /w/c\n",
+        );
+        let read: Vec<&str> = o.read.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(read, ["/bin/sh", "/w/a", "/w/b", "/w/c", "/w/lib.so", "/w/tool"]);
+        let looked: Vec<&str> = o.looked_up.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(looked, ["/w/a", "/w/c"]);
+        assert_eq!(o.opened, BTreeSet::from([PathBuf::from("/w/b")]));
+        assert_eq!(o.execs, 1);
+        assert!(o.dependencies().content.contains(Path::new("/w/a")), "a test depends on what it stat'ed");
     }
 
     #[test]

@@ -1074,34 +1074,48 @@ struct CtestProperty {
 /// builds when no configuration is chosen) and an `ENVIRONMENT` entry without
 /// `=` are errors.
 pub fn from_ctest(build_dir: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
+    let build_dir = ctest_dir(build_dir)?;
+    let output = run_ctest(Path::new("ctest"), &build_dir, &[])?;
+    parse_ctest_json(&build_dir, &output)
+}
+
+/// `build_dir` made absolute, if CTest can list tests there.
+pub(crate) fn ctest_dir(build_dir: &Path) -> Result<PathBuf, DiscoverError> {
     let build_dir =
         fs::canonicalize(build_dir).map_err(|_| DiscoverError::NotCtestDir { build_dir: build_dir.to_path_buf() })?;
     if !build_dir.join("CTestTestfile.cmake").is_file() {
         return Err(DiscoverError::NotCtestDir { build_dir });
     }
+    Ok(build_dir)
+}
+
+/// What `ctest --show-only=json-v1` prints in `build_dir` (absolute), run as
+/// `ctest` with `env` added to the environment.
+pub(crate) fn run_ctest(ctest: &Path, build_dir: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<Vec<u8>, DiscoverError> {
     // `gtest_discover_tests(… DISCOVERY_MODE PRE_TEST)` and
     // `catch_discover_tests` run the (instrumented) test binaries while ctest
     // lists the tests: they record into a directory of their own
     let traces = tempfile::tempdir().map_err(|source| DiscoverError::Scratch { source })?;
-    let output = Command::new("ctest")
+    let output = Command::new(ctest)
         .arg("--show-only=json-v1")
-        .current_dir(&build_dir)
+        .current_dir(build_dir)
         .env("RETEST_TRACE_DIR", traces.path())
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|source| DiscoverError::CtestSpawn { build_dir: build_dir.clone(), source })?;
+        .map_err(|source| DiscoverError::CtestSpawn { build_dir: build_dir.to_path_buf(), source })?;
     if !output.status.success() {
         return Err(DiscoverError::CtestFailed {
-            build_dir,
+            build_dir: build_dir.to_path_buf(),
             status: output.status.to_string(),
             stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
         });
     }
-    parse_ctest_json(&build_dir, &output.stdout)
+    Ok(output.stdout)
 }
 
 /// Maps the JSON that `ctest --show-only=json-v1` printed; see [`from_ctest`].
-fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, DiscoverError> {
+pub(crate) fn parse_ctest_json(build_dir: &Path, json: &[u8]) -> Result<Vec<TestSpec>, DiscoverError> {
     let json_err = |message: String| DiscoverError::CtestJson { build_dir: build_dir.to_path_buf(), message };
     let info: CtestInfo = serde_json::from_slice(json).map_err(|e| json_err(e.to_string()))?;
     if info.kind != "ctestInfo" || info.version.major != 1 {

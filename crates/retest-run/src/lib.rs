@@ -4,6 +4,7 @@ pub mod deps;
 pub mod discover;
 pub mod exec;
 pub mod files;
+pub mod listing;
 pub mod partition;
 pub mod scratch;
 pub mod trace;

@@ -1,14 +1,11 @@
 //! The file tracker on real processes: a shell, a script, `cat`, `diff`,
 //! `env -i`, and a statically linked program it cannot see.
 
+use crate::cc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use retest_run::deps::{self, Observed};
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
-}
 
 /// Runs `sh -c script` in `work` as `retest run` does a test, with the tracker.
 fn observe(work: &Path, script: &str) -> Observed {

@@ -564,6 +564,102 @@ fn ctest_listing_records_into_a_scratch_directory() {
     assert!(!Path::new(&seen).exists(), "the listing's trace directory {seen} was left behind");
 }
 
+/// A CTest listing is kept with the state of everything ctest consulted and
+/// reused while all of it holds: a rebuilt test program leaves it valid, a
+/// new test, a new CTest configuration file or a program made
+/// non-executable does not. A listing made by a script that runs anything
+/// is never kept, and is listed by ctest every time.
+#[test]
+fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
+    use retest_run::listing::{ListingCache, Listed, from_ctest_cached};
+    if !have_cmake() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (src, build) = (root.join("src"), root.join("build"));
+    fs::create_dir_all(src.join("sub")).unwrap();
+    let lists = "cmake_minimum_required(VERSION 3.14)\nproject(t NONE)\nenable_testing()\n\
+                 add_test(NAME a COMMAND ${CMAKE_BINARY_DIR}/prog a)\nadd_subdirectory(sub)\n";
+    write(&src, "CMakeLists.txt", lists);
+    write(&src.join("sub"), "CMakeLists.txt", "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\n");
+    let configure = || {
+        let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
+        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    };
+    configure();
+    let prog = write(&build, "prog", "#!/bin/sh\nexit 0\n");
+    let executable = |mode: u32| {
+        fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    };
+    executable(0o755);
+    let lib = retest_run::deps::build_preload(&crate::cc(), &root.join("lib")).expect("the tracker builds");
+    let cache = ListingCache { file: root.join("kept"), tracker: Some(lib) };
+    // what ctest consults must be older than the listing's start
+    std::thread::sleep(Duration::from_millis(100));
+    let list = || {
+        let (specs, listed) = from_ctest_cached(&build, &cache).unwrap();
+        assert_eq!(specs, from_ctest(&build).unwrap(), "the listing is ctest's ({listed:?})");
+        (specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), listed)
+    };
+    // the first listing in a build directory makes `Testing/Temporary`,
+    // which it found absent: that listing is not kept
+    let (names, listed) = list();
+    assert_eq!(names, ["a", "b"]);
+    assert!(matches!(&listed, Listed::NotKept(why) if why.contains("Testing/Temporary")), "{listed:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(list().1, Listed::Kept);
+    assert_eq!(list().1, Listed::Reused);
+
+    // a rebuilt test program: the same list
+    fs::write(&prog, "#!/bin/sh\n# rebuilt\nexit 0\n").unwrap();
+    assert_eq!(list().1, Listed::Reused);
+    // but whether it can run is what ctest asked
+    executable(0o644);
+    assert_ne!(list().1, Listed::Reused);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(list().1, Listed::Kept);
+    executable(0o755);
+    assert_ne!(list().1, Listed::Reused);
+
+    // a new test in a subdirectory's list
+    write(&src.join("sub"), "CMakeLists.txt", "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\nadd_test(NAME c COMMAND true)\n");
+    configure();
+    let (names, listed) = list();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_ne!(listed, Listed::Reused);
+    std::thread::sleep(Duration::from_millis(100));
+    list();
+    assert_eq!(list().1, Listed::Reused);
+
+    // a CTest configuration file where ctest found none
+    write(&build, "CTestCustom.cmake", "set(CTEST_CUSTOM_TESTS_IGNORE c)\n");
+    assert_ne!(list().1, Listed::Reused);
+
+    // a script that runs a program: listed by ctest every time
+    write(&src, "listing.cmake", "execute_process(COMMAND true)\nadd_test(listed /bin/true)\n");
+    write(
+        &src,
+        "CMakeLists.txt",
+        &format!("{lists}set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${{CMAKE_CURRENT_SOURCE_DIR}}/listing.cmake)\n"),
+    );
+    configure();
+    for _ in 0..2 {
+        let (names, listed) = list();
+        assert!(names.contains(&"listed".to_string()), "{names:?}");
+        let Listed::NotKept(why) = listed else { panic!("kept a listing made by execute_process: {listed:?}") };
+        assert!(why.contains("ran a program"), "{why}");
+    }
+    // remembered, so that ctest lists without the tracker
+    let kept = fs::read_to_string(root.join("kept")).unwrap();
+    assert!(kept.lines().nth(2).unwrap().starts_with("unkeepable "), "{kept}");
+    // until it no longer does
+    write(&src, "listing.cmake", "add_test(listed /bin/true)\n");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(list().1, Listed::Kept);
+    assert_eq!(list().1, Listed::Reused);
+}
+
 // ---------------------------------------------------------------------------
 // Catch2
 

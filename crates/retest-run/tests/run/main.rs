@@ -5,3 +5,8 @@ mod deps;
 mod discover;
 mod exec;
 mod runtime;
+
+/// The C compiler the tests build with: `$CC`, else `cc`.
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}

@@ -14,6 +14,7 @@
 //!   words in the library (as `retest cc` emits them) and as byte cells in
 //!   traces, path id 77 of function 2
 
+use crate::cc;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -35,10 +36,6 @@ fn runtime_dir() -> PathBuf {
 
 fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rt-programs")
-}
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
 }
 
 /// Runs a compiler command; panics with its output if it fails.
