@@ -1091,7 +1091,11 @@ pub(crate) fn ctest_dir(build_dir: &Path) -> Result<PathBuf, DiscoverError> {
 
 /// What `ctest --show-only=json-v1` prints in `build_dir` (absolute), run as
 /// `ctest` with `env` added to the environment.
-pub(crate) fn run_ctest(ctest: &Path, build_dir: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<Vec<u8>, DiscoverError> {
+pub(crate) fn run_ctest(
+    ctest: &Path,
+    build_dir: &Path,
+    env: &[(&str, &std::ffi::OsStr)],
+) -> Result<Vec<u8>, DiscoverError> {
     // `gtest_discover_tests(… DISCOVERY_MODE PRE_TEST)` and
     // `catch_discover_tests` run the (instrumented) test binaries while ctest
     // lists the tests: they record into a directory of their own

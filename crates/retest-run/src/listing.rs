@@ -33,7 +33,7 @@ use std::time::SystemTime;
 
 use crate::deps;
 use crate::discover::{DiscoverError, TestSpec, ctest_dir, parse_ctest_json, run_ctest};
-use crate::files::{self, FileState, Kind, Paths, StateCache, Stamp};
+use crate::files::{self, FileState, Kind, Paths, Stamp, StateCache};
 
 /// First line of a kept listing; the number changes with the format.
 const MAGIC: &str = "retest ctest listing 1";
@@ -198,8 +198,10 @@ fn states(observed: &deps::Observed, scratch: &[&Path], started: SystemTime) -> 
         if !counts(p) {
             return Ok(());
         }
-        let text =
-            p.to_str().filter(|t| !t.contains('\n')).ok_or_else(|| raced(format!("{} has no plain name", p.display())))?;
+        let text = p
+            .to_str()
+            .filter(|t| !t.contains('\n'))
+            .ok_or_else(|| raced(format!("{} has no plain name", p.display())))?;
         let md = std::fs::metadata(p).ok();
         // changed since ctest started: the listing may be of the older state
         // (a directory that was there is there: what else changed in it
@@ -219,7 +221,9 @@ fn states(observed: &deps::Observed, scratch: &[&Path], started: SystemTime) -> 
                 out.push(Dep::State(state));
             }
             None => match md {
-                Some(md) if !md.is_dir() => out.push(Dep::Exists { path: text.to_string(), mode: md.mode() & MODE_BITS }),
+                Some(md) if !md.is_dir() => {
+                    out.push(Dep::Exists { path: text.to_string(), mode: md.mode() & MODE_BITS })
+                }
                 _ => return Err(raced(format!("{} changed while ctest listed the tests", p.display()))),
             },
         }
@@ -395,9 +399,10 @@ fn key(ctest: &Path, build_dir: &Path) -> String {
 /// The first executable `name` on `PATH`.
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).filter(|d| d.is_absolute()).map(|d| d.join(name)).find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
-    })
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(name))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
 }
 
 /// What is kept for a key.

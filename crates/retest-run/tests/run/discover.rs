@@ -571,7 +571,7 @@ fn ctest_listing_records_into_a_scratch_directory() {
 /// is never kept, and is listed by ctest every time.
 #[test]
 fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
-    use retest_run::listing::{ListingCache, Listed, from_ctest_cached};
+    use retest_run::listing::{Listed, ListingCache, from_ctest_cached};
     if !have_cmake() {
         return;
     }
@@ -623,7 +623,11 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
     assert_ne!(list().1, Listed::Reused);
 
     // a new test in a subdirectory's list
-    write(&src.join("sub"), "CMakeLists.txt", "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\nadd_test(NAME c COMMAND true)\n");
+    write(
+        &src.join("sub"),
+        "CMakeLists.txt",
+        "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\nadd_test(NAME c COMMAND true)\n",
+    );
     configure();
     let (names, listed) = list();
     assert_eq!(names, ["a", "b", "c"]);
@@ -641,7 +645,9 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
     write(
         &src,
         "CMakeLists.txt",
-        &format!("{lists}set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${{CMAKE_CURRENT_SOURCE_DIR}}/listing.cmake)\n"),
+        &format!(
+            "{lists}set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${{CMAKE_CURRENT_SOURCE_DIR}}/listing.cmake)\n"
+        ),
     );
     configure();
     for _ in 0..2 {
