@@ -545,6 +545,29 @@ mod tests {
         assert!(declarative("add_test(t (x)\n").is_err());
     }
 
+    proptest::proptest! {
+        /// Any text: an answer, never a panic.
+        #[test]
+        fn declarative_reads_any_text(text in "[a-z_()\\[\\]=#\"\\\\ \n]{0,64}") {
+            let _ = declarative(&text);
+        }
+
+        /// Commands whose arguments hold parentheses, `#` and quotes inside
+        /// quoted and bracket arguments: a script passes exactly when every
+        /// command is allowed.
+        #[test]
+        fn only_allowed_commands_pass(
+            cmds in proptest::collection::vec(
+                ("(add_test|set|if|endif|file|execute_process|function|include)", "[a-z ]{0,8}|\"[a-z ()#]{0,6}\"|\\[=\\[[a-z ()\"]{0,6}\\]=\\]"),
+                0..6,
+            )
+        ) {
+            let text: String = cmds.iter().map(|(c, a)| format!("{c}({a})\n")).collect();
+            let allowed = cmds.iter().all(|(c, _)| ["add_test", "set", "if", "endif", "include"].contains(&c.as_str()));
+            proptest::prop_assert_eq!(declarative(&text).is_ok(), allowed, "{}", text);
+        }
+    }
+
     #[test]
     fn the_kept_form_reads_back_and_a_changed_state_discards_it() {
         let dir = tempfile::tempdir().unwrap();
