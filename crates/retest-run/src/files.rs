@@ -117,7 +117,7 @@ impl Stamp {
 
     /// Whether the file changed so recently before `taken` that a change
     /// within the same clock tick could leave this stamp as it is.
-    fn racy(&self, taken: SystemTime) -> bool {
+    pub fn racy(&self, taken: SystemTime) -> bool {
         let t = taken.duration_since(UNIX_EPOCH).unwrap_or_default().saturating_sub(RACY);
         let limit = i64::try_from(t.as_nanos()).unwrap_or(i64::MAX);
         self.mtime_ns >= limit || self.ctime_ns >= limit

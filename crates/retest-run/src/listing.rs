@@ -7,7 +7,9 @@
 //! itself and its libraries, the environment, and, through `if(EXISTS …)`
 //! and ctest's search for each test's program, whether files exist. So the
 //! listing is made once under the file tracker ([`crate::deps`]), and kept
-//! with the state of everything the tracker saw ctest consult; it is reused
+//! with the state of everything the tracker saw ctest consult (a file's
+//! content by its stamp, which a change of content always changes, or by its
+//! hash when the stamp is too recent to trust); it is reused
 //! only while every one of those states still holds and the environment and
 //! the `ctest` found on `PATH` are the same.
 //!
@@ -135,6 +137,10 @@ enum Dep {
     State(FileState),
     /// A file that existed with this type and these permission bits.
     Exists { path: String, mode: u32 },
+    /// A file whose content counts, known by its stamp alone: a change of
+    /// content changes the stamp (the change time cannot be set back), so
+    /// what is unchanged need not be hashed, when kept nor when checked.
+    Stamped { path: String, stamp: Stamp },
 }
 
 /// How far behind the clock a file's change time may be: the kernel stamps
@@ -213,6 +219,15 @@ fn states(observed: &deps::Observed, scratch: &[&Path], started: SystemTime) -> 
             return Err(raced(format!("{} changed while ctest listed the tests", p.display())));
         }
         match kind {
+            // a file's stamp says enough, unless it was taken so soon after a
+            // change that another could leave it as it is: then its content
+            Some(Kind::Content)
+                if let Some(md) = &md
+                    && md.is_file()
+                    && !Stamp::of(md).racy(SystemTime::now()) =>
+            {
+                out.push(Dep::Stamped { path: text.to_string(), stamp: Stamp::of(md) });
+            }
             Some(kind) => {
                 let state = cache.state(&root, p, kind);
                 if state.kind != kind && !(kind == Kind::Listing && state.kind == Kind::Dir) {
@@ -436,6 +451,7 @@ fn keep(file: &Path, key: &str, what: &Kept, states: &[Dep]) -> std::io::Result<
                 text.push_str(&format!("{kind} {} {stamp} {}\n", hex(&s.hash), s.path));
             }
             Dep::Exists { path, mode } => text.push_str(&format!("E {mode:o} - {path}\n")),
+            Dep::Stamped { path, stamp } => text.push_str(&format!("S - {} {path}\n", hex(&stamp.to_bytes()))),
         }
     }
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -473,6 +489,9 @@ fn kept(file: &Path, key: &str) -> Option<Kept> {
         let holds = if kind == "E" {
             let mode = u32::from_str_radix(value, 8).ok()?;
             std::fs::metadata(path).is_ok_and(|m| !m.is_dir() && m.mode() & MODE_BITS == mode)
+        } else if kind == "S" {
+            let kept = Stamp::from_bytes(&unhex(stamp)?)?;
+            std::fs::metadata(path).is_ok_and(|m| m.is_file() && Stamp::of(&m) == kept)
         } else {
             let kind = match kind {
                 "C" => Kind::Content,
@@ -585,6 +604,17 @@ mod tests {
                 mode: std::fs::metadata(&prog).unwrap().mode() & MODE_BITS,
             },
         ];
+        // a file known by its stamp: the same stamp holds, another does not
+        let lib = dir.path().join("lib.so");
+        std::fs::write(&lib, "\x7fELF").unwrap();
+        let stamped = Dep::Stamped {
+            path: lib.to_str().unwrap().to_string(),
+            stamp: Stamp::of(&std::fs::metadata(&lib).unwrap()),
+        };
+        keep(&dir.path().join("s"), "k", &Kept::Listing(b"x".to_vec()), std::slice::from_ref(&stamped)).unwrap();
+        assert_eq!(kept(&dir.path().join("s"), "k"), Some(Kept::Listing(b"x".to_vec())));
+        std::fs::write(&lib, "\x7fELF.").unwrap();
+        assert_eq!(kept(&dir.path().join("s"), "k"), None, "rewritten: another stamp");
         let file = dir.path().join("kept");
         keep(&file, "k1", &Kept::Listing(b"{\"json\":1}\n".to_vec()), &states).unwrap();
         assert_eq!(kept(&file, "k1"), Some(Kept::Listing(b"{\"json\":1}\n".to_vec())));
