@@ -216,6 +216,22 @@ pub struct Declaration {
     pub span: Option<Span>,
 }
 
+impl Declaration {
+    /// Whether the text is a system header's digest (the front end keeps
+    /// only `#` and 16 hex digits of a system header's declaration): such a
+    /// declaration cannot refer to the project's entities, and no project
+    /// declaration's text has this form.
+    pub fn is_sealed(&self) -> bool {
+        is_sealed_text(&self.text)
+    }
+}
+
+/// Whether a declaration's text is a system header's digest; see
+/// [`Declaration::is_sealed`].
+pub fn is_sealed_text(t: &str) -> bool {
+    t.len() == 17 && t.starts_with('#') && t[1..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeclKind {

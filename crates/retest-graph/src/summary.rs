@@ -136,6 +136,31 @@ impl Summary {
     }
 }
 
+/// A digest of system headers' declarations (sealed ones,
+/// [`crate::Declaration::is_sealed`]) without their places: their kinds,
+/// names, texts and mentions, in order. Two units whose digests are equal
+/// declare the same through system headers.
+pub fn sealed_digest<'a>(decls: impl IntoIterator<Item = &'a crate::Declaration>) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let str = |h: &mut xxhash_rust::xxh3::Xxh3, s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    for d in decls {
+        h.update(&[d.kind.code()]);
+        h.update(&(d.names.len() as u64).to_le_bytes());
+        for n in &d.names {
+            str(&mut h, n);
+        }
+        str(&mut h, &d.text);
+        h.update(&(d.mentions.len() as u64).to_le_bytes());
+        for m in &d.mentions {
+            str(&mut h, m);
+        }
+    }
+    h.digest128()
+}
+
 /// The procedures of a unit whose bodies are decoded on first use: a stored
 /// unit read for selection, where most procedures of a changed unit are
 /// proved unchanged from their summaries and never decoded.
@@ -152,6 +177,20 @@ pub trait Bodies {
     fn summary(&self, proc: usize) -> &Summary;
     /// The first body that could not be decoded, if any.
     fn error(&self) -> Option<String>;
+
+    /// When the shell's `decls` leave out the system headers' declarations
+    /// (those whose text is sealed, [`crate::Declaration::is_sealed`]): a
+    /// digest of them without their places, equal for two units that declare
+    /// the same. `None` when the shell's `decls` are all the unit's.
+    fn sealed_digest(&self) -> Option<u128> {
+        None
+    }
+
+    /// All the unit's declarations in order, the system headers' included
+    /// (decoded on first use), when the shell's `decls` leave those out.
+    fn all_decls(&self) -> Option<&[crate::Declaration]> {
+        None
+    }
 
     /// Unit-wide number of the first condition-level edge of each of the
     /// unit's `procedures` procedures (as [`crate::Unit::edge_bases`]), from

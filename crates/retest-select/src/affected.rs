@@ -12,6 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use retest_graph::Declaration;
+// whether a declaration's text is a system header's digest
+use retest_graph::cfg::is_sealed_text as is_sealed;
 
 /// Why a name is affected.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -59,8 +61,18 @@ fn texts<'a>(decls: &[Decl<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
 struct Declared<'a> {
     /// Their texts, sorted, without duplicates.
     texts: Vec<&'a str>,
-    /// Where the first declaration (in order) of the name is, if it has a span.
+    /// Where the first of the project's declarations (in order) of the name
+    /// is, if it has a span.
     first: Option<(&'a str, u32)>,
+    /// Where the first system header's declaration of it is: a name is
+    /// explained at the project's declaration, at a system header's only
+    /// when it is affected through one (so that, when both versions declare
+    /// the same through system headers, those need not be read to say
+    /// where a name is).
+    first_sealed: Option<(&'a str, u32)>,
+    /// Whether a project's (a system header's) declaration came before.
+    seen: bool,
+    seen_sealed: bool,
 }
 
 /// Per name, its declarations' texts and first place, in one pass. A
@@ -70,10 +82,14 @@ struct Declared<'a> {
 fn declared<'a>(decls: &[Decl<'a>]) -> HashMap<&'a str, Declared<'a>> {
     let mut m: HashMap<&str, Declared<'a>> = HashMap::with_capacity(decls.len());
     for d in decls {
+        let sealed = d.d.is_sealed();
         for n in &d.d.names {
-            let e = m
-                .entry(n.as_str())
-                .or_insert_with(|| Declared { texts: Vec::new(), first: d.d.span.map(|s| (d.file, s.line)) });
+            let e = m.entry(n.as_str()).or_default();
+            let (first, seen) =
+                if sealed { (&mut e.first_sealed, &mut e.seen_sealed) } else { (&mut e.first, &mut e.seen) };
+            if !*seen {
+                (*first, *seen) = (d.d.span.map(|s| (d.file, s.line)), true);
+            }
             let t = d.d.text.as_str();
             if e.texts.last() != Some(&t) {
                 e.texts.push(t);
@@ -94,12 +110,6 @@ fn difference<'s, 'a>(a: &'s [&'a str], b: &'s [&'a str]) -> impl Iterator<Item 
     a.iter().copied().filter(move |x| b.binary_search(x).is_err())
 }
 
-/// Whether a declaration's text is a system header's digest (`retest-lang-c`'s
-/// `decls::sealed`: `#` and 16 hex digits).
-fn is_sealed(text: &str) -> bool {
-    text.len() == 17 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 fn short(s: &str) -> String {
     if s.chars().count() > 80 { format!("{}…", s.chars().take(80).collect::<String>()) } else { s.to_string() }
 }
@@ -111,8 +121,10 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
     let mut out = Affected::default();
     let names = to.keys().chain(tn.keys().filter(|n| !to.contains_key(*n))).copied();
     let empty = Vec::new();
-    let place = |m: &HashMap<&str, Declared<'_>>, name: &str| -> Option<(String, u32)> {
-        m.get(name).and_then(|d| d.first).map(|(f, l)| (f.to_string(), l))
+    let place = |m: &HashMap<&str, Declared<'_>>, name: &str, system: &HashSet<String>| -> Option<(String, u32)> {
+        let d = m.get(name)?;
+        let at = if d.seen || !system.contains(name) { d.first } else { d.first_sealed };
+        at.map(|(f, l)| (f.to_string(), l))
     };
     // names affected through a system header's declaration: only these reach
     // other system headers' declarations (below)
@@ -144,13 +156,20 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
                     )
                 }
                 (Some(g), Some(c)) => format!("the declaration of `{n}` changed: {} → {}", show(g), show(c)),
-                (Some(g), None) if b.is_empty() => format!("`{n}` is no longer declared (was {})", show(g)),
+                // said of the project's declarations, whatever system headers
+                // declare: the same words when those are left out
+                (Some(g), None) if b.iter().all(|t| is_sealed(t)) && !is_sealed(g) => {
+                    format!("`{n}` is no longer declared (was {})", show(g))
+                }
                 (Some(g), None) => format!("a declaration of `{n}` is gone: {}", show(g)),
-                (None, Some(c)) if a.is_empty() => format!("`{n}` is newly declared: {}", show(c)),
+                (None, Some(c)) if a.iter().all(|t| is_sealed(t)) && !is_sealed(c) => {
+                    format!("`{n}` is newly declared: {}", show(c))
+                }
                 (None, Some(c)) => format!("`{n}` has a new declaration: {}", show(c)),
                 (None, None) => unreachable!("the sets differ"),
             };
-            out.names.insert(n.to_string(), Why { detail, old_at: place(&to, n), new_at: place(&tn, n) });
+            out.names
+                .insert(n.to_string(), Why { detail, old_at: place(&to, n, &system), new_at: place(&tn, n, &system) });
         }
     }
     // closure: a declaration that mentions an affected name affects its own names.
@@ -235,8 +254,8 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
                     n.clone(),
                     Why {
                         detail: format!("`{n}` is declared with `{m}`, which changed"),
-                        old_at: place(&to, n),
-                        new_at: place(&tn, n),
+                        old_at: place(&to, n, &system),
+                        new_at: place(&tn, n, &system),
                     },
                 );
                 reach(n, 0, &mut this_round, &mut next_round);
@@ -342,11 +361,13 @@ mod tests {
     /// The closure as first written: rounds over every declaration until none
     /// adds a name (kept as the oracle of the indexed one).
     fn round_by_round(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affected {
-        let locate = |decls: &[Decl<'_>], name: &str| -> Option<(String, u32)> {
-            decls
-                .iter()
-                .find(|d| d.d.names.iter().any(|n| n == name))
-                .and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
+        // the first of the project's declarations of the name; without one,
+        // the first system header's, for a name affected through one
+        let locate = |decls: &[Decl<'_>], name: &str, system: &HashSet<String>| -> Option<(String, u32)> {
+            let of = |d: &&Decl<'_>| d.d.names.iter().any(|n| n == name);
+            let own = decls.iter().filter(of).find(|d| !d.d.is_sealed());
+            let at = if own.is_some() || !system.contains(name) { own } else { decls.iter().find(of) };
+            at.and_then(|d| d.d.span.map(|s| (d.file.to_string(), s.line)))
         };
         // the direct changes as the indexed version finds them (not under test here)
         let mut out = affected(old, new, seeds);
@@ -384,8 +405,8 @@ mod tests {
                                 n.clone(),
                                 Why {
                                     detail: format!("`{n}` is declared with `{m}`, which changed"),
-                                    old_at: locate(old, n),
-                                    new_at: locate(new, n),
+                                    old_at: locate(old, n, &system),
+                                    new_at: locate(new, n, &system),
                                 },
                             );
                             grew = true;
@@ -463,6 +484,38 @@ mod tests {
                 let (a, b) = (affected(&o, &n, &seeds), round_by_round(&o, &n, &seeds));
                 prop_assert_eq!(a.names, b.names);
             }
+        }
+
+        /// When both versions hold the same system headers' declarations
+        /// (sealed), wherever they stand among the project's, leaving them
+        /// out gives the same names, reasons and places: what selection does
+        /// when the units' sealed digests are equal (`equiv::Ctx::new`).
+        #[test]
+        fn the_same_sealed_declarations_can_be_left_out(
+            (old, new) in arb_versions(),
+            system in arb_decls(),
+            at_old in prop::collection::vec(0usize..32, 0..16),
+            at_new in prop::collection::vec(0usize..32, 0..16),
+        ) {
+            let own = |v: Vec<Declaration>| -> Vec<Declaration> { v.into_iter().filter(|d| !d.is_sealed()).collect() };
+            let (old, new) = (own(build(&old)), own(build(&new)));
+            let system: Vec<Declaration> = build(&system).into_iter().filter(|d| d.is_sealed()).collect();
+            // the same sealed declarations, each put in at some place
+            let with = |own: &[Declaration], at: &[usize]| -> Vec<Declaration> {
+                let mut all = own.to_vec();
+                for (i, d) in system.iter().enumerate() {
+                    let at = at.get(i).copied().unwrap_or(0) % (all.len() + 1);
+                    all.insert(at, d.clone());
+                }
+                all
+            };
+            let (full_old, full_new) = (with(&old, &at_old), with(&new, &at_new));
+            fn wrap<'d>(v: &'d [Declaration], file: &'static str) -> Vec<Decl<'d>> {
+                v.iter().map(|d| Decl { d, file }).collect()
+            }
+            let left_out = affected(&wrap(&old, "o.h"), &wrap(&new, "n.h"), &Affected::default());
+            let all = affected(&wrap(&full_old, "o.h"), &wrap(&full_new, "n.h"), &Affected::default());
+            prop_assert_eq!(left_out.names, all.names);
         }
     }
 

@@ -131,7 +131,7 @@ fn changed_units(old: &Program<'_>, new: &Program<'_>, keys: &Keys) -> Vec<(usiz
                     let names = |x: &retest_graph::Unit| -> BTreeSet<String> {
                         x.procedures.iter().map(|p| p.name.clone()).collect()
                     };
-                    (texts(&u.unit.decls) != texts(&v.unit.decls) || names(u.unit) != names(v.unit))
+                    (texts(u.decls()) != texts(v.decls()) || names(u.unit) != names(v.unit))
                         .then_some(ReasonKind::Structure)
                 }
             }

@@ -56,19 +56,32 @@ impl<'p, 'a> Ctx<'p, 'a> {
     pub fn new(old: &'p Program<'a>, new: &'p Program<'a>) -> Ctx<'p, 'a> {
         let keys = Keys::new(old, new);
         let pairing = Pairing::new(old, new, &keys);
-        let decls = |p: &Program<'_>| -> Vec<(usize, usize)> {
-            p.units.iter().enumerate().flat_map(|(ui, u)| (0..u.unit.decls.len()).map(move |di| (ui, di))).collect()
+        // The system headers' declarations are left out when both versions
+        // declare the same through them (the same digests of the units'
+        // sealed declarations): the affected names are then the same. No
+        // name then has sealed texts that differ, so none is affected
+        // through a system header, and a sealed declaration is reached only
+        // from such a name; a project's text never equals a sealed one, so
+        // a name's texts differ exactly when its project texts do; and a
+        // name the project declares is placed at its project declaration
+        // (`summaries_prove_what_the_walk_finds` runs both ways).
+        let sealed = |p: &Program<'_>| -> Option<Vec<u128>> {
+            let mut v: Vec<u128> = p.units.iter().map(|u| u.sealed_digest()).collect::<Option<_>>()?;
+            v.sort_unstable();
+            v.dedup();
+            Some(v)
         };
-        let wrap = |p: &'p Program<'a>, v: Vec<(usize, usize)>| -> Vec<Decl<'a>> {
-            v.into_iter()
-                .map(|(ui, di)| {
-                    let u = p.units[ui].unit;
-                    let d = &u.decls[di];
-                    Decl { d, file: d.span.map(|s| u.file_path(&s)).unwrap_or_default() }
+        let shells_only = matches!((sealed(old), sealed(new)), (Some(a), Some(b)) if a == b);
+        let decls = |p: &'p Program<'a>| -> Vec<Decl<'a>> {
+            p.units
+                .iter()
+                .flat_map(|u| {
+                    let all = if shells_only { &u.unit.decls[..] } else { u.decls() };
+                    all.iter().map(move |d| Decl { d, file: d.span.map(|s| u.unit.file_path(&s)).unwrap_or_default() })
                 })
                 .collect()
         };
-        let globals = affected(&wrap(old, decls(old)), &wrap(new, decls(new)), &Affected::default());
+        let globals = affected(&decls(old), &decls(new), &Affected::default());
         let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
         let indirect_change =
             (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));

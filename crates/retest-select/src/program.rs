@@ -24,6 +24,21 @@ pub struct UnitRef<'a> {
     pub bodies: Option<&'a dyn Bodies>,
 }
 
+impl<'a> UnitRef<'a> {
+    /// All the unit's declarations, in order: a shell that leaves out the
+    /// system headers' ones reads them on first use
+    /// ([`Bodies::all_decls`](retest_graph::summary::Bodies::all_decls)).
+    pub fn decls(&self) -> &'a [retest_graph::Declaration] {
+        self.bodies.and_then(|b| b.all_decls()).unwrap_or(&self.unit.decls)
+    }
+
+    /// The digest of the system headers' declarations, when the shell's
+    /// `decls` leave them out.
+    pub fn sealed_digest(&self) -> Option<u128> {
+        self.bodies.and_then(|b| b.sealed_digest())
+    }
+}
+
 /// A procedure of a program: (unit index, procedure index).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct ProcRef {

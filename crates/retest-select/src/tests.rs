@@ -258,13 +258,17 @@ fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_r
     assert!(!main.visited.iter().any(|(n, _)| *n == node(p, "12")), "nothing past the call is walked");
 }
 
-/// A unit's bodies on demand, as a stored unit of encoding 5 gives them
+/// A unit's bodies on demand, as a stored unit of encoding 6 gives them
 /// (`retest-store`'s `StoredBodies`): the shell holds each procedure's head
-/// with a stand-in CFG; bodies come from here, and are counted.
+/// with a stand-in CFG, and the project's declarations; bodies and all
+/// declarations come from here, and are counted.
 struct OnDemand {
     procedures: Vec<Procedure>,
     summaries: Vec<retest_graph::summary::Summary>,
     decoded: std::cell::RefCell<BTreeSet<usize>>,
+    decls: Vec<retest_graph::Declaration>,
+    sealed_digest: u128,
+    decls_read: std::cell::Cell<bool>,
 }
 
 impl retest_graph::summary::Bodies for OnDemand {
@@ -278,6 +282,13 @@ impl retest_graph::summary::Bodies for OnDemand {
     fn error(&self) -> Option<String> {
         None
     }
+    fn sealed_digest(&self) -> Option<u128> {
+        Some(self.sealed_digest)
+    }
+    fn all_decls(&self) -> Option<&[retest_graph::Declaration]> {
+        self.decls_read.set(true);
+        Some(&self.decls)
+    }
 }
 
 fn on_demand(u: &Unit) -> (Unit, OnDemand) {
@@ -286,10 +297,14 @@ fn on_demand(u: &Unit) -> (Unit, OnDemand) {
     for p in &mut shell.procedures {
         (p.cond, p.stmt, p.locals, p.probes) = (stand_in(), stand_in(), Vec::new(), Vec::new());
     }
+    shell.decls.retain(|d| !d.is_sealed());
     let bodies = OnDemand {
         procedures: u.procedures.clone(),
         summaries: u.procedures.iter().map(retest_graph::summary::Summary::of).collect(),
         decoded: Default::default(),
+        decls: u.decls.clone(),
+        sealed_digest: retest_graph::summary::sealed_digest(u.decls.iter().filter(|d| d.is_sealed())),
+        decls_read: Default::default(),
     };
     (shell, bodies)
 }
@@ -328,8 +343,19 @@ fn summaries_prove_what_the_walk_finds() {
         ("pathological", "pathological"),
     ];
     let mut proved = 0;
-    for (a, b) in pairs {
-        let (old, new) = (fixture(a), fixture(b));
+    let mut shells_only = 0;
+    // the pairs again, with a system header's declaration changed in the
+    // new version: all declarations are read
+    let system_changed = |mut u: Unit| {
+        let d = u.decls.iter_mut().find(|d| d.is_sealed()).expect("the fixtures include a system header");
+        d.text = format!("#{:016x}", 0x5eed_u64);
+        u
+    };
+    let pairs = pairs
+        .iter()
+        .map(|&(a, b)| (a, b, fixture(a), fixture(b)))
+        .chain(pairs[..4].iter().map(|&(a, b)| (a, b, fixture(a), system_changed(fixture(b)))));
+    for (a, b, old, new) in pairs {
         let (old_shell, old_bodies) = on_demand(&old);
         let (new_shell, new_bodies) = on_demand(&new);
         for mode in [Mode::Inter, Mode::Naive] {
@@ -355,9 +381,25 @@ fn summaries_prove_what_the_walk_finds() {
             let lazy = select_changes(&po, &pn, mode);
             assert_eq!(dangerous(&lazy), dangerous(&full), "{a} → {b}, {mode:?}");
             assert_eq!(
-                lazy.affected_globals.names.keys().collect::<Vec<_>>(),
-                full.affected_globals.names.keys().collect::<Vec<_>>()
+                lazy.affected_globals
+                    .names
+                    .iter()
+                    .map(|(n, w)| (n, &w.detail, &w.old_at, &w.new_at))
+                    .collect::<Vec<_>>(),
+                full.affected_globals
+                    .names
+                    .iter()
+                    .map(|(n, w)| (n, &w.detail, &w.old_at, &w.new_at))
+                    .collect::<Vec<_>>(),
+                "{a} → {b}, {mode:?}"
             );
+            let same_system = old_bodies.sealed_digest == new_bodies.sealed_digest;
+            assert_eq!(
+                old_bodies.decls_read.get() || new_bodies.decls_read.get(),
+                !same_system,
+                "{a} → {b}: the system headers' declarations are read when they differ, only then"
+            );
+            shells_only += usize::from(same_system);
             assert_eq!(
                 lazy.walks.len() + lazy.unwalked,
                 full.walks.len(),
@@ -367,6 +409,7 @@ fn summaries_prove_what_the_walk_finds() {
         }
     }
     assert!(proved > 0, "some pair is proved unchanged without a walk");
+    assert!(shells_only > 0, "some pair is compared without the system headers' declarations");
     // a version against itself: nothing is dangerous, and the procedures
     // that call nothing not yet walked are never decoded
     for name in ["avg", "coarse-a", "elevator", "grade-v0", "refine-old"] {

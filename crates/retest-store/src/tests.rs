@@ -426,13 +426,23 @@ fn rich_unit() -> Unit {
         SourceFile { path: "<built-in>".into(), system: true },
         SourceFile { path: "src/big.c".into(), system: false },
     ];
+    // system headers' declarations (sealed) in runs among the project's
+    let sealed = |name: &str, digest: &str| Declaration {
+        text: format!("#{digest}"),
+        span: Some(Span { file: 0, line: 2, col: 1, end_line: 2 }),
+        ..decl(DeclKind::Function, name, &["size_t"])
+    };
     u.decls = vec![
+        sealed("malloc", "00000000000000ff"),
         decl(DeclKind::Variable, "v", &["T"]),
         decl(DeclKind::Function, "f", &[]),
+        sealed("free", "0123456789abcdef"),
+        sealed("abort", "fedcba9876543210"),
         decl(DeclKind::Type, "T", &["S"]),
         decl(DeclKind::Tag, "S", &[]),
         Declaration { span: None, ..decl(DeclKind::Enumerator, "E", &[]) },
         decl(DeclKind::Other, "_", &[]),
+        Declaration { span: None, ..sealed("exit", "aaaaaaaaaaaaaaaa") },
     ];
     u.address_taken = vec!["f".into()];
     u.noreturn = vec!["abort".into(), "exit".into()];
@@ -544,7 +554,8 @@ fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
 #[test]
 fn damaged_binary_units_are_errors_not_panics() {
     for (raw, version) in [
-        (unitbin::encode(&rich_unit()), unitbin::Version::Lazy),
+        (unitbin::encode(&rich_unit()), unitbin::Version::Sealed),
+        (unitbin::encode_as(&rich_unit(), unitbin::Version::Lazy), unitbin::Version::Lazy),
         (unitbin::encode_as(&rich_unit(), unitbin::Version::Classes), unitbin::Version::Classes),
     ] {
         for cut in 0..raw.len() {
@@ -562,13 +573,14 @@ fn damaged_binary_units_are_errors_not_panics() {
                 let mut bad = raw.clone();
                 bad[i] = b;
                 let _ = unitbin::decode(&bad, version);
-                if version == unitbin::Version::Lazy
-                    && let Ok((shell, bodies)) = unitbin::decode_shell(&bad)
+                if version >= unitbin::Version::Lazy
+                    && let Ok((shell, bodies)) = unitbin::decode_shell(&bad, version)
                 {
                     use retest_graph::summary::Bodies;
                     for p in 0..shell.procedures.len() {
                         let _ = bodies.body(p);
                     }
+                    let _ = bodies.all_decls();
                 }
             }
         }
@@ -1367,19 +1379,53 @@ fn urls_are_shown_without_their_password() {
     assert_eq!(redact("postgresql://db/retest"), "postgresql://db/retest");
 }
 
-/// Encoding 5 reads back whole, and as a shell whose bodies decode on
+/// Encodings 5 and 6 read back whole, and as a shell whose bodies decode on
 /// demand into the same procedures, with the summaries of what they hold.
+/// A shell of encoding 6 holds the project's declarations, and the system
+/// headers' digest; all of them, in order, decode on demand.
 #[test]
-fn a_unit_of_encoding_5_reads_whole_or_body_by_body() {
+fn a_unit_of_encoding_5_or_6_reads_whole_or_body_by_body() {
     use retest_graph::summary::{Bodies, Summary};
-    for u in [tiny_unit("g"), rich_unit(), Unit::default()] {
-        let b = blob::encode_unit(&u);
-        assert_eq!(b[0], 5);
+    let tagged = |tag: u8, u: &Unit| {
+        let mut b = vec![tag];
+        b.extend(match tag {
+            5 => unitbin::encode_as(u, unitbin::Version::Lazy),
+            _ => unitbin::encode(u),
+        });
+        b
+    };
+    // system headers' declarations that take more bytes than the rest of the shell
+    let mut many = tiny_unit("h");
+    many.decls = (0..300)
+        .map(|i| retest_graph::Declaration {
+            kind: retest_graph::DeclKind::Function,
+            names: vec![format!("libc_function_{i}")],
+            text: format!("#{:016x}", i * 7919),
+            mentions: vec![format!("type_{i}")],
+            span: Some(retest_graph::Span { file: 0, line: i, col: 1, end_line: i }),
+        })
+        .collect();
+    let units = [tiny_unit("g"), rich_unit(), Unit::default(), many];
+    for (tag, u) in [5, 6].into_iter().flat_map(|t| units.clone().map(|u| (t, u))) {
+        let b = tagged(tag, &u);
+        if tag == 6 {
+            assert_eq!(b, blob::encode_unit(&u), "encoding 6 is what is written");
+        }
         assert_eq!(blob::decode_unit(&b).unwrap(), u);
         let (shell, bodies) = blob::decode_unit_lazy(&b).unwrap();
-        let bodies = bodies.expect("encoding 5 has bodies on demand");
+        let bodies = bodies.expect("encodings 5 and 6 have bodies on demand");
         assert_eq!(shell.procedures.len(), u.procedures.len());
-        assert_eq!((&shell.decls, &shell.files, &shell.classes), (&u.decls, &u.files, &u.classes));
+        assert_eq!((&shell.files, &shell.classes), (&u.files, &u.classes));
+        let own: Vec<_> = u.decls.iter().filter(|d| !d.is_sealed()).cloned().collect();
+        if tag == 6 {
+            assert_eq!(shell.decls, own);
+            let digest = retest_graph::summary::sealed_digest(u.decls.iter().filter(|d| d.is_sealed()));
+            assert_eq!(bodies.sealed_digest(), Some(digest));
+            assert_eq!(bodies.all_decls(), Some(&u.decls[..]));
+        } else {
+            assert_eq!(shell.decls, u.decls);
+            assert_eq!((bodies.sealed_digest(), bodies.all_decls()), (None, None));
+        }
         for (i, p) in u.procedures.iter().enumerate() {
             let head = &shell.procedures[i];
             assert_eq!((&head.name, head.is_static, head.span, head.digest), (&p.name, p.is_static, p.span, p.digest));
@@ -1407,8 +1453,9 @@ fn a_unit_of_encoding_5_reads_whole_or_body_by_body() {
 fn a_damaged_body_is_reported_not_decoded() {
     use retest_graph::summary::Bodies;
     let u = rich_unit();
-    let mut b = blob::encode_unit(&u);
-    // the last body's bytes end the blob: garble its end
+    let mut b = vec![5];
+    b.extend(unitbin::encode_as(&u, unitbin::Version::Lazy));
+    // in encoding 5 the last body's bytes end the blob: garble its end
     let n = b.len();
     for x in &mut b[n - 6..] {
         *x ^= 0x5a;
@@ -1420,6 +1467,28 @@ fn a_damaged_body_is_reported_not_decoded() {
     let p = bodies.body(last);
     assert!(p.unanalysable.is_some());
     assert!(bodies.error().is_some_and(|e| e.contains(&u.procedures[last].name)));
+    assert!(blob::decode_unit(&b).is_err(), "read whole, the unit is damaged");
+}
+
+/// The system headers' declarations damaged after the shell was read: an
+/// error the selection reports, never the project's declarations alone
+/// taken for all.
+#[test]
+fn damaged_system_declarations_are_reported() {
+    use retest_graph::summary::Bodies;
+    let u = rich_unit();
+    let mut b = blob::encode_unit(&u);
+    // in encoding 6 the system headers' declarations end the blob
+    let n = b.len();
+    for x in &mut b[n - 6..] {
+        *x ^= 0x5a;
+    }
+    let Ok((_, Some(bodies))) = blob::decode_unit_lazy(&b) else {
+        panic!("the shell is intact");
+    };
+    assert!(bodies.sealed_digest().is_some());
+    let _ = bodies.all_decls();
+    assert!(bodies.error().is_some_and(|e| e.contains("system headers' declarations")), "{:?}", bodies.error());
     assert!(blob::decode_unit(&b).is_err(), "read whole, the unit is damaged");
 }
 

@@ -1,6 +1,7 @@
-//! The compact binary layout of a stored [`Unit`] (blob encodings 2, 3 and 4:
+//! The compact binary layout of a stored [`Unit`] (blob encodings 2 to 6:
 //! 3 adds the unit's language facts, `entry_points` and `returns_twice`; 4
-//! adds C++'s classes and each node's member calls, `dispatch`).
+//! adds C++'s classes and each node's member calls, `dispatch`; 5 lets
+//! bodies decode on demand; 6 keeps the system headers' declarations apart).
 //!
 //! Fields in declaration order; every struct is destructured exhaustively on
 //! both sides, so a field added to a unit type does not compile until it has a
@@ -41,13 +42,21 @@ pub enum Version {
     /// digest and [`Summary`] ahead of its body, and the body's length, so
     /// that bodies decode on demand ([`decode_shell`], [`StoredBodies`]).
     Lazy = 5,
+    /// Encoding 5 with the system headers' declarations (the sealed ones)
+    /// in a section of their own, LZ4-compressed after the bodies, and their
+    /// digest in the shell: a shell is read without them
+    /// ([`Bodies::sealed_digest`], [`Bodies::all_decls`]).
+    Sealed = 6,
 }
 
-/// Encoding 5: the shell, LZ4-compressed, its length ahead of it, then
+/// Encoding 6: the shell, LZ4-compressed, its length ahead of it, then
 /// every procedure's body, each LZ4-compressed on its own (the shell holds
-/// their lengths), so that a body is decompressed only when it is decoded.
+/// their lengths), so that a body is decompressed only when it is decoded,
+/// then the system headers' declarations, LZ4-compressed (the shell holds
+/// the project's declarations, where the others go among them, their
+/// digest and the section's length).
 pub fn encode(u: &Unit) -> Vec<u8> {
-    encode_as(u, Version::Lazy)
+    encode_as(u, Version::Sealed)
 }
 
 /// LZ4 with the uncompressed size ahead, refusing a size no LZ4 block of
@@ -103,7 +112,29 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         w.opt(unanalysable, |w, s| w.str(s));
         w.0.extend(digest.to_le_bytes());
     });
-    w.seq(decls, W::decl);
+    let mut sealed_section = Vec::new();
+    if version >= Version::Sealed {
+        // runs of the project's and the system headers' declarations, in
+        // turn, the project's first
+        let mut runs: Vec<u32> = vec![0];
+        for d in decls {
+            if d.is_sealed() != (runs.len() % 2 == 0) {
+                runs.push(0);
+            }
+            *runs.last_mut().expect("one run at least") += 1;
+        }
+        w.seq(&runs, |w, n| w.u32(*n));
+        let own: Vec<&Declaration> = decls.iter().filter(|d| !d.is_sealed()).collect();
+        w.seq(&own, |w, d| w.decl(d));
+        let sealed: Vec<&Declaration> = decls.iter().filter(|d| d.is_sealed()).collect();
+        w.0.extend(retest_graph::summary::sealed_digest(sealed.iter().copied()).to_le_bytes());
+        let mut sw = W(Vec::with_capacity(1 << 14), version);
+        sw.seq(&sealed, |w, d| w.decl(d));
+        sealed_section = lz4_flex::compress_prepend_size(&sw.0);
+        w.len(sealed_section.len());
+    } else {
+        w.seq(decls, W::decl);
+    }
     w.seq(address_taken, |w, s| w.str(s));
     w.seq(noreturn, |w, s| w.str(s));
     w.seq(problems, W::problem);
@@ -140,10 +171,11 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         return w.0;
     }
     let shell = lz4_flex::compress_prepend_size(&w.0);
-    let mut out = W(Vec::with_capacity(shell.len() + bodies.len() + 5), version);
+    let mut out = W(Vec::with_capacity(shell.len() + bodies.len() + sealed_section.len() + 5), version);
     out.len(shell.len());
     out.0.extend(shell);
     out.0.extend(bodies);
+    out.0.extend(sealed_section);
     out.0
 }
 
@@ -160,7 +192,8 @@ pub fn decode(b: &[u8], version: Version) -> Result<Unit, String> {
     Ok(u)
 }
 
-/// Encoding 5's shell, decompressed, and its bodies.
+/// Encoding 5's or 6's shell, decompressed, and its bodies (and in 6, the
+/// system headers' declarations after them).
 fn split(b: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
     let mut r = R { b, pos: 0, version: Version::Lazy };
     let n = r.len()?;
@@ -172,10 +205,10 @@ fn split(b: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
 /// procedures hold their names, linkage, spans, digests and `unanalysable`
 /// but stand-in CFGs ([`retest_graph::summary::stand_in`]), and the bodies,
 /// decoded on demand.
-pub fn decode_shell(b: &[u8]) -> Result<(Unit, StoredBodies), String> {
+pub fn decode_shell(b: &[u8], version: Version) -> Result<(Unit, StoredBodies), String> {
     let (shell, region) = split(b)?;
-    let (unit, bodies) = decode_with(&shell, Version::Lazy, Some((region, true)))?;
-    let (summaries, ranges) = bodies.expect("a shell is decoded with its bodies' places");
+    let (unit, bodies) = decode_with(&shell, version, Some((region, true)))?;
+    let (summaries, ranges, sealed) = bodies.expect("a shell is decoded with its bodies' places");
     let raw = region.to_vec();
     let heads: Vec<Head> = unit
         .procedures
@@ -189,11 +222,43 @@ pub fn decode_shell(b: &[u8]) -> Result<(Unit, StoredBodies), String> {
         })
         .collect();
     let cells = (0..heads.len()).map(|_| std::cell::OnceCell::new()).collect();
-    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, error: Default::default() }))
+    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, sealed, error: Default::default() }))
 }
 
-/// Where each body is in the bodies' bytes, and each procedure's summary.
-type Places = (Vec<Summary>, Vec<std::ops::Range<usize>>);
+/// Where each body is in the bodies' bytes, and each procedure's summary;
+/// in encoding 6, what a shell needs to read the system headers'
+/// declarations later.
+type Places = (Vec<Summary>, Vec<std::ops::Range<usize>>, Option<SealedDecls>);
+
+/// The system headers' declarations of a shell of encoding 6, decoded on
+/// first use.
+struct SealedDecls {
+    digest: u128,
+    /// Runs of the project's and the system headers' declarations in turn.
+    runs: Vec<u32>,
+    /// The project's declarations, encoded (the shell's `decls` decoded them).
+    own: Vec<u8>,
+    /// Where the section is in the bodies' bytes.
+    range: std::ops::Range<usize>,
+    all: std::cell::OnceCell<Vec<Declaration>>,
+}
+
+/// The declarations in order: `own` and `sealed` taken in turn by `runs`.
+fn merge_decls(runs: &[u32], own: Vec<Declaration>, sealed: Vec<Declaration>) -> Result<Vec<Declaration>, String> {
+    let total: u64 = runs.iter().map(|&n| u64::from(n)).sum();
+    if total != (own.len() + sealed.len()) as u64 {
+        return Err("the declarations' runs do not add up".to_string());
+    }
+    let mut out = Vec::with_capacity(own.len() + sealed.len());
+    let (mut own, mut sealed) = (own.into_iter(), sealed.into_iter());
+    for (i, &n) in runs.iter().enumerate() {
+        let from = if i % 2 == 0 { &mut own } else { &mut sealed };
+        for _ in 0..n {
+            out.push(from.next().ok_or("the declarations' runs do not add up")?);
+        }
+    }
+    Ok(out)
+}
 
 /// Decodes a unit's bytes (of encoding 5: its shell, with its bodies' bytes
 /// and whether to leave them undecoded).
@@ -202,7 +267,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
     let mut next = 0usize;
     let mut r = R { b, pos: 0, version };
     let files = r.seq(|r| Ok(SourceFile { path: r.str()?, system: r.bool()? }))?;
-    let mut places: Places = (Vec::new(), Vec::new());
+    let mut places: Places = (Vec::new(), Vec::new(), None);
     let procedures = r.seq(|r| {
         let (name, is_static, span) = (r.str()?, r.bool()?, r.opt(R::span)?);
         if r.version < Version::Lazy {
@@ -245,10 +310,35 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
         }
         Ok(Procedure { name, is_static, span, cond, stmt, map, probes, locals, unanalysable, digest })
     })?;
+    let mut sealed_len = 0usize;
+    let decls = if version >= Version::Sealed {
+        let runs = r.seq(R::u32)?;
+        let start = r.pos;
+        let own = r.seq(R::decl)?;
+        let own_bytes = &b[start..r.pos];
+        let digest = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+        sealed_len = r.u32()? as usize;
+        let at = region.len().checked_sub(sealed_len).ok_or("declarations beyond the unit")?;
+        let range = at..region.len();
+        if shell {
+            places.2 = Some(SealedDecls { digest, runs, own: own_bytes.to_vec(), range, all: Default::default() });
+            own
+        } else {
+            let bytes = unlz4(&region[range])?;
+            let mut sr = R { b: &bytes, pos: 0, version };
+            let sealed = sr.seq(R::decl)?;
+            if sr.pos != bytes.len() {
+                return Err("trailing bytes after the declarations".to_string());
+            }
+            merge_decls(&runs, own, sealed)?
+        }
+    } else {
+        r.seq(R::decl)?
+    };
     let mut u = Unit {
         files,
         procedures,
-        decls: r.seq(R::decl)?,
+        decls,
         address_taken: r.seq(R::str)?,
         noreturn: r.seq(R::str)?,
         problems: r.seq(R::problem)?,
@@ -289,7 +379,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
             })
         })?;
     }
-    if r.pos != b.len() || next != region.len() {
+    if r.pos != b.len() || next + sealed_len != region.len() {
         return Err("trailing bytes after unit".to_string());
     }
     Ok((u, shell.then_some(places)))
@@ -312,10 +402,25 @@ pub struct StoredBodies {
     summaries: Vec<Summary>,
     heads: Vec<Head>,
     cells: Vec<std::cell::OnceCell<Procedure>>,
+    sealed: Option<SealedDecls>,
     error: std::cell::RefCell<Option<String>>,
 }
 
 impl StoredBodies {
+    /// The unit's declarations in order, from the shell's encoded own ones
+    /// and the system headers' section.
+    fn decode_decls(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
+        let mut r = R { b: &s.own, pos: 0, version: Version::Sealed };
+        let own = r.seq(R::decl)?;
+        let bytes = unlz4(self.raw.get(s.range.clone()).ok_or("declarations beyond the unit")?)?;
+        let mut r = R { b: &bytes, pos: 0, version: Version::Sealed };
+        let sealed = r.seq(R::decl)?;
+        if r.pos != bytes.len() {
+            return Err("trailing bytes after the declarations".to_string());
+        }
+        merge_decls(&s.runs, own, sealed)
+    }
+
     fn decode_body(&self, i: usize) -> Result<Procedure, String> {
         let bytes = unlz4(&self.raw[self.ranges[i].clone()])?;
         let mut r = R { b: &bytes, pos: 0, version: Version::Lazy };
@@ -374,6 +479,23 @@ impl Bodies for StoredBodies {
 
     fn error(&self) -> Option<String> {
         self.error.borrow().clone()
+    }
+
+    fn sealed_digest(&self) -> Option<u128> {
+        self.sealed.as_ref().map(|s| s.digest)
+    }
+
+    fn all_decls(&self) -> Option<&[Declaration]> {
+        let s = self.sealed.as_ref()?;
+        Some(s.all.get_or_init(|| {
+            self.decode_decls(s).unwrap_or_else(|e| {
+                // the selection stops on the error; the project's declarations
+                // alone would leave out what the system headers declare
+                self.error.borrow_mut().get_or_insert_with(|| format!("the system headers' declarations: {e}"));
+                let mut r = R { b: &s.own, pos: 0, version: Version::Sealed };
+                r.seq(R::decl).unwrap_or_default()
+            })
+        }))
     }
 }
 
