@@ -48,6 +48,9 @@ pub fn run(store_opt: Option<&Path>, a: SelectArgs) -> Result<(), Fail> {
     for w in &sel.warnings {
         eprintln!("warning: {w}");
     }
+    if let Some(l) = &sel.listing {
+        retest_engine::report::Reporter::detail(&crate::progress::RETEST, l);
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match a.format {

@@ -151,7 +151,7 @@ pub fn audit(
     };
     // listed by ctest itself, not from a kept listing: the audit checks what
     // selection relies on
-    let tests = crate::run::discover_resolved(&opts.source.resolve(store), root, None)?;
+    let (tests, _) = crate::run::discover_resolved(&opts.source.resolve(store), root, None)?;
     let baseline = baseline_outcomes(store, sel.baseline)?;
     let digest = build_digest(store, sel.baseline, new_snapshot)?;
     // with nothing built since the baseline the audit runs on the baseline's

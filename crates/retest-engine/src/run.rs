@@ -236,17 +236,18 @@ impl TestSource {
 /// ([`crate::deps::listing_cache`]).
 pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result<Vec<TestSpec>, Error> {
     let listing = crate::deps::listing_cache(source, root, store)?;
-    discover_resolved(&source.resolve(store), root, listing.as_ref())
+    discover_resolved(&source.resolve(store), root, listing.as_ref()).map(|(tests, _)| tests)
 }
 
 /// [`discover_tests`] from a source already resolved ([`TestSource::resolve`]):
 /// without the store, so that it can run on a thread of its own. A CTest
-/// listing comes from `listing` when given and still valid, else from ctest.
+/// listing comes from `listing` when given and still valid, else from ctest;
+/// where it came from is returned with the tests.
 pub fn discover_resolved(
     source: &TestSource,
     root: &Path,
     listing: Option<&retest_run::listing::ListingCache>,
-) -> Result<Vec<TestSpec>, Error> {
+) -> Result<(Vec<TestSpec>, Option<retest_run::listing::Listed>), Error> {
     // an empty suite would make a baseline that selects nothing, whatever the change
     if let Some(u) = &source.universe {
         let tests = discover::from_universe(u).or_fail()?;
@@ -254,18 +255,21 @@ pub fn discover_resolved(
             return Err(Error::usage(format!("no tests in {}: it has no non-empty line", u.display()))
                 .hint("write one shell command per line, one line per test"));
         }
-        return Ok(tests);
+        return Ok((tests, None));
     }
     if let Some(d) = &source.ctest {
-        let tests = match listing {
-            Some(cache) => retest_run::listing::from_ctest_cached(d, cache).or_fail()?.0,
-            None => discover::from_ctest(d).or_fail()?,
+        let (tests, listed) = match listing {
+            Some(cache) => {
+                let (tests, listed) = retest_run::listing::from_ctest_cached(d, cache).or_fail()?;
+                (tests, Some(listed))
+            }
+            None => (discover::from_ctest(d).or_fail()?, None),
         };
         if tests.is_empty() {
             return Err(Error::usage(format!("no tests: CTest lists none in {}", d.display()))
                 .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));
         }
-        return Ok(tests);
+        return Ok((tests, listed));
     }
     let toml = match &source.tests {
         Some(t) => t.clone(),
@@ -283,7 +287,7 @@ pub fn discover_resolved(
         return Err(Error::usage(format!("no tests in {}", toml.display()))
             .hint("add [[test]] tables (see `retest init`), or pass --universe FILE or --ctest BUILD_DIR"));
     }
-    Ok(tests)
+    Ok((tests, None))
 }
 
 /// A `--filter` pattern: `*` (any characters, `/` included), `?`, `[…]`,

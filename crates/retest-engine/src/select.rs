@@ -272,6 +272,9 @@ pub struct Selection {
     _held: Held,
     /// How many units the new version has (compared or not).
     pub units: usize,
+    /// Where CTest's list came from (kept from before, or made, and why it
+    /// was not kept), when the tests come from CTest.
+    pub listing: Option<String>,
 }
 
 impl Selection {
@@ -824,8 +827,12 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     let (matrix, recorded_deps, missing) = store.matrix_for_selection(baseline).or_fail()?;
     let missing = missing.unwrap_or_default();
     let discovered = discovery.join().unwrap_or_else(|_| Err(Error::new("listing the tests failed unexpectedly")));
+    let mut listing = None;
     let mut specs: Option<Vec<TestSpec>> = match discovered {
-        Ok(t) => Some(t),
+        Ok((t, listed)) => {
+            listing = listed.map(|l| l.to_string());
+            Some(t)
+        }
         Err(f) => {
             warnings.push(format!(
                 "the tests cannot be listed ({}): their definitions are not compared, and new or removed tests not seen",
@@ -1048,6 +1055,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         elapsed,
         warnings,
         units: new_units.len() + left_out.len(),
+        listing,
         old_units,
         new_units,
         elsewhere,

@@ -60,6 +60,16 @@ pub enum Listed {
     NotKept(String),
 }
 
+impl std::fmt::Display for Listed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listed::Reused => write!(f, "CTest's list kept from before: nothing it was made from changed"),
+            Listed::Kept => write!(f, "CTest's list made by ctest, and kept"),
+            Listed::NotKept(why) => write!(f, "CTest's list made by ctest, not kept: {why}"),
+        }
+    }
+}
+
 /// The tests of a CMake build directory, as [`crate::discover::from_ctest`]
 /// lists them, from `cache` when nothing the kept listing was made from
 /// changed.

@@ -616,11 +616,17 @@ fn ctest_gtest_cases_are_selected_one_by_one() {
     for t in &mul {
         assert!(out.contains(&format!(" {t} ")), "{t} not run by ctest -R {re}: {out}");
     }
+    // CTest's list, as gtest_discover_tests writes it after a build, is kept
+    let v = retest(dir, &["select", "-v", "--format", "names"], 0);
+    assert!(stderr(&v).contains("CTest's list kept from before"), "{}", stderr(&v));
 
     // CTest's TIMEOUT is part of every case's definition
     retest(dir, &["run"], 0);
     write_newer(&dir.join("CMakeLists.txt"), cmake.replace("TIMEOUT 30", "TIMEOUT 20"));
     retest(dir, &["build", "--", "cmake", "--build", "build"], 0);
+    // the CTest files changed: the list is made again
+    let v = retest(dir, &["select", "-v", "--format", "names"], 0);
+    assert!(stderr(&v).contains("CTest's list made by ctest"), "{}", stderr(&v));
     assert_eq!(selected(dir, "dejavu"), set(&all));
     let why = stdout(&retest(dir, &["select"], 0));
     assert!(why.contains("definition changed: timeout 30s → 20s"), "{why}");
