@@ -737,10 +737,14 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         select(&old, &new, mode)
     };
     // a stored body that does not decode: the store is damaged
-    if let Some(e) = old.body_error().or_else(|| new.body_error()) {
-        return Err(Error::new(format!("the store is damaged: {e}"))
-            .hint("rebuild with the wrapper; if it persists, move .retest away and record a new baseline"));
-    }
+    let damaged = |old: &Program<'_>, new: &Program<'_>| -> Result<(), Error> {
+        match old.body_error().or_else(|| new.body_error()) {
+            Some(e) => Err(Error::new(format!("the store is damaged: {e}"))
+                .hint("rebuild with the wrapper; if it persists, move .retest away and record a new baseline")),
+            None => Ok(()),
+        }
+    };
+    damaged(&old, &new)?;
     // a declaration changed: a unit left out that names what it affects
     // could have dangerous edges, or carry the change further through its
     // own declarations (`affected`'s closure), or declare the name too
@@ -798,6 +802,8 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         Algorithm::Function => coarsen(&old, &new, &outcome, Granularity::Function),
         Algorithm::File => coarsen(&old, &new, &outcome, Granularity::File),
     };
+    // coarsening reads every declaration, the system headers' included
+    damaged(&old, &new)?;
 
     // TestsOnEdge of the baseline matrix, read block by block as the edges are asked for
     let mut on_edge = OnEdge::new(baseline, &old_units);

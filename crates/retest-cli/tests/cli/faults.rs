@@ -102,7 +102,13 @@ fn project_with(slow: usize, flags: &[&str], extra: &[(&str, &str)]) -> tempfile
 }
 
 fn sql(dir: &Path, q: &str) -> String {
-    let o = Command::new("sqlite3").arg(dir.join(".retest/store.db")).arg(q).output().unwrap();
+    // a run may hold the write lock while this reads: wait for it, as retest does
+    let o = Command::new("sqlite3")
+        .args(["-cmd", ".timeout 10000"])
+        .arg(dir.join(".retest/store.db"))
+        .arg(q)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
