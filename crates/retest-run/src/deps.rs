@@ -35,6 +35,17 @@ pub const EXEC_ENV: &str = "RETEST_DEPS_EXEC";
 /// The nonce of the process `retest` itself starts for a test.
 pub const ROOT_NONCE: &str = "root";
 
+/// The `LD_PRELOAD` value that loads the tracker `lib` first, before the
+/// objects `theirs` (the value the process would otherwise have) names.
+pub fn preload_first(lib: &Path, theirs: Option<&std::ffi::OsStr>) -> std::ffi::OsString {
+    let mut value = lib.as_os_str().to_os_string();
+    if let Some(t) = theirs.filter(|t| !t.is_empty()) {
+        value.push(":");
+        value.push(t);
+    }
+    value
+}
+
 /// Errors building the interposed library.
 #[derive(Debug, thiserror::Error)]
 pub enum PreloadError {

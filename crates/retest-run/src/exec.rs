@@ -365,12 +365,7 @@ impl Worker<'_> {
                 .map(|(_, v)| v.clone())
                 .or_else(|| std::env::var("LD_PRELOAD").ok())
                 .filter(|v| !v.trim().is_empty());
-            let mut value = lib.as_os_str().to_os_string();
-            if let Some(t) = theirs {
-                value.push(":");
-                value.push(t);
-            }
-            cmd.env("LD_PRELOAD", value)
+            cmd.env("LD_PRELOAD", crate::deps::preload_first(lib, theirs.as_deref().map(std::ffi::OsStr::new)))
                 .env(crate::deps::DIR_ENV, &trace_dir)
                 .env(crate::deps::EXEC_ENV, crate::deps::ROOT_NONCE);
         }

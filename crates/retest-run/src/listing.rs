@@ -100,15 +100,7 @@ pub fn from_ctest_cached(build_dir: &Path, cache: &ListingCache) -> Result<(Vec<
         return Ok((parse_ctest_json(&build_dir, &out)?, Listed::NotKept("the file tracker is not available".into())));
     };
     let logs = tempfile::tempdir().map_err(|source| DiscoverError::Scratch { source })?;
-    let preload = match std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
-        Some(v) => {
-            let mut s = tracker.as_os_str().to_os_string();
-            s.push(":");
-            s.push(v);
-            s
-        }
-        None => tracker.as_os_str().to_os_string(),
-    };
+    let preload = deps::preload_first(tracker, std::env::var_os("LD_PRELOAD").as_deref());
     let started = SystemTime::now();
     let out = run_ctest(
         &ctest,
@@ -172,8 +164,7 @@ struct NotKeepable {
 /// be kept. Paths under `scratch` (the tracker's own logs) do not count.
 fn states(observed: &deps::Observed, scratch: &[&Path], started: SystemTime) -> Result<Vec<Dep>, NotKeepable> {
     let counts = |p: &Path| {
-        !(p.starts_with("/proc") || p.starts_with("/sys") || p.starts_with("/dev"))
-            && !scratch.iter().any(|s| p.starts_with(s))
+        !(files::SYSTEM_PREFIXES.iter().any(|s| p.starts_with(s)) || scratch.iter().any(|s| p.starts_with(s)))
     };
     let root = Paths::new(Path::new("/"));
     let mut cache = StateCache::default();
@@ -531,7 +522,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    (s.len() % 2 == 0).then_some(())?;
+    s.len().is_multiple_of(2).then_some(())?;
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 

@@ -93,8 +93,8 @@ fn trace(p: &Procedure, path: &[&str]) -> BTreeSet<EdgeId> {
 /// Selection between two one-unit programs, with histories given as traces of
 /// procedure `proc` (test ids 1..).
 fn run(old: &Unit, new: &Unit, proc: &str, tests: &[&[&str]], mode: Mode) -> (BTreeSet<u32>, Outcome) {
-    let po = Program::new(vec![UnitRef { key: "x.c", unit: old, flags: "", broken: None, bodies: None }]);
-    let pn = Program::new(vec![UnitRef { key: "x.c", unit: new, flags: "", broken: None, bodies: None }]);
+    let po = program(old, None);
+    let pn = program(new, None);
     let pi = old.procedures.iter().position(|p| p.name == proc).unwrap();
     let p = &old.procedures[pi];
     let base = old.edge_bases()[pi];
@@ -291,6 +291,11 @@ impl retest_graph::summary::Bodies for OnDemand {
     }
 }
 
+/// The program of one unit, `x.c`, with its bodies on demand when given.
+fn program<'a>(unit: &'a Unit, bodies: Option<&'a dyn retest_graph::summary::Bodies>) -> Program<'a> {
+    Program::new(vec![UnitRef { key: "x.c", unit, flags: "", broken: None, bodies }])
+}
+
 fn on_demand(u: &Unit) -> (Unit, OnDemand) {
     let stand_in = || retest_graph::summary::stand_in("stand-in");
     let mut shell = u.clone();
@@ -360,24 +365,12 @@ fn summaries_prove_what_the_walk_finds() {
         let (new_shell, new_bodies) = on_demand(&new);
         for mode in [Mode::Inter, Mode::Naive] {
             let full = {
-                let po = Program::new(vec![UnitRef { key: "x.c", unit: &old, flags: "", broken: None, bodies: None }]);
-                let pn = Program::new(vec![UnitRef { key: "x.c", unit: &new, flags: "", broken: None, bodies: None }]);
+                let po = program(&old, None);
+                let pn = program(&new, None);
                 select(&po, &pn, mode)
             };
-            let po = Program::new(vec![UnitRef {
-                key: "x.c",
-                unit: &old_shell,
-                flags: "",
-                broken: None,
-                bodies: Some(&old_bodies),
-            }]);
-            let pn = Program::new(vec![UnitRef {
-                key: "x.c",
-                unit: &new_shell,
-                flags: "",
-                broken: None,
-                bodies: Some(&new_bodies),
-            }]);
+            let po = program(&old_shell, Some(&old_bodies));
+            let pn = program(&new_shell, Some(&new_bodies));
             let lazy = select_changes(&po, &pn, mode);
             assert_eq!(dangerous(&lazy), dangerous(&full), "{a} → {b}, {mode:?}");
             assert_eq!(
@@ -416,8 +409,8 @@ fn summaries_prove_what_the_walk_finds() {
         let u = fixture(name);
         let (s1, b1) = on_demand(&u);
         let (s2, b2) = on_demand(&u);
-        let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
-        let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+        let po = program(&s1, Some(&b1));
+        let pn = program(&s2, Some(&b2));
         let out = select_changes(&po, &pn, Mode::Naive);
         assert!(out.dangerous.is_empty(), "{name}");
         assert!(
@@ -438,8 +431,8 @@ fn a_pair_is_proved_unchanged_only_when_nothing_around_it_changed() {
     let (s1, b1) = on_demand(&u);
     let (s2, b2) = on_demand(&v);
     // the declaration of `limit` changed: `f` refers to it
-    let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
-    let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+    let po = program(&s1, Some(&b1));
+    let pn = program(&s2, Some(&b2));
     let out = select_changes(&po, &pn, Mode::Naive);
     assert!(!out.dangerous.is_empty());
     assert!(matches!(&out.dangerous[0].reason.kind, ReasonKind::Affected { name, .. } if name == "limit"));
@@ -504,12 +497,12 @@ fn a_pair_that_calls_a_selectsall_procedure_is_walked_not_proved() {
     let new = unit("int a ( )", 11, "y = 2 ;", 33);
     let (s1, b1) = on_demand(&old);
     let (s2, b2) = on_demand(&new);
-    let po = Program::new(vec![UnitRef { key: "x.c", unit: &s1, flags: "", broken: None, bodies: Some(&b1) }]);
-    let pn = Program::new(vec![UnitRef { key: "x.c", unit: &s2, flags: "", broken: None, bodies: Some(&b2) }]);
+    let po = program(&s1, Some(&b1));
+    let pn = program(&s2, Some(&b2));
     let lazy = select_changes(&po, &pn, Mode::Inter);
     let full = {
-        let po = Program::new(vec![UnitRef { key: "x.c", unit: &old, flags: "", broken: None, bodies: None }]);
-        let pn = Program::new(vec![UnitRef { key: "x.c", unit: &new, flags: "", broken: None, bodies: None }]);
+        let po = program(&old, None);
+        let pn = program(&new, None);
         select(&po, &pn, Mode::Inter)
     };
     assert_eq!(dangerous(&lazy), dangerous(&full));

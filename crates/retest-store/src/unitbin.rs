@@ -118,7 +118,7 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         // turn, the project's first
         let mut runs: Vec<u32> = vec![0];
         for d in decls {
-            if d.is_sealed() != (runs.len() % 2 == 0) {
+            if d.is_sealed() != runs.len().is_multiple_of(2) {
                 runs.push(0);
             }
             *runs.last_mut().expect("one run at least") += 1;

@@ -388,6 +388,12 @@ fn have_cmake() -> bool {
     ok
 }
 
+/// Configures the CMake project in `src` into `build`.
+fn configure(src: &Path, build: &Path) {
+    let st = Command::new("cmake").arg("-S").arg(src).arg("-B").arg(build).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+}
+
 #[test]
 fn ctest_mapping() {
     if !have_cmake() {
@@ -417,8 +423,7 @@ add_subdirectory(sub)
     )
     .unwrap();
     fs::write(src.join("sub/CMakeLists.txt"), "add_test(NAME in_sub COMMAND /bin/sh -c true)\n").unwrap();
-    let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    configure(&src, &build);
 
     let specs = from_ctest(&build).unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
@@ -555,8 +560,7 @@ fn ctest_listing_records_into_a_scratch_directory() {
         "listing.cmake",
         "file(WRITE \"${CMAKE_CURRENT_LIST_DIR}/seen.txt\" \"$ENV{RETEST_TRACE_DIR}\")\nadd_test(listed /bin/true)\n",
     );
-    let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    configure(&src, &build);
     let specs = from_ctest(&build).unwrap();
     assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["listed"]);
     let seen = fs::read_to_string(src.join("seen.txt")).unwrap();
@@ -583,11 +587,7 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
                  add_test(NAME a COMMAND ${CMAKE_BINARY_DIR}/prog a)\nadd_subdirectory(sub)\n";
     write(&src, "CMakeLists.txt", lists);
     write(&src.join("sub"), "CMakeLists.txt", "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\n");
-    let configure = || {
-        let st = Command::new("cmake").arg("-S").arg(&src).arg("-B").arg(&build).output().unwrap();
-        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    };
-    configure();
+    configure(&src, &build);
     let prog = write(&build, "prog", "#!/bin/sh\nexit 0\n");
     let executable = |mode: u32| {
         fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
@@ -628,7 +628,7 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
         "CMakeLists.txt",
         "add_test(NAME b COMMAND ${CMAKE_BINARY_DIR}/prog b)\nadd_test(NAME c COMMAND true)\n",
     );
-    configure();
+    configure(&src, &build);
     let (names, listed) = list();
     assert_eq!(names, ["a", "b", "c"]);
     assert_ne!(listed, Listed::Reused);
@@ -649,7 +649,7 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
             "{lists}set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${{CMAKE_CURRENT_SOURCE_DIR}}/listing.cmake)\n"
         ),
     );
-    configure();
+    configure(&src, &build);
     for _ in 0..2 {
         let (names, listed) = list();
         assert!(names.contains(&"listed".to_string()), "{names:?}");
