@@ -28,6 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use retest_graph::summary::Summary;
 use retest_graph::{EdgeId, EdgeLabel, NodeId, NodeKind};
 
 use crate::affected::Affected;
@@ -107,6 +108,28 @@ struct Walker<'c, 'p, 'a> {
     partners: HashMap<ProcRef, HashMap<NodeId, HashSet<NodeId>>>,
     /// Prove pairs unchanged from their summaries where possible ([`select_changes`]).
     prove: bool,
+    /// Old procedures whose proof failed for a reason that stays: their pair is walked.
+    unprovable: HashSet<ProcRef>,
+}
+
+/// The state of one [`Walker::prove`]: the procedures being proved, by
+/// depth, and those proved in a cycle with one of them, kept or dropped with it.
+#[derive(Default)]
+struct Attempt {
+    depth: HashMap<ProcRef, usize>,
+    /// In the order proved.
+    pending: Vec<ProcRef>,
+    /// The depth each of `pending` assumed.
+    assumed: HashMap<ProcRef, usize>,
+}
+
+impl Attempt {
+    /// Drops what was proved since `pending` was `mark` long.
+    fn drop_from(&mut self, mark: usize) {
+        for p in self.pending.drain(mark..) {
+            self.assumed.remove(&p);
+        }
+    }
 }
 
 impl Walker<'_, '_, '_> {
@@ -128,7 +151,8 @@ impl Walker<'_, '_, '_> {
 
     /// What walking a pair whose units were read with bodies on demand would
     /// leave in the proctable, when that can be told from the procedures'
-    /// summaries: the walk would find nothing and enter no callee.
+    /// summaries: the walk would find nothing and enter no callee it would
+    /// not find the same in.
     ///
     /// The two statement-level CFGs and local declarations are the same
     /// (equal walk digests), so the walk pairs each node with its own copy,
@@ -136,12 +160,36 @@ impl Walker<'_, '_, '_> {
     /// (`Ctx::difference`): other flags, an affected name it refers to, a
     /// call whose targets changed, a call through a pointer when the
     /// address-taken procedures changed, a member call. With none of these,
-    /// and every procedure it calls either walked already and not
-    /// *selectsall* or not walked at all (no counterpart), the walk finds no
-    /// dangerous edge, enters no callee, never stops at a call, and reaches
-    /// the exit exactly when the exit is reachable. Anything else: `None`, and
-    /// the pair is walked.
-    fn proved_unchanged(&self, o: ProcRef, n: ProcRef) -> Option<Status> {
+    /// and every procedure it calls walked already and not *selectsall*, not
+    /// walked at all (no counterpart), or itself proved *visited*, the walk
+    /// finds no dangerous edge, never stops at a call, and reaches the exit
+    /// exactly when the exit is reachable. Anything else: `None`, and the pair
+    /// is walked.
+    ///
+    /// Callees are proved before their callers (the walk meets callers
+    /// first, so without this a caller's proof would wait for walks that its
+    /// own walk starts). Procedures that call each other are proved together:
+    /// a callee still being proved is assumed *visited*, and the procedures
+    /// of such a cycle (a strongly connected component, found as Tarjan's
+    /// algorithm finds it) are kept only when every one of them is proved
+    /// *visited*. That is what the walk finds too, in whatever order it meets
+    /// them: none of them is ever *selectsall*, so the walk goes past every
+    /// call and each reaches its exit. A proved pair is in the proctable
+    /// and counted in `Outcome::unwalked`.
+    fn prove(&mut self, o: ProcRef, n: ProcRef) -> Option<Status> {
+        let mut attempt = Attempt::default();
+        self.attempt(o, n, &mut attempt).map(|(status, _)| status)
+    }
+
+    /// One procedure of [`Walker::prove`]: its status, and the depth of the
+    /// shallowest procedure still being proved that it assumed *visited*
+    /// (`usize::MAX` for none).
+    fn attempt(&mut self, o: ProcRef, n: ProcRef, at: &mut Attempt) -> Option<(Status, usize)> {
+        /// Deeper call chains are walked: the recursion stays well inside a thread's stack.
+        const DEPTH: usize = 2_000;
+        if self.unprovable.contains(&o) || at.depth.len() >= DEPTH {
+            return None;
+        }
         let ctx = self.ctx;
         let (so, sn) = (ctx.old.summary(o)?, ctx.new.summary(n)?);
         let (ho, hn) = (ctx.old.head(o), ctx.new.head(n));
@@ -153,35 +201,88 @@ impl Walker<'_, '_, '_> {
             || (so.indirect_call && ctx.indirect_change.is_some())
             || so.names.iter().any(|h| ctx.affected_hashes.contains(h))
         {
+            self.unprovable.insert(o);
             return None;
         }
+        let depth = at.depth.len();
+        let mark = at.pending.len();
+        at.depth.insert(o, depth);
+        let low = self.callees_proved(o, n, so, at);
+        at.depth.remove(&o);
+        let Some(low) = low else {
+            at.drop_from(mark);
+            return None;
+        };
+        let status = if so.exit_reachable { Status::Visited } else { Status::SelectsAll };
+        if low < depth {
+            // in a cycle with a procedure still being proved: kept with it
+            if status != Status::Visited {
+                at.drop_from(mark);
+                return None;
+            }
+            at.pending.push(o);
+            at.assumed.insert(o, low);
+            return Some((status, low));
+        }
+        // the first procedure of its cycle, or in none
+        if status != Status::Visited && at.pending.len() > mark {
+            at.drop_from(mark);
+            return None;
+        }
+        for p in at.pending.drain(mark..).chain([o]) {
+            at.assumed.remove(&p);
+            self.proctable.insert(p, status);
+            self.out.unwalked += 1;
+        }
+        Some((status, usize::MAX))
+    }
+
+    /// Whether every procedure `o` calls lets it be proved, proving those
+    /// not walked yet; the shallowest depth assumed, as [`Walker::attempt`].
+    fn callees_proved(&mut self, o: ProcRef, n: ProcRef, so: &Summary, at: &mut Attempt) -> Option<usize> {
+        let ctx = self.ctx;
+        let mut low = usize::MAX;
         for name in &so.calls {
             let callees = ctx.old.resolve(o.unit, name);
             let ro: BTreeSet<&String> = callees.iter().map(|r| &ctx.pairing.old_keys[r]).collect();
             let rn: BTreeSet<&String> =
                 ctx.new.resolve(n.unit, name).iter().map(|r| &ctx.pairing.new_keys[r]).collect();
             if ro != rn {
+                self.unprovable.insert(o);
                 return None;
             }
-            for r in &callees {
-                match self.proctable.get(r) {
+            for r in callees {
+                match self.proctable.get(&r) {
                     Some(Status::Visited) => {}
-                    Some(Status::SelectsAll) => return None,
-                    None if ctx.pairing.old_to_new.contains_key(r) => return None,
-                    None => {}
+                    Some(Status::SelectsAll) => {
+                        self.unprovable.insert(o);
+                        return None;
+                    }
+                    None => {
+                        let Some(&r2) = ctx.pairing.old_to_new.get(&r) else { continue };
+                        if let Some(&d) = at.depth.get(&r) {
+                            low = low.min(d);
+                            continue;
+                        }
+                        // proved already in a cycle still being proved
+                        if let Some(&l) = at.assumed.get(&r) {
+                            low = low.min(l);
+                            continue;
+                        }
+                        match self.attempt(r, r2, at)? {
+                            (Status::Visited, l) => low = low.min(l),
+                            (Status::SelectsAll, _) => return None,
+                        }
+                    }
                 }
             }
         }
-        Some(if so.exit_reachable { Status::Visited } else { Status::SelectsAll })
+        Some(low)
     }
 
     /// `SelectTests2(P, P')`.
     fn select_tests2(&mut self, o: ProcRef, n: ProcRef) {
-        if self.prove
-            && let Some(status) = self.proved_unchanged(o, n)
-        {
-            self.proctable.insert(o, status);
-            self.out.unwalked += 1;
+        if self.prove && self.prove(o, n).is_some() {
             return;
         }
         self.proctable.insert(o, Status::Visited);
@@ -335,7 +436,7 @@ pub fn select(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
 
 /// DejaVu's dangerous edges, the same as [`select`]'s, without walking the
 /// pairs of units read with bodies on demand that their summaries prove
-/// unchanged (`Walker::proved_unchanged`): their bodies are then never
+/// unchanged (`Walker::prove`): their bodies are then never
 /// decoded. The outcome's `walks` lack those pairs, so it is not for
 /// RECOVER's entity map or Ball's algorithms, which read every pair's walk.
 pub fn select_changes(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outcome {
@@ -344,8 +445,15 @@ pub fn select_changes(old: &Program<'_>, new: &Program<'_>, mode: Mode) -> Outco
 
 fn run(old: &Program<'_>, new: &Program<'_>, mode: Mode, prove: bool) -> Outcome {
     let ctx = Ctx::new(old, new);
-    let mut w =
-        Walker { ctx: &ctx, mode, proctable: HashMap::new(), out: Outcome::default(), partners: HashMap::new(), prove };
+    let mut w = Walker {
+        ctx: &ctx,
+        mode,
+        proctable: HashMap::new(),
+        out: Outcome::default(),
+        partners: HashMap::new(),
+        prove,
+        unprovable: HashSet::new(),
+    };
     // units whose new version could not be analysed: all their old procedures changed
     let broken: HashMap<&str, &str> = new.units.iter().filter_map(|u| u.broken.map(|b| (u.key, b))).collect();
     for o in old.procedures() {

@@ -8,6 +8,7 @@ use std::path::Path;
 use retest_graph::{EdgeId, NodeId, NodeKind, Procedure, Unit};
 
 use super::*;
+use proptest::prelude::*;
 
 /// The unit of fixture `name` (`crates/retest-select/fixtures/NAME.json`):
 /// what the C front end makes of the fixture's source, kept current by
@@ -509,4 +510,205 @@ fn a_pair_that_calls_a_selectsall_procedure_is_walked_not_proved() {
     // `a` changed at its entry; `c` stops at its call of `b`: `y = 2` is past it
     assert!(full.dangerous.iter().all(|d| d.procedure.proc == 0), "{:?}", dangerous(&full));
     assert_eq!(lazy.unwalked, 0, "`b` calls `a`, which is selectsall: walked");
+}
+
+/// Where a statement of a [`shaped`] procedure goes: to the next statement, to
+/// one of two statements by a decision, or to one. A target equal to the
+/// number of statements is the exit.
+#[derive(Clone, Debug, Hash)]
+enum Succ {
+    Next,
+    Branch(usize, usize),
+    Jump(usize),
+}
+
+/// A statement of a [`shaped`] procedure: its text, the names it calls, where it goes.
+type Shaped = (String, Vec<String>, Succ);
+
+/// A procedure of any shape: loops, branches, an exit the entry may not
+/// reach. Its digest is a hash of everything it is made of, as a text's
+/// digest changes with the text.
+fn shaped(name: &str, signature: &str, statements: &[Shaped]) -> Procedure {
+    use std::hash::{Hash, Hasher};
+    let mut b = retest_graph::CfgBuilder::new(name);
+    let entry = b.add_node(retest_graph::Node::new(NodeKind::Entry, signature));
+    let ids: Vec<NodeId> = statements
+        .iter()
+        .map(|(text, calls, succ)| {
+            let kind = match (succ, calls.is_empty()) {
+                (Succ::Branch(..), _) => NodeKind::Predicate,
+                (_, false) => NodeKind::Call,
+                (_, true) => NodeKind::Statement,
+            };
+            let mut n = retest_graph::Node::new(kind, text.as_str());
+            n.calls = calls.clone();
+            b.add_node(n)
+        })
+        .collect();
+    let exit = b.add_node(retest_graph::Node::new(NodeKind::Exit, ""));
+    let target = |i: usize| ids.get(i).copied().unwrap_or(exit);
+    b.add_edge(entry, target(0), retest_graph::EdgeLabel::Eps);
+    for (i, (_, _, succ)) in statements.iter().enumerate() {
+        match *succ {
+            Succ::Next => b.add_edge(ids[i], target(i + 1), retest_graph::EdgeLabel::Eps),
+            Succ::Jump(t) => b.add_edge(ids[i], target(t), retest_graph::EdgeLabel::Eps),
+            Succ::Branch(t, f) => {
+                b.add_edge(ids[i], target(t), retest_graph::EdgeLabel::True);
+                b.add_edge(ids[i], target(f), retest_graph::EdgeLabel::False);
+            }
+        }
+    }
+    b.set_entry(entry);
+    b.set_exit(exit);
+    let g = b.build().unwrap();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (name, signature, statements).hash(&mut h);
+    Procedure {
+        name: name.into(),
+        is_static: false,
+        span: None,
+        map: retest_graph::Contraction {
+            node: (0..g.node_count() as u32).map(NodeId).collect(),
+            edge: (0..g.edge_count() as u32).map(|e| Some(EdgeId(e))).collect(),
+        },
+        cond: g.clone(),
+        stmt: g,
+        probes: Vec::new(),
+        locals: Vec::new(),
+        unanalysable: None,
+        digest: h.finish(),
+    }
+}
+
+/// A program of up to six procedures `p0` (the entry) … `p5` that call
+/// one another (cycles and self-calls included) and `ext`, defined nowhere.
+fn random_program() -> impl Strategy<Value = Vec<Vec<Shaped>>> {
+    (2usize..=6).prop_flat_map(|procs| {
+        let statement = move |len: usize| {
+            (
+                prop::sample::select(vec!["x = 1 ;", "y = x ;", "a > 0", "return ;"]),
+                prop::collection::vec(
+                    prop::sample::select(
+                        (0..procs).map(|p| format!("p{p}")).chain(["ext".to_string()]).collect::<Vec<_>>(),
+                    ),
+                    0..=2,
+                ),
+                prop_oneof![
+                    3 => Just(Succ::Next),
+                    1 => (0..=len).prop_map(Succ::Jump),
+                    2 => (0..=len, 0..=len).prop_map(|(t, f)| Succ::Branch(t, f)),
+                ],
+            )
+                .prop_map(|(text, mut calls, succ)| {
+                    calls.sort();
+                    calls.dedup();
+                    (text.to_string(), calls, succ)
+                })
+        };
+        prop::collection::vec((0usize..=4).prop_flat_map(move |len| prop::collection::vec(statement(len), len)), procs)
+    })
+}
+
+/// Edits to a program: per edit a procedure, a statement, and what changes
+/// (its text, what it calls, where it goes, or the signature).
+fn edit(p: &mut [Vec<Shaped>], signatures: &mut [String], (proc, at, what): (usize, usize, u8)) {
+    let proc = proc % p.len();
+    if p[proc].is_empty() || what % 4 == 3 {
+        signatures[proc] = format!("int p{proc} ( )");
+        return;
+    }
+    let len = p[proc].len();
+    let s = &mut p[proc][at % len];
+    match what % 4 {
+        0 => s.0 = "x = 2 ;".to_string(),
+        1 => s.1 = if s.1.is_empty() { vec![format!("p{}", (proc + 1) % signatures.len())] } else { Vec::new() },
+        _ => s.2 = Succ::Jump(len),
+    }
+}
+
+fn unit_of(p: &[Vec<Shaped>], signatures: &[String]) -> Unit {
+    Unit {
+        procedures: p.iter().enumerate().map(|(i, s)| shaped(&format!("p{i}"), &signatures[i], s)).collect(),
+        entry_points: vec!["p0".to_string()],
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Invariant **summaries_prove_what_the_walk_finds**, on programs of any
+    /// call graph: proving callees before callers, and procedures that call
+    /// each other together, gives the dangerous edges of the full walk. A
+    /// program against itself, when no procedure's exit is unreachable
+    /// (none is *selectsall*), is decided without decoding any body.
+    #[test]
+    fn proofs_over_any_call_graph_find_what_the_walk_finds(
+        old in random_program(),
+        edits in prop::collection::vec((0usize..6, 0usize..5, 0u8..4), 0..=3),
+    ) {
+        let signatures: Vec<String> = (0..old.len()).map(|i| format!("void p{i} ( )")).collect();
+        let (mut new, mut new_signatures) = (old.clone(), signatures.clone());
+        for e in &edits {
+            edit(&mut new, &mut new_signatures, *e);
+        }
+        let (old_unit, new_unit) = (unit_of(&old, &signatures), unit_of(&new, &new_signatures));
+        for (a, b) in [(&old_unit, &new_unit), (&old_unit, &old_unit)] {
+            let (s1, b1) = on_demand(a);
+            let (s2, b2) = on_demand(b);
+            for mode in [Mode::Inter, Mode::Naive] {
+                let full = select(&program(a, None), &program(b, None), mode);
+                let lazy = select_changes(&program(&s1, Some(&b1)), &program(&s2, Some(&b2)), mode);
+                prop_assert_eq!(dangerous(&lazy), dangerous(&full), "{:?}", mode);
+                prop_assert_eq!(&lazy.multiply_visited, &full.multiply_visited);
+                prop_assert_eq!(lazy.walks.len() + lazy.unwalked, full.walks.len(), "every pair is walked or proved");
+            }
+        }
+        // the program against itself
+        let (s1, b1) = on_demand(&old_unit);
+        let (s2, b2) = on_demand(&old_unit);
+        let out = select_changes(&program(&s1, Some(&b1)), &program(&s2, Some(&b2)), Mode::Inter);
+        prop_assert!(out.dangerous.is_empty());
+        let all_exit = b1.summaries.iter().all(|s| s.exit_reachable);
+        if all_exit {
+            prop_assert!(b1.decoded.borrow().is_empty(), "decoded {:?}", b1.decoded.borrow());
+        }
+    }
+}
+
+/// Procedures that call each other are proved together, and only when
+/// every one of them is *visited*. `p2` and `p3` call each other, and `p2`
+/// never returns. `p1` calls `p3`, then `p2`: the walk meets `p3` first,
+/// walks `p2` within it, and finds both *selectsall*, so `p0`'s walk stops
+/// at its call of `p3` and the change after it is not dangerous. A proof of
+/// `p1` meets `p2` first (its calls are sorted by name); keeping `p3`
+/// proved *visited* on the assumption that `p2`, its caller in the proof,
+/// returns, would let `p0`'s walk go on past the call of `p3` and find the
+/// change.
+#[test]
+fn a_cycle_is_proved_only_when_all_of_it_returns() {
+    let s = |text: &str, calls: &[&str], succ: Succ| {
+        (text.to_string(), calls.iter().map(|c| c.to_string()).collect(), succ)
+    };
+    let shapes = |after: &str| {
+        vec![
+            vec![
+                s("a > 0", &[], Succ::Branch(1, 2)),
+                s("p1 ( ) ;", &["p1"], Succ::Jump(4)),
+                s("p3 ( ) ;", &["p3"], Succ::Next),
+                s(after, &[], Succ::Next),
+            ],
+            vec![s("p3 ( ) ;", &["p3"], Succ::Next), s("p2 ( ) ;", &["p2"], Succ::Next)],
+            vec![s("p3 ( ) ;", &["p3"], Succ::Next), s("for ( ; ; ) ;", &[], Succ::Jump(1))],
+            vec![s("p2 ( ) ;", &["p2"], Succ::Next)],
+        ]
+    };
+    let signatures: Vec<String> = (0..4).map(|i| format!("void p{i} ( )")).collect();
+    let (old, new) = (unit_of(&shapes("x = 1 ;"), &signatures), unit_of(&shapes("x = 2 ;"), &signatures));
+    let full = select(&program(&old, None), &program(&new, None), Mode::Inter);
+    assert!(full.dangerous.is_empty(), "{:?}", dangerous(&full));
+    let (s1, b1) = on_demand(&old);
+    let (s2, b2) = on_demand(&new);
+    let lazy = select_changes(&program(&s1, Some(&b1)), &program(&s2, Some(&b2)), Mode::Inter);
+    assert_eq!(dangerous(&lazy), dangerous(&full));
 }
