@@ -15,7 +15,8 @@ pub struct InitArgs {
 
 const STARTER: &str = r#"# Tests for retest: one [[test]] table per test.
 #   name     unique name
-#   cmd      shell command (run with `sh -c` in cwd); exit status 0 means pass
+#   cmd      shell command, run in cwd with `sh -c` (one program named by a path,
+#            with plain words, runs without the shell); exit status 0 means pass
 #   cwd      optional, relative to this file
 #   env      optional table of environment variables
 #   timeout  optional, seconds

@@ -175,7 +175,7 @@ impl Tracking {
             Tracker::Broken(e) => (deps::Observed::default(), Some(e.clone())),
             Tracker::On(_) => match deps::read_dir(trace_dir) {
                 Ok(o) => {
-                    let why = o.unknown_because();
+                    let why = o.unknown_because_for(&test.cmd);
                     (o, why)
                 }
                 Err(e) => (deps::Observed::default(), Some(format!("the file tracker's logs cannot be read: {e}"))),

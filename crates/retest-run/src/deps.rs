@@ -126,6 +126,19 @@ pub struct Observed {
 }
 
 impl Observed {
+    /// Why the dependencies of a test whose command is `cmd` cannot be
+    /// known, if they cannot: as [`Observed::unknown_because`], naming the
+    /// program when it ran without the shell ([`crate::exec::plain_words`])
+    /// and did not report.
+    pub fn unknown_because_for(&self, cmd: &str) -> Option<String> {
+        if !self.root_seen
+            && let Some(words) = crate::exec::plain_words(cmd)
+        {
+            return Some(format!("{} ran and could not be observed (statically linked or setuid)", words[0]));
+        }
+        self.unknown_because()
+    }
+
     /// Why the test's dependencies cannot be known, if they cannot.
     pub fn unknown_because(&self) -> Option<String> {
         if !self.root_seen {
@@ -325,6 +338,17 @@ mod tests {
     fn a_test_whose_shell_never_reported_is_unknown() {
         assert!(parse("R /x\n").unknown_because().is_some());
         assert!(parse("P root /bin/sh\n").unknown_because().is_none());
+    }
+
+    /// A program run without the shell that never reported is named; a
+    /// command the shell ran says the shell did not report.
+    #[test]
+    fn a_test_whose_first_process_never_reported_is_unknown_and_named() {
+        let o = parse("");
+        let why = o.unknown_because_for("./st --fast").unwrap();
+        assert_eq!(why, "./st ran and could not be observed (statically linked or setuid)");
+        assert_eq!(o.unknown_because_for("./st > out").unwrap(), "the file tracker did not start in the test's shell");
+        assert!(parse("P root /w/st\n").unknown_because_for("./st").is_none());
     }
 
     #[test]

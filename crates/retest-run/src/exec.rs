@@ -63,7 +63,8 @@
 //! `on_done` delays only the next test of that worker, a slow `on_start`
 //! delays every start.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -95,7 +96,8 @@ const GROUP_POLL: Duration = Duration::from_millis(10);
 /// Environment variable that tells the coverage runtime where to write.
 pub const TRACE_DIR_VAR: &str = "RETEST_TRACE_DIR";
 
-/// The shell that runs every test command.
+/// The shell that runs a test command that is not one program with plain
+/// words ([`plain_words`]).
 const SHELL: &str = "/bin/sh";
 /// Size of one read from a test's pipe.
 const READ_CHUNK: usize = 64 * 1024;
@@ -257,7 +259,8 @@ pub fn run_tests(
     .min(tests.len());
 
     let next = Mutex::new(0usize);
-    let ctx = Worker { tests, opts, trace_root: &trace_root, next: &next, on_start, on_done };
+    let pwds = Mutex::new(HashMap::new());
+    let ctx = Worker { tests, opts, trace_root: &trace_root, next: &next, pwds: &pwds, on_start, on_done };
     thread::scope(|scope| {
         let mut started = 0;
         let mut failure = None;
@@ -286,6 +289,8 @@ struct Worker<'a> {
     /// Index of the next test to start; held while a test is being started
     /// so starts happen in input order.
     next: &'a Mutex<usize>,
+    /// [`Worker::shell_pwd`]'s answers, by directory and inherited `PWD`.
+    pwds: &'a Mutex<HashMap<(PathBuf, Option<OsString>), OsString>>,
     on_start: &'a (dyn Fn(usize) + Sync),
     on_done: &'a (dyn Fn(TestOutcome) + Sync),
 }
@@ -344,32 +349,28 @@ impl Worker<'_> {
             )));
         }
 
-        let mut cmd = Command::new(SHELL);
-        cmd.arg("-c")
-            .arg(&spec.cmd)
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
-            .env(TRACE_DIR_VAR, &trace_dir);
-        if let Some(lib) = &self.opts.preload {
-            let theirs = spec
-                .env
-                .iter()
-                .chain(&self.opts.extra_env)
-                .rev()
-                .find(|(k, _)| k == "LD_PRELOAD")
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var("LD_PRELOAD").ok())
-                .filter(|v| !v.trim().is_empty());
-            cmd.env("LD_PRELOAD", crate::deps::preload_first(lib, theirs.as_deref().map(std::ffi::OsStr::new)))
-                .env(crate::deps::DIR_ENV, &trace_dir)
-                .env(crate::deps::EXEC_ENV, crate::deps::ROOT_NONCE);
-        }
-        match cmd.spawn() {
+        // one program with plain words runs as the shell would run it, without it
+        let shell = || {
+            let mut cmd = Command::new(SHELL);
+            cmd.arg("-c").arg(&spec.cmd);
+            self.configure(&mut cmd, spec, &trace_dir);
+            cmd
+        };
+        let spawned = match plain_words(&spec.cmd) {
+            Some(words) => {
+                // a relative path is the child's, after it changed directory
+                let mut cmd = Command::new(&words[0]);
+                cmd.args(&words[1..]);
+                self.configure(&mut cmd, spec, &trace_dir);
+                cmd.env("PWD", self.shell_pwd(spec)).spawn().or_else(|_| {
+                    // not found, not executable, not a program: the shell
+                    // says so, with its exit status
+                    shell().spawn()
+                })
+            }
+            None => shell().spawn(),
+        };
+        match spawned {
             Ok(child) => {
                 if let Ok(mut g) = self.opts.groups.lock() {
                     g.insert(child.id());
@@ -387,6 +388,138 @@ impl Worker<'_> {
             Err(e) => Started::Failed(failed(format!("cannot start `{SHELL} -c` in {}: {e}", spec.cwd.display()))),
         }
     }
+
+    /// Everything of a test's command but the program and its arguments:
+    /// working directory, pipes, process group, environment, the tracker.
+    fn configure(&self, cmd: &mut Command, spec: &TestSpec, trace_dir: &Path) {
+        cmd.current_dir(&spec.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
+            .env(TRACE_DIR_VAR, trace_dir);
+        if let Some(lib) = &self.opts.preload {
+            let theirs = spec
+                .env
+                .iter()
+                .chain(&self.opts.extra_env)
+                .rev()
+                .find(|(k, _)| k == "LD_PRELOAD")
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var("LD_PRELOAD").ok())
+                .filter(|v| !v.trim().is_empty());
+            cmd.env("LD_PRELOAD", crate::deps::preload_first(lib, theirs.as_deref().map(std::ffi::OsStr::new)))
+                .env(crate::deps::DIR_ENV, trace_dir)
+                .env(crate::deps::EXEC_ENV, crate::deps::ROOT_NONCE);
+        }
+    }
+
+    /// `PWD` as `/bin/sh` sets it in `spec.cwd`: the one the test inherits
+    /// when that names the directory (absolute, without `.` or `..`), else
+    /// the directory's path with symbolic links resolved.
+    fn shell_pwd(&self, spec: &TestSpec) -> OsString {
+        let inherited = spec
+            .env
+            .iter()
+            .chain(&self.opts.extra_env)
+            .rev()
+            .find(|(k, _)| k == "PWD")
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| std::env::var_os("PWD"));
+        let mut known = self.pwds.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (spec.cwd.clone(), inherited.clone());
+        if let Some(p) = known.get(&key) {
+            return p.clone();
+        }
+        let same = |p: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            let plain = p.is_absolute()
+                && p.components().all(|c| !matches!(c, std::path::Component::CurDir | std::path::Component::ParentDir));
+            plain
+                && match (fs::metadata(p), fs::metadata(&spec.cwd)) {
+                    (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                    _ => false,
+                }
+        };
+        let pwd = match inherited {
+            Some(p) if same(Path::new(&p)) => p,
+            _ => {
+                fs::canonicalize(&spec.cwd).map_or_else(|_| spec.cwd.clone().into_os_string(), PathBuf::into_os_string)
+            }
+        };
+        known.insert(key, pwd.clone());
+        pwd
+    }
+}
+
+/// The words of `cmd` when `/bin/sh -c cmd` would run one program with them
+/// and do nothing else, so that the test may run without the shell: one
+/// simple command whose words are plain characters, single-quoted text,
+/// double-quoted text without expansions, or backslash-escaped characters;
+/// whose first word names the program by a path (holds a `/`, so no
+/// built-in, keyword, alias or `PATH` search is involved) and is not an
+/// assignment. Anything else (expansions, globs, redirections, pipes,
+/// lists, comments, a tilde) is `None`, and the shell runs it.
+///
+/// Exact: `plain_words_are_what_the_shell_makes_of_them` compares with
+/// `/bin/sh` on random text.
+pub fn plain_words(cmd: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = cmd.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' | '\\' => return None,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next()? {
+                    '\n' => return None,
+                    c => word.push(c),
+                }
+            }
+            c if c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c) => {
+                in_word = true;
+                word.push(c);
+            }
+            _ => return None,
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    let first = words.first()?;
+    let assignment = first.split_once('=').is_some_and(|(name, _)| {
+        name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    (first.contains('/') && !assignment).then_some(words)
 }
 
 /// A test after the attempt to spawn it.
@@ -892,6 +1025,101 @@ mod tests {
             let child = Command::new(SHELL).args(["-c", "kill -9 $$"]).spawn().unwrap();
             let st = status_of(ExitWatch::new(child, 0, pidfd).unwrap());
             assert_eq!(st.signal(), Some(libc::SIGKILL), "pidfd {pidfd}");
+        }
+    }
+
+    #[test]
+    fn one_program_with_plain_words_runs_without_the_shell() {
+        let words =
+            |s: &str| plain_words(s).map(|w| w.iter().map(String::as_str).map(str::to_string).collect::<Vec<_>>());
+        let v = |w: &[&str]| Some(w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(words("./prog 5"), v(&["./prog", "5"]));
+        assert_eq!(words("  /usr/bin/env  -u X\tA=1 "), v(&["/usr/bin/env", "-u", "X", "A=1"]));
+        assert_eq!(
+            words(r#"'/opt/my tests/t' --gtest_filter='Suite.*' "a b" c\'d"#),
+            v(&["/opt/my tests/t", "--gtest_filter=Suite.*", "a b", "c'd"])
+        );
+        assert_eq!(words("./t ''"), v(&["./t", ""]));
+        // the shell does something more, or decides what runs
+        for s in [
+            "prog 5",
+            "A=1 ./prog",
+            "./prog > out",
+            "./prog < in",
+            "./a | ./b",
+            "./a; ./b",
+            "./a && ./b",
+            "./a &",
+            "./prog $HOME",
+            "./prog \"$HOME\"",
+            "./prog `date`",
+            "./prog *",
+            "./prog a?",
+            "./prog [ab]",
+            "./prog ~",
+            "~/prog",
+            "./prog # comment",
+            "./prog (x)",
+            "./prog {a,b}",
+            "./prog\n./other",
+            "./prog 'unterminated",
+            "./prog \"unterminated",
+            "./prog \\",
+            "",
+            "   ",
+            "'' ./prog",
+            "./prög",
+        ] {
+            assert_eq!(plain_words(s), None, "{s:?}");
+        }
+    }
+
+    /// Text a shell reads: mostly plain characters and quoted or escaped
+    /// pieces, now and then a character the shell treats specially.
+    fn shell_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            6 => "[ab/.= \t-]",
+            2 => "'[ab \"\\\\$*;\n]*'",
+            2 => "\"[ab '$\\\\]*\"",
+            2 => "\\\\[ab'\" $*\n]",
+            1 => "[#*~;<>|&$\n]",
+        ];
+        proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
+
+        /// Invariant **plain_words_are_what_the_shell_makes_of_them**: whenever
+        /// `plain_words` answers, `/bin/sh` makes the same words of the text.
+        #[test]
+        fn plain_words_are_what_the_shell_makes_of_them(rest in shell_text()) {
+            let cmd = format!("./x {rest}");
+            if let Some(words) = plain_words(&cmd) {
+                let out = Command::new(SHELL)
+                    .arg("-c")
+                    .arg(format!("printf '%s\\0' {cmd}"))
+                    .output()
+                    .unwrap();
+                proptest::prop_assert!(out.status.success(), "{cmd:?}");
+                let shell: Vec<String> = String::from_utf8(out.stdout)
+                    .unwrap()
+                    .split_terminator('\0')
+                    .map(str::to_string)
+                    .collect();
+                proptest::prop_assert_eq!(shell, words, "{:?}", cmd);
+            }
+        }
+
+        /// What `discover::shell_quote` makes of any words, `plain_words` takes
+        /// apart again.
+        #[test]
+        fn quoted_words_come_apart_again(words in proptest::collection::vec(".{0,8}", 0..4)) {
+            let mut all = vec!["./t".to_string()];
+            all.extend(words);
+            let cmd = all.iter().map(|w| crate::discover::shell_quote(w)).collect::<Vec<_>>().join(" ");
+            proptest::prop_assert_eq!(plain_words(&cmd), Some(all));
         }
     }
 }

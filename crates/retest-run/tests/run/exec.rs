@@ -489,3 +489,75 @@ fn traces_of_finished_timed_out_and_lingering_tests() {
 fn discover_quote(path: &Path) -> String {
     retest_run::discover::shell_quote(path.to_str().unwrap())
 }
+
+/// A command that is one program with plain words runs without the shell,
+/// and nothing a test can see tells: its `$0` and arguments, `PWD` (also
+/// through a symbolic link), and when the program is missing, not
+/// executable or not a program, the shell's own message and status. The
+/// oracle is `/bin/sh -c` itself.
+#[test]
+fn one_program_runs_as_the_shell_would_run_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("real");
+    fs::create_dir(&d).unwrap();
+    std::os::unix::fs::symlink(&d, dir.path().join("link")).unwrap();
+    let script = |name: &str, text: &str, mode: u32| {
+        fs::write(d.join(name), text).unwrap();
+        fs::set_permissions(d.join(name), fs::Permissions::from_mode(mode)).unwrap();
+    };
+    script("show.sh", "#!/bin/sh\nprintf '%s|' \"$0\" \"$@\"\nprintf 'PWD=%s\\n' \"$PWD\"\n", 0o755);
+    script("noshebang", "echo \"no #! line: $0\"\n", 0o755);
+    script("noexec", "#!/bin/sh\necho never\n", 0o644);
+    let cases = [
+        ("./show.sh a 'b c' \"d'e\" f\\ g", d.clone()),
+        ("./show.sh", dir.path().join("link")),
+        ("../real/show.sh x", d.clone()),
+        ("./missing", d.clone()),
+        ("./noexec", d.clone()),
+        ("./noshebang 1", d.clone()),
+        ("./show.sh $HOME", d.clone()),
+    ];
+    let tests: Vec<TestSpec> =
+        cases.iter().enumerate().map(|(i, (cmd, cwd))| spec(&format!("t{i}"), cmd, cwd)).collect();
+    let r = run(&tests, &opts(dir.path()));
+    for (i, (cmd, cwd)) in cases.iter().enumerate() {
+        let sh = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).current_dir(cwd).output().unwrap();
+        let o = &r.outcomes[&i];
+        let expected = match sh.status.code() {
+            Some(0) => Status::Passed,
+            Some(code) => Status::Failed { code },
+            None => panic!("{cmd}: {:?}", sh.status),
+        };
+        assert_eq!(o.status, expected, "{cmd}");
+        assert_eq!(o.stdout_hash, hash(&sh.stdout), "{cmd}: {}", String::from_utf8_lossy(&sh.stdout));
+        assert_eq!(o.stderr_hash, hash(&sh.stderr), "{cmd}: {}", String::from_utf8_lossy(&sh.stderr));
+    }
+    assert_eq!(r.outcomes[&3].status, Status::Failed { code: 127 });
+    assert_eq!(r.outcomes[&4].status, Status::Failed { code: 126 });
+    assert_eq!(r.outcomes[&5].status, Status::Passed);
+}
+
+/// With the file tracker loaded, a plain command's first process is the
+/// program itself: no shell is started, so none is among what the test
+/// read. A command with a redirection still runs in the shell.
+#[test]
+fn a_plain_command_starts_no_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("in.txt"), "x\n").unwrap();
+    let lib = retest_run::deps::build_preload(&crate::cc(), &d.join("lib")).expect("the tracker builds");
+    let mut o = opts(d);
+    o.preload = Some(lib);
+    let tests = vec![spec("plain", "/bin/cat in.txt", d), spec("shell", "/bin/cat < in.txt", d)];
+    let r = run(&tests, &o);
+    let shells = |i: usize| {
+        let seen = retest_run::deps::read_dir(&r.outcomes[&i].trace_dir).unwrap();
+        assert!(seen.root_seen, "{i}");
+        let sh = fs::canonicalize("/bin/sh").unwrap();
+        seen.read.iter().any(|p| fs::canonicalize(p).is_ok_and(|p| p == sh))
+    };
+    assert_eq!(r.outcomes[&0].status, Status::Passed);
+    assert!(!shells(0), "a plain command runs without the shell");
+    assert!(shells(1), "a redirection is the shell's");
+}
