@@ -146,8 +146,17 @@ enum Dep {
 }
 
 /// How far behind the clock a file's change time may be: the kernel stamps
-/// files from a clock updated once per tick (at most 10 ms).
-const CLOCK_LAG: std::time::Duration = std::time::Duration::from_millis(50);
+/// files from the coarse clock, updated once per tick, so by up to a tick.
+/// Twice the coarse clock's resolution (a tick: 1–10 ms), within 2–50 ms.
+fn clock_lag() -> std::time::Duration {
+    let mut res = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `res` is a valid timespec for the call to fill
+    let tick = match unsafe { libc::clock_getres(libc::CLOCK_REALTIME_COARSE, &mut res) } {
+        0 => std::time::Duration::new(res.tv_sec.max(0) as u64, res.tv_nsec.clamp(0, 999_999_999) as u32),
+        _ => std::time::Duration::from_millis(25),
+    };
+    (2 * tick).clamp(std::time::Duration::from_millis(2), std::time::Duration::from_millis(50))
+}
 
 /// The bits of a mode that [`Dep::Exists`] keeps: file type and permissions.
 const MODE_BITS: u32 = 0o170_777;
@@ -196,7 +205,7 @@ fn states(observed: &deps::Observed, scratch: &[&Path], started: SystemTime) -> 
     let raced = |why: String| NotKeepable { why, scripts: None };
     // file times come from a clock that lags by up to a tick
     let started_ns = started
-        .checked_sub(CLOCK_LAG)
+        .checked_sub(clock_lag())
         .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok())
         .unwrap_or(i64::MAX);
@@ -529,6 +538,24 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The allowance for the file clock's lag holds on this machine: a file
+    /// changed after a moment never has a change time earlier than that
+    /// moment less [`clock_lag`].
+    #[test]
+    fn a_change_time_is_never_earlier_than_the_clock_lag_allows() {
+        let lag = clock_lag();
+        assert!(lag >= std::time::Duration::from_millis(2) && lag <= std::time::Duration::from_millis(50), "{lag:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        for i in 0..300 {
+            let before = SystemTime::now();
+            std::fs::write(&f, i.to_string()).unwrap();
+            let ctime = Stamp::of(&std::fs::metadata(&f).unwrap()).ctime_ns;
+            let floor = before.checked_sub(lag).unwrap().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+            assert!(i128::from(ctime) >= floor as i128, "change {i}: {ctime} < {floor} (lag {lag:?})");
+        }
+    }
 
     #[test]
     fn what_cmake_writes_for_tests_is_declarative() {
