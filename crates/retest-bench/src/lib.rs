@@ -1,6 +1,7 @@
 //! The evaluation harness of `retest` as a library: the `retest-bench` binary
 //! drives it, and CI runs a small walk ([`walk`]) with the binary under test.
 
+pub mod buildcost;
 pub mod csmith;
 pub mod driver;
 pub mod estimate;

@@ -9,6 +9,8 @@
 //! retest-bench --retest PATH csmith     # behaviour, front end, lines and mutants over csmith programs
 //! retest-bench --retest PATH scale --dir DIR [--store URL]
 //!                                        # a synthetic 10⁵-test store: index read, `retest select` timing
+//! retest-bench --retest PATH build --project DIR [--build CMD] [--clean CMD] [--touch FILE]
+//!                                        # a whole build's CPU: plain, gcc --coverage, retest build
 //! ```
 //!
 //! Every experiment works on copies of the subjects under `--work`; the subjects
@@ -20,7 +22,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use retest_bench::{Common, Subject, csmith, mutate, overhead, recover, safety, scale, walk};
+use retest_bench::{Common, Subject, buildcost, csmith, mutate, overhead, recover, safety, scale, walk};
 
 #[derive(Parser)]
 #[command(name = "retest-bench", about = "The study harness of retest: safety, RECOVER exactness, overhead, csmith")]
@@ -61,6 +63,10 @@ enum Cmd {
     /// A synthetic store at a CI fleet's size (10⁵ tests, 100 units of 10⁵
     /// edges, 50 changed edges): the index read, and how to time `retest select`.
     Scale(scale::ScaleArgs),
+    /// What a whole build costs through `retest build` (first build, texts
+    /// analysed before, `--mcdc --paths`), against plain and `gcc --coverage`:
+    /// CPU ratios from `wait4`, interleaved rounds, medians.
+    Build(buildcost::BuildArgs),
     /// List the mutants of each subject in study order (nothing is run).
     Mutants {
         #[arg(long, default_value_t = 1)]
@@ -77,7 +83,7 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&cli.work)?;
     let work = cli.work.canonicalize()?;
     // the csmith study generates its programs: it has no subjects
-    let subjects = if matches!(cli.cmd, Cmd::Csmith(_) | Cmd::Scale(_)) {
+    let subjects = if matches!(cli.cmd, Cmd::Csmith(_) | Cmd::Scale(_) | Cmd::Build(_)) {
         Vec::new()
     } else {
         let root = cli.subjects.canonicalize().with_context(|| format!("--subjects {}", cli.subjects.display()))?;
@@ -115,6 +121,7 @@ fn main() -> Result<()> {
         }
         Cmd::Csmith(a) => csmith::run(&c, a)?,
         Cmd::Scale(a) => scale::run(&c.retest, a)?,
+        Cmd::Build(a) => buildcost::run(&c.retest, &c.work, a)?,
         Cmd::Mutants { seed, diff } => {
             for s in &c.subjects {
                 let src = std::fs::read_to_string(s.dir.join(format!("{}.c", s.name)))?;

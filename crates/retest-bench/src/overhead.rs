@@ -415,12 +415,18 @@ fn sh(cmd: &str, dir: &Path, env: &[(&str, &str)]) -> Result<()> {
     Ok(())
 }
 
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// One timed run of the shell command `cmd`: (wall, user+system CPU) seconds.
-fn timed(cmd: &str) -> Result<(f64, f64)> {
+pub(crate) fn timed(cmd: &str) -> Result<(f64, f64)> {
+    // the workloads may exit non-zero (lexer reports its ERROR tokens)
+    timed_status(cmd).map(|(wall, cpu, _)| (wall, cpu))
+}
+
+/// [`timed`], with the exit code; a signal is a failure.
+pub(crate) fn timed_status(cmd: &str) -> Result<(f64, f64, i32)> {
     let t = Instant::now();
     let child = Command::new("sh")
         .args(["-c", cmd])
@@ -441,12 +447,11 @@ fn timed(cmd: &str) -> Result<(f64, f64)> {
     if r < 0 {
         bail!("waiting for `{cmd}`: {}", std::io::Error::last_os_error());
     }
-    // the workloads may exit non-zero (lexer reports its ERROR tokens); a signal is a failure
     if libc::WIFSIGNALED(status) {
         bail!("`{cmd}` was killed by signal {}", libc::WTERMSIG(status));
     }
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    Ok((wall, secs(ru.ru_utime) + secs(ru.ru_stime)))
+    Ok((wall, secs(ru.ru_utime) + secs(ru.ru_stime), libc::WEXITSTATUS(status)))
 }
 
 /// Instructions executed by `argv` (callgrind's `Collected`), stdin from `input`.
