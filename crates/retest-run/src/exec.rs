@@ -401,33 +401,32 @@ impl Worker<'_> {
             .envs(self.opts.extra_env.iter().map(|(k, v)| (k, v)))
             .env(TRACE_DIR_VAR, trace_dir);
         if let Some(lib) = &self.opts.preload {
-            let theirs = spec
-                .env
-                .iter()
-                .chain(&self.opts.extra_env)
-                .rev()
-                .find(|(k, _)| k == "LD_PRELOAD")
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var("LD_PRELOAD").ok())
-                .filter(|v| !v.trim().is_empty());
+            let theirs =
+                self.test_env(spec, "LD_PRELOAD").and_then(|v| v.into_string().ok()).filter(|v| !v.trim().is_empty());
             cmd.env("LD_PRELOAD", crate::deps::preload_first(lib, theirs.as_deref().map(std::ffi::OsStr::new)))
                 .env(crate::deps::DIR_ENV, trace_dir)
                 .env(crate::deps::EXEC_ENV, crate::deps::ROOT_NONCE);
         }
     }
 
+    /// The value of variable `key` in the environment a test gets: the last
+    /// of [`TestSpec::env`] and [`RunOptions::extra_env`] that sets it, else
+    /// retest's own.
+    fn test_env(&self, spec: &TestSpec, key: &str) -> Option<OsString> {
+        spec.env
+            .iter()
+            .chain(&self.opts.extra_env)
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| std::env::var_os(key))
+    }
+
     /// `PWD` as `/bin/sh` sets it in `spec.cwd`: the one the test inherits
     /// when that names the directory (absolute, without `.` or `..`), else
     /// the directory's path with symbolic links resolved.
     fn shell_pwd(&self, spec: &TestSpec) -> OsString {
-        let inherited = spec
-            .env
-            .iter()
-            .chain(&self.opts.extra_env)
-            .rev()
-            .find(|(k, _)| k == "PWD")
-            .map(|(_, v)| OsString::from(v))
-            .or_else(|| std::env::var_os("PWD"));
+        let inherited = self.test_env(spec, "PWD");
         let mut known = self.pwds.lock().unwrap_or_else(|e| e.into_inner());
         let key = (spec.cwd.clone(), inherited.clone());
         if let Some(p) = known.get(&key) {

@@ -462,7 +462,11 @@ fn straight(signature: &str, name: &str, statements: &[(&str, &[&str])], digest:
     b.add_edge(prev, exit, retest_graph::EdgeLabel::Eps);
     b.set_entry(entry);
     b.set_exit(exit);
-    let g = b.build().unwrap();
+    procedure_of(name, b.build().unwrap(), digest)
+}
+
+/// A procedure whose condition level is its statement level `g`.
+fn procedure_of(name: &str, g: retest_graph::Cfg, digest: u64) -> Procedure {
     Procedure {
         name: name.into(),
         is_static: false,
@@ -560,24 +564,9 @@ fn shaped(name: &str, signature: &str, statements: &[Shaped]) -> Procedure {
     }
     b.set_entry(entry);
     b.set_exit(exit);
-    let g = b.build().unwrap();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (name, signature, statements).hash(&mut h);
-    Procedure {
-        name: name.into(),
-        is_static: false,
-        span: None,
-        map: retest_graph::Contraction {
-            node: (0..g.node_count() as u32).map(NodeId).collect(),
-            edge: (0..g.edge_count() as u32).map(|e| Some(EdgeId(e))).collect(),
-        },
-        cond: g.clone(),
-        stmt: g,
-        probes: Vec::new(),
-        locals: Vec::new(),
-        unanalysable: None,
-        digest: h.finish(),
-    }
+    procedure_of(name, b.build().unwrap(), h.finish())
 }
 
 /// A program of up to six procedures `p0` (the entry) … `p5` that call

@@ -243,6 +243,17 @@ struct SealedDecls {
     all: std::cell::OnceCell<Vec<Declaration>>,
 }
 
+/// The system headers' declarations of encoding 6's section `b` (compressed).
+fn sealed_section(b: &[u8]) -> Result<Vec<Declaration>, String> {
+    let bytes = unlz4(b)?;
+    let mut r = R { b: &bytes, pos: 0, version: Version::Sealed };
+    let sealed = r.seq(R::decl)?;
+    if r.pos != bytes.len() {
+        return Err("trailing bytes after the declarations".to_string());
+    }
+    Ok(sealed)
+}
+
 /// The declarations in order: `own` and `sealed` taken in turn by `runs`.
 fn merge_decls(runs: &[u32], own: Vec<Declaration>, sealed: Vec<Declaration>) -> Result<Vec<Declaration>, String> {
     let total: u64 = runs.iter().map(|&n| u64::from(n)).sum();
@@ -324,13 +335,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
             places.2 = Some(SealedDecls { digest, runs, own: own_bytes.to_vec(), range, all: Default::default() });
             own
         } else {
-            let bytes = unlz4(&region[range])?;
-            let mut sr = R { b: &bytes, pos: 0, version };
-            let sealed = sr.seq(R::decl)?;
-            if sr.pos != bytes.len() {
-                return Err("trailing bytes after the declarations".to_string());
-            }
-            merge_decls(&runs, own, sealed)?
+            merge_decls(&runs, own, sealed_section(&region[range])?)?
         }
     } else {
         r.seq(R::decl)?
@@ -412,12 +417,7 @@ impl StoredBodies {
     fn decode_decls(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
         let mut r = R { b: &s.own, pos: 0, version: Version::Sealed };
         let own = r.seq(R::decl)?;
-        let bytes = unlz4(self.raw.get(s.range.clone()).ok_or("declarations beyond the unit")?)?;
-        let mut r = R { b: &bytes, pos: 0, version: Version::Sealed };
-        let sealed = r.seq(R::decl)?;
-        if r.pos != bytes.len() {
-            return Err("trailing bytes after the declarations".to_string());
-        }
+        let sealed = sealed_section(self.raw.get(s.range.clone()).ok_or("declarations beyond the unit")?)?;
         merge_decls(&s.runs, own, sealed)
     }
 
