@@ -220,11 +220,17 @@ fn analyze_project(db: &Path) -> Result<Analysed, Fail> {
     }
     let root = project_root(db, &cmds);
     let pb = progress::bar(jobs.len() as u64, "analysing");
+    // the units mostly include the same system headers: each run of them is
+    // analysed once
+    let regions = retest_lang_c::sysregion::RegionsInMemory::default();
     let results: Vec<Result<_, Fail>> = jobs
         .par_iter()
         .map(|job| {
             let own = own_files(root.clone(), job.directory.clone());
-            let r = job.analyze(&own).map(|tu| (job.source_path(), syntax_warning(job, &tu), tu.unit)).or_fail();
+            let r = job
+                .analyze_with(&own, &regions)
+                .map(|tu| (job.source_path(), syntax_warning(job, &tu), tu.unit))
+                .or_fail();
             pb.inc(1);
             r
         })

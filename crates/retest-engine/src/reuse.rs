@@ -13,6 +13,11 @@
 //! compiles (`make -j`) never read a half-written one. `RETEST_REUSE=0`
 //! turns the cache off.
 //!
+//! The system-header regions of units ([`retest_lang_c::sysregion`]) are
+//! kept here too, under their key and the analyser's name, so a build's
+//! units after the first are analysed without the system headers the first
+//! ones included.
+//!
 //! Reading a file marks it used (its modification time); `retest build`
 //! keeps the cache under [`MAX_BYTES`] by removing the least recently used
 //! files ([`prune`]).
@@ -22,6 +27,7 @@ use std::time::SystemTime;
 
 use retest_abi::{BuildHash, hex};
 use retest_graph::Unit;
+use retest_lang_c::sysregion::{RegionKey, SystemRegion, SystemRegions};
 use retest_lang_c::wrap::{AnalysisKey, KeptInstrumentation, Reuse};
 
 /// The cache directory in a store directory.
@@ -62,6 +68,29 @@ impl AnalysisCache {
     fn instrumentation_file(&self, key: &AnalysisKey, build: &BuildHash) -> PathBuf {
         self.dir.join(format!("{}-{}.ins", hex(key), hex(build.as_bytes())))
     }
+
+    fn region_file(&self, key: &RegionKey) -> PathBuf {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(self.analyser.as_bytes());
+        h.update(key);
+        self.dir.join(format!("{}.sys", hex(&h.digest128().to_le_bytes())))
+    }
+}
+
+impl SystemRegions for AnalysisCache {
+    fn region(&self, key: &RegionKey) -> Option<SystemRegion> {
+        serde_json::from_slice(&read(&self.region_file(key))?).ok()
+    }
+
+    fn keep_region(&self, key: &RegionKey, region: &SystemRegion) {
+        let file = self.region_file(key);
+        if file.exists() || std::fs::create_dir_all(&self.dir).is_err() {
+            return;
+        }
+        if let Ok(bytes) = serde_json::to_vec(region) {
+            write(&file, &bytes);
+        }
+    }
 }
 
 impl Reuse for AnalysisCache {
@@ -88,6 +117,10 @@ impl Reuse for AnalysisCache {
             write(&unit_file, &retest_store::encode_unit(unit));
         }
         write(&self.instrumentation_file(key, build), &ins);
+    }
+
+    fn regions(&self) -> &dyn SystemRegions {
+        self
     }
 }
 
@@ -179,6 +212,29 @@ mod tests {
         // another format
         std::fs::write(&path, b"RTCACHE0 something else entirely").unwrap();
         assert_eq!(read(&path), None);
+    }
+
+    #[test]
+    fn a_kept_region_is_read_back_by_the_same_analyser_only() {
+        let store = tempfile::tempdir().unwrap();
+        let cache = AnalysisCache { dir: store.path().join(DIR), analyser: "retest 1 /bin/retest 10 20".into() };
+        let mut region = SystemRegion::default();
+        region.files.push("/usr/include/stdio.h".into());
+        region.noreturn.insert("abort".into());
+        region.uses.insert("stdout".into());
+        let key = [7u8; 16];
+        assert_eq!(cache.region(&key), None);
+        cache.keep_region(&key, &region);
+        assert_eq!(cache.region(&key), Some(region.clone()));
+        assert_eq!(cache.region(&[8u8; 16]), None, "another key");
+        let other = AnalysisCache { dir: cache.dir.clone(), analyser: "retest 1 /bin/retest 10 21".into() };
+        assert_eq!(other.region(&key), None, "another build of retest does not read it");
+        // a damaged file is a region not kept
+        let file = cache.region_file(&key);
+        let mut bytes = std::fs::read(&file).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&file, &bytes).unwrap();
+        assert_eq!(cache.region(&key), None);
     }
 
     #[test]

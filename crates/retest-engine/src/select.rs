@@ -451,6 +451,7 @@ pub fn load_snapshot(store: &Store, id: SnapshotId, lazy: bool) -> Result<Vec<Lo
 pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Error> {
     let cmds = read_compile_commands(db).or_fail()?;
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let regions = retest_lang_c::sysregion::RegionsInMemory::default();
     let analysed: Vec<Vec<retest_lang_c::wrap::AnalysedSource>> = cmds
         .par_iter()
         .map(|c| {
@@ -458,7 +459,7 @@ pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Erro
             let Some((compiler, args)) = argv.split_first() else { return Vec::new() };
             let dir = Path::new(&c.directory);
             let entry = dir.join(&c.file);
-            retest_lang_c::wrap::analyse_command(args, compiler, &root, dir, false)
+            retest_lang_c::wrap::analyse_command(args, compiler, &root, dir, false, &regions)
                 .into_iter()
                 // a database entry is about one file; keep that one
                 .filter(|a| dir.join(&a.source) == entry || Path::new(&a.source) == Path::new(&c.file))

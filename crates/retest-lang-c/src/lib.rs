@@ -23,6 +23,7 @@ pub mod instrument;
 pub mod preprocess;
 pub mod project;
 pub mod syntax;
+pub mod sysregion;
 pub mod toplevel;
 pub mod tu;
 pub mod wrap;
@@ -44,4 +45,4 @@ pub fn write_runtime(dir: &std::path::Path) -> std::io::Result<std::path::PathBu
 pub use preprocess::{Preprocessed, SourceFile, run_preprocessor};
 pub use project::TuJob;
 pub use retest_graph::{Problem, Procedure, Unit};
-pub use tu::{TuAnalysis, analyze};
+pub use tu::{TuAnalysis, analyze, analyze_with};

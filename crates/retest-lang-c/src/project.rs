@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::driver::{CompileCommand, Mode, parse_args};
 use crate::preprocess::{PreprocessError, SourceFile, run_preprocessor};
-use crate::tu::{TuAnalysis, analyze};
+use crate::sysregion::{NoRegions, SystemRegions};
+use crate::tu::{TuAnalysis, analyze_with};
 
 /// One translation unit to analyse: how to preprocess it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,11 +81,21 @@ impl TuJob {
     /// Preprocesses and analyses the unit. Functions count as the project's own
     /// when `is_own` says so for their file.
     pub fn analyze(&self, is_own: &dyn Fn(&SourceFile) -> bool) -> Result<TuAnalysis, PreprocessError> {
+        self.analyze_with(is_own, &NoRegions)
+    }
+
+    /// [`TuJob::analyze`], taking the system-header regions of a C unit that
+    /// `regions` keeps from there, and keeping the others there.
+    pub fn analyze_with(
+        &self,
+        is_own: &dyn Fn(&SourceFile) -> bool,
+        regions: &dyn SystemRegions,
+    ) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
         Ok(if self.is_cpp() {
             crate::cpp::analyze(&pre, is_own, crate::cpp::Dialect::of_flags(&self.flags))
         } else {
-            analyze(&pre, is_own)
+            analyze_with(&pre, is_own, regions)
         })
     }
 

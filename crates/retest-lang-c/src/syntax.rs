@@ -99,6 +99,77 @@ pub fn preorder<'t>(root: Ts<'t>, mut visit: impl FnMut(Ts<'t>, usize) -> bool) 
     }
 }
 
+/// The identifiers under `root` used other than as the callee of a call
+/// (`f (…)`, `(f) (…)`) or as the name a declarator declares: where a
+/// function's name is among them, its address is taken. Only the first child
+/// in a field is that field's, as `child_by_field_name` answers; the walk
+/// goes into named nodes only, with one cursor and its own ancestors (asking
+/// tree-sitter for a node's parent searches down from the root).
+pub fn value_uses(root: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    struct Open<'t> {
+        kind: &'t str,
+        /// The node is its parent's (first) `function`.
+        is_function: bool,
+        seen_function: bool,
+        seen_declarator: bool,
+    }
+    let mut c = root.walk();
+    let mut open: Vec<Open<'_>> = Vec::new();
+    loop {
+        let n = c.node();
+        let field = if open.is_empty() { None } else { c.field_name() };
+        let (is_function, is_declarator) = match open.last_mut() {
+            Some(p) => {
+                let f = field == Some("function") && !std::mem::replace(&mut p.seen_function, true);
+                let d = field == Some("declarator") && !std::mem::replace(&mut p.seen_declarator, true);
+                (f, d)
+            }
+            None => (false, false),
+        };
+        let kind = kind_of(n);
+        let descend = if kind == "identifier" && (open.is_empty() || n.is_named()) {
+            let callee_or_declarator = match open.last() {
+                None => false,
+                Some(p) => match p.kind {
+                    "call_expression" => is_function,
+                    "function_declarator"
+                    | "pointer_declarator"
+                    | "array_declarator"
+                    | "init_declarator"
+                    | "attributed_declarator" => is_declarator,
+                    "parenthesized_declarator" => true,
+                    "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_declarator,
+                    // `(f)(x)` is still a direct call
+                    "parenthesized_expression" => {
+                        p.is_function && open.len() >= 2 && open[open.len() - 2].kind == "call_expression"
+                    }
+                    _ => false,
+                },
+            };
+            if !callee_or_declarator {
+                out.insert(src_text(n, src).to_string());
+            }
+            false
+        } else {
+            open.is_empty() || n.is_named()
+        };
+        if descend && c.goto_first_child() {
+            open.push(Open { kind, is_function, seen_function: false, seen_declarator: false });
+            continue;
+        }
+        loop {
+            if open.is_empty() {
+                return;
+            }
+            if c.goto_next_sibling() {
+                break;
+            }
+            c.goto_parent();
+            open.pop();
+        }
+    }
+}
+
 fn push_tokens(root: Ts<'_>, src: &[u8], placeholder: &dyn Fn(Ts<'_>) -> Option<Cow<'static, str>>, out: &mut String) {
     // the builder asks for the text of most statements and conditions
     preorder(root, |n, _| {

@@ -18,6 +18,7 @@ use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
 use crate::syntax::{self, declarator_name, kind_of, src_text};
+use crate::sysregion::{self, Placed, SystemRegion, SystemRegions};
 use crate::toplevel::{self, Item, ItemKind};
 
 /// Everything the front end learns about one translation unit: the
@@ -70,6 +71,33 @@ impl TuAnalysis {
 /// Parses preprocessed text with tree-sitter-c.
 pub fn parse(text: &str) -> tree_sitter::Tree {
     parse_ranges(text, None)
+}
+
+/// Parses the text outside the byte ranges `skip` (ascending, disjoint), as
+/// if they were not there; offsets, rows and columns stay the text's.
+fn parse_outside(text: &str, lines: &Lines, skip: &[(usize, usize)]) -> tree_sitter::Tree {
+    if skip.is_empty() {
+        return parse(text);
+    }
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    for &(start, end) in skip {
+        if start > at {
+            ranges.push(lines.range(at, start));
+        }
+        at = end;
+    }
+    if at < text.len() {
+        ranges.push(lines.range(at, text.len()));
+    }
+    if ranges.is_empty() {
+        // nothing left to parse (no range would mean the whole text)
+        return parse("");
+    }
+    let mut p = Parser::new();
+    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
+    p.set_included_ranges(&ranges).expect("ascending, disjoint ranges within the text are valid");
+    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
 }
 
 /// Parses only the bytes of `range` (offsets, rows and columns stay those of
@@ -189,10 +217,61 @@ fn damaged_items(top: &[Ts<'_>], items: &[Item], src: &[u8]) -> Vec<bool> {
 /// at most the one definition that contains it. Old-style definitions the
 /// grammar cannot read whole are put back together from their pieces.
 pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAnalysis {
-    let tree = parse(&pre.text);
+    analyze_in(pre, is_own, None)
+}
+
+/// [`analyze`], with the system-header regions `regions` keeps taken from
+/// there (and those it does not, kept): the same analysis, without parsing
+/// again what other units included before ([`crate::sysregion`]).
+pub fn analyze_with(
+    pre: &Preprocessed,
+    is_own: &dyn Fn(&SourceFile) -> bool,
+    regions: &dyn SystemRegions,
+) -> TuAnalysis {
+    analyze_in(pre, is_own, Some(regions))
+}
+
+/// Without `regions`, the unit is analysed whole and no run of system
+/// headers is told apart: what [`analyze_with`] must equal.
+fn analyze_in(
+    pre: &Preprocessed,
+    is_own: &dyn Fn(&SourceFile) -> bool,
+    regions: Option<&dyn SystemRegions>,
+) -> TuAnalysis {
     let src = pre.text.as_bytes();
     let lines = Lines::new(src);
-    let items = toplevel::items(src);
+    // whether each file is the project's, asked once per file (`is_own` may
+    // resolve paths on the file system)
+    let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
+    let all_items = toplevel::items(src);
+    // runs of system-header items: those kept are left out of the parse and
+    // of every walk below, the others are analysed and kept
+    let runs = match regions {
+        Some(_) => sysregion::runs(pre, &all_items, &lines.0, &own_file),
+        None => Vec::new(),
+    };
+    let kept: Vec<Option<(SystemRegion, Vec<Placed>)>> = runs
+        .iter()
+        .map(|r| {
+            let g = regions?.region(&r.key)?;
+            let decls = g.placed_in(pre, r.start)?;
+            Some((g, decls))
+        })
+        .collect();
+    let mut left_out = vec![false; all_items.len()];
+    for (r, _) in runs.iter().zip(&kept).filter(|(_, k)| k.is_some()) {
+        left_out[r.items.clone()].fill(true);
+    }
+    let items: Vec<Item> = all_items.into_iter().zip(&left_out).filter(|(_, out)| !**out).map(|(it, _)| it).collect();
+    let skip: Vec<(usize, usize)> =
+        runs.iter().zip(&kept).filter(|(_, k)| k.is_some()).map(|(r, _)| (r.start, r.end)).collect();
+    let tree = parse_outside(&pre.text, &lines, &skip);
+    // the run (analysed, not kept) a byte of the text lies in
+    let run_at = |byte: usize| -> Option<usize> {
+        let i = runs.partition_point(|r| r.end <= byte);
+        (i < runs.len() && runs[i].start <= byte && kept[i].is_none()).then_some(i)
+    };
+    let mut fresh: Vec<SystemRegion> = runs.iter().map(|_| SystemRegion::default()).collect();
     let unit_top: Vec<Ts<'_>> = {
         let root = tree.root_node();
         let mut c = root.walk();
@@ -261,9 +340,6 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         .collect();
     let body_blocks = blocks_of(&body_top);
 
-    // whether each file is the project's, asked once per file (`is_own` may
-    // resolve paths on the file system)
-    let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
     let is_own = |f: &SourceFile| match pre.files.iter().position(|g| std::ptr::eq(g, f)) {
         Some(i) => own_file[i],
         None => is_own(f),
@@ -283,9 +359,21 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     let mut returning = BTreeSet::new();
     let mut typedefs = BTreeSet::new();
     for n in top.iter().filter(|n| !is_piece(**n)) {
-        decls::noreturn_names(*n, src, &mut noreturn);
-        decls::returning_names(*n, src, &mut returning);
-        decls::typedef_names(*n, src, &mut typedefs);
+        let (nr, rt, td) = match run_at(n.start_byte()) {
+            Some(r) => {
+                let g = &mut fresh[r];
+                (&mut g.noreturn, &mut g.returning, &mut g.typedefs)
+            }
+            None => (&mut noreturn, &mut returning, &mut typedefs),
+        };
+        decls::noreturn_names(*n, src, nr);
+        decls::returning_names(*n, src, rt);
+        decls::typedef_names(*n, src, td);
+    }
+    for g in fresh.iter().chain(kept.iter().flatten().map(|(g, _)| g)) {
+        noreturn.extend(g.noreturn.iter().cloned());
+        returning.extend(g.returning.iter().cloned());
+        typedefs.extend(g.typedefs.iter().cloned());
     }
 
     // every definition, in source order
@@ -338,7 +426,15 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     }
     defs.sort_by_key(|d| d.range.start_byte);
 
-    let mut decls_out = Vec::new();
+    // every declaration with the order it is listed in: function definitions'
+    // first, then the other top-level nodes', each in text order
+    let mut placed: Vec<Placed> = Vec::new();
+    let mut place = |phase: u8, at: usize, d: Declaration, fresh: &mut Vec<SystemRegion>| {
+        if let Some(r) = run_at(at) {
+            fresh[r].add(phase, at - runs[r].start, d.clone(), pre);
+        }
+        placed.push((phase, at, d));
+    };
     let mut functions = Vec::new();
     let mut sites = Vec::new();
     let mut problems = Vec::new();
@@ -361,7 +457,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
         let system = file.is_none_or(|f| f.system);
-        decls_out.push(function_declaration(d, pre, span, system));
+        place(0, d.range.start_byte, function_declaration(d, pre, span, system), &mut fresh);
         fn_names.insert(d.name.clone());
         if !file.is_some_and(is_own) || d.name.is_empty() {
             continue;
@@ -403,7 +499,11 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     }
     for n in top.iter().filter(|n| kind_of(**n) != "function_definition" && !is_piece(**n)) {
         let system = file_of(*n).is_none_or(|f| f.system);
-        decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut decls_out);
+        let mut found = Vec::new();
+        decls::top_level_items(*n, src, span_of(*n), system, &|r| pre.attributes_within(r), &mut found);
+        for d in found {
+            place(1, n.start_byte(), d, &mut fresh);
+        }
         let stray = item_of(*n).is_some_and(|i| matches!(items[i].kind, ItemKind::Stray { .. }));
         if stray || !own(*n) {
             continue;
@@ -428,13 +528,42 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
             });
         }
     }
+    for (_, decls) in kept.iter().flatten() {
+        placed.extend(decls.iter().cloned());
+    }
+    placed.sort_by_key(|(phase, at, _)| (*phase, *at));
+    let mut decls_out: Vec<Declaration> = placed.into_iter().map(|(_, _, d)| d).collect();
     decls_out.sort_by_key(|d| d.span.map(|s| (s.file, s.line, s.col)));
     for d in &decls_out {
         if d.kind == retest_graph::DeclKind::Function {
             fn_names.extend(d.names.iter().cloned());
         }
     }
-    let address_taken = address_taken_functions(&top, &body_top, src, &fn_names);
+    // function names used as values: the unit's, and the regions'
+    let mut uses = BTreeSet::new();
+    for root in top.iter().chain(&body_top) {
+        let into = match run_at(root.start_byte()) {
+            Some(r) => &mut fresh[r].uses,
+            None => &mut uses,
+        };
+        syntax::value_uses(*root, src, into);
+    }
+    let address_taken: Vec<String> = uses
+        .iter()
+        .chain(fresh.iter().chain(kept.iter().flatten().map(|(g, _)| g)).flat_map(|g| g.uses.iter()))
+        .filter(|n| fn_names.contains(*n))
+        .cloned()
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    for (r, g) in runs.iter().zip(&fresh) {
+        if let Some(regions) = regions
+            && run_at(r.start).is_some()
+            && !g.placed
+        {
+            regions.keep_region(&r.key, g);
+        }
+    }
     let declared_returning: BTreeSet<&str> =
         returning.iter().filter(|n| !noreturn.contains(*n)).map(String::as_str).collect();
     let completes = derive_unit_probes(&mut functions, &completes, &declared_returning);
@@ -587,43 +716,5 @@ fn first_chars(s: &str, n: usize) -> String {
     if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
 }
 
-/// Function names used other than as the callee of a call or in a declarator.
-fn address_taken_functions(top: &[Ts<'_>], bodies: &[Ts<'_>], src: &[u8], fn_names: &BTreeSet<String>) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    // every named node under each root, in preorder with one cursor per root
-    for root in top.iter().chain(bodies) {
-        crate::syntax::preorder(*root, |n, depth| {
-            if kind_of(n) == "identifier" && (depth == 0 || n.is_named()) {
-                let name = src_text(n, src);
-                if fn_names.contains(name) && !is_callee_or_declarator(n) {
-                    out.insert(name.to_string());
-                }
-                return false;
-            }
-            depth == 0 || n.is_named()
-        });
-    }
-    out.into_iter().collect()
-}
-
-fn is_callee_or_declarator(id: Ts<'_>) -> bool {
-    let Some(p) = id.parent() else { return false };
-    let is_field = |f: &str| p.child_by_field_name(f).map(|x| x.id()) == Some(id.id());
-    match kind_of(p) {
-        "call_expression" => is_field("function"),
-        "function_declarator"
-        | "pointer_declarator"
-        | "array_declarator"
-        | "parenthesized_declarator"
-        | "init_declarator"
-        | "attributed_declarator" => is_field("declarator") || kind_of(p) == "parenthesized_declarator",
-        "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_field("declarator"),
-        "parenthesized_expression" => {
-            // `(f)(x)` is still a direct call
-            p.parent().is_some_and(|g| {
-                kind_of(g) == "call_expression" && g.child_by_field_name("function").map(|x| x.id()) == Some(p.id())
-            })
-        }
-        _ => false,
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -18,7 +18,8 @@ use retest_graph::recording::UnitRecording;
 use crate::driver::{CompilerArgs, LinkSlot, Mode, parse_args};
 use crate::instrument::{Instrumented, build_hash_with, instrument_with, source_hash};
 use crate::preprocess::{PreprocessError, Preprocessed, SourceFile, run_preprocessor};
-use crate::tu::{TuAnalysis, analyze};
+use crate::sysregion::{NoRegions, SystemRegions};
+use crate::tu::{TuAnalysis, analyze_with};
 
 /// Errors of the wrapper.
 #[derive(Debug, thiserror::Error)]
@@ -174,19 +175,21 @@ pub struct SourceAnalysis {
 /// asks for when `write_dependencies`), the C or C++ front end (by the
 /// source's name or `-x`), probe pairing under `-O`, paths made relative to
 /// `root`, and the unit's key and identity flags. Sources outside `root` and
-/// those a build system writes to check the compiler are left out.
+/// those a build system writes to check the compiler are left out. System
+/// headers' regions are taken from `regions` where kept there.
 pub fn analyse_command(
     args: &[String],
     compiler: &str,
     root: &Path,
     cwd: &Path,
     write_dependencies: bool,
+    regions: &dyn SystemRegions,
 ) -> Vec<AnalysedSource> {
     let parsed = parse_args(args);
     if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) {
         return Vec::new();
     }
-    analyse_sources(&parsed, compiler, root, cwd, write_dependencies)
+    analyse_sources(&parsed, compiler, root, cwd, write_dependencies, regions)
 }
 
 fn analyse_sources(
@@ -195,6 +198,7 @@ fn analyse_sources(
     root: &Path,
     cwd: &Path,
     write_dependencies: bool,
+    regions: &dyn SystemRegions,
 ) -> Vec<AnalysedSource> {
     let analyser = Analyser::new(parsed, root, cwd);
     preprocess_sources(parsed, compiler, &analyser, write_dependencies)
@@ -202,7 +206,7 @@ fn analyse_sources(
         .map(|s| {
             let PreprocessedSource { source, rel_source, key, output, flags, pre } = s;
             let unit = pre.map(|(pre, cpp)| {
-                let tu = analyser.analyse(&pre, cpp);
+                let tu = analyser.analyse(&pre, cpp, regions);
                 let src_hash = source_hash(&pre.raw);
                 SourceAnalysis { pre, tu, src_hash }
             });
@@ -243,12 +247,12 @@ impl Analyser {
 
     /// The C or C++ front end on `pre`, probes paired under optimisation,
     /// paths made relative to the root.
-    fn analyse(&self, pre: &Preprocessed, cpp: bool) -> TuAnalysis {
+    fn analyse(&self, pre: &Preprocessed, cpp: bool, regions: &dyn SystemRegions) -> TuAnalysis {
         let own = |f: &SourceFile| self.own(f);
         let mut tu = if cpp {
             crate::cpp::analyze(pre, &own, crate::cpp::Dialect::of_flags(&self.flags))
         } else {
-            analyze(pre, &own)
+            analyze_with(pre, &own, regions)
         };
         if self.optimizes {
             tu.pair_probes();
@@ -377,6 +381,10 @@ pub trait Reuse {
     fn instrumentation(&self, key: &AnalysisKey, build: &retest_abi::BuildHash) -> Option<KeptInstrumentation>;
     /// Keeps a fresh analysis and its instrumentation.
     fn keep(&self, key: &AnalysisKey, unit: &Unit, build: &retest_abi::BuildHash, kept: &KeptInstrumentation);
+    /// Where the system-header regions of units are kept
+    /// ([`crate::sysregion`]): a text never met before is analysed without
+    /// the headers other units included before it.
+    fn regions(&self) -> &dyn SystemRegions;
 }
 
 impl Prepared {
@@ -396,6 +404,10 @@ impl Prepared {
             return out;
         }
         let analyser = Analyser::new(&parsed, &opts.root, &opts.cwd);
+        let r_regions: &dyn SystemRegions = match opts.reuse {
+            Some(r) => r.regions(),
+            None => &NoRegions,
+        };
         for s in preprocess_sources(&parsed, &opts.compiler, &analyser, true) {
             let Ok((pre, cpp)) = s.pre else {
                 // a source that does not preprocess: the real compiler says why
@@ -419,7 +431,7 @@ impl Prepared {
             let (unit, plan, build_hash, instrumented) = match kept {
                 Some(k) => k,
                 None => {
-                    let tu = analyser.analyse(&pre, cpp);
+                    let tu = analyser.analyse(&pre, cpp, r_regions);
                     let Plan { probes: plan, recording } = (opts.plan_for)(&s.key, &src_hash, &tu.unit);
                     let bh = build_hash_with(&src_hash, &plan, &recording);
                     let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
@@ -826,6 +838,7 @@ mod tests {
         analyser: String,
         units: std::cell::RefCell<std::collections::HashMap<AnalysisKey, Unit>>,
         kept: std::cell::RefCell<std::collections::HashMap<(AnalysisKey, [u8; 16]), KeptInstrumentation>>,
+        regions: crate::sysregion::RegionsInMemory,
     }
 
     impl Reuse for MemoryReuse {
@@ -841,6 +854,9 @@ mod tests {
         fn keep(&self, key: &AnalysisKey, unit: &Unit, build: &retest_abi::BuildHash, kept: &KeptInstrumentation) {
             self.units.borrow_mut().insert(*key, unit.clone());
             self.kept.borrow_mut().insert((*key, *build.as_bytes()), kept.clone());
+        }
+        fn regions(&self) -> &dyn SystemRegions {
+            &self.regions
         }
     }
 

@@ -217,7 +217,8 @@ fn retest_reusing(dir: &std::path::Path, reuse: &str, args: &[&str], code: i32) 
 
 /// A build that meets a preprocessed text it analysed before takes the unit
 /// and its probes from `.retest/cache` instead of analysing the text again;
-/// what it records is what a build that analyses every text records:
+/// what it records is what a build that analyses every text records (and
+/// takes no system-header region from there, `sysregion`):
 /// the coverage of a full run after `make clean` and a rebuild, and the
 /// selection after a change (invariant **reused_analyses_record_what_fresh_ones_do**).
 #[test]
@@ -234,10 +235,19 @@ fn a_rebuild_of_unchanged_texts_reuses_their_analyses_and_records_the_same() {
         assert!(Command::new("make").args(["-s", "clean"]).current_dir(dir).status().unwrap().success());
         let again = stderr(&retest_reusing(dir, reuse, &build, 0));
         match reuse {
-            "1" => assert!(
-                again.contains("6 translation unit(s) instrumented into snapshot 2 (6 of them analysed before"),
-                "{again}"
-            ),
+            "1" => {
+                assert!(
+                    again.contains("6 translation unit(s) instrumented into snapshot 2 (6 of them analysed before"),
+                    "{again}"
+                );
+                // the units' system headers were kept too, so the first
+                // build's later units were analysed without them
+                let regions = std::fs::read_dir(dir.join(".retest/cache"))
+                    .unwrap()
+                    .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "sys"))
+                    .count();
+                assert!(regions > 0, "no system-header region kept");
+            }
             _ => {
                 assert!(!again.contains("analysed before"), "{again}");
                 assert!(!dir.join(".retest/cache").exists(), "RETEST_REUSE=0 keeps nothing");
