@@ -8,10 +8,15 @@
 //!
 //! * plain: `CC=gcc`;
 //! * `gcc --coverage`: `CC="gcc --coverage"` (the link gets the flag too);
-//! * `retest build`, first build: `RETEST_REUSE=0`, every text analysed;
+//! * `retest build`, first build: the analysis cache empty when the build
+//!   starts (the one the other variants use is put aside, and back after the
+//!   variant's rebuild), as on a fresh clone: every text is analysed, the
+//!   system headers the first units include are kept for the later ones;
+//! * `retest build` with `RETEST_REUSE=0`: nothing kept, not even the system
+//!   headers within the build;
 //! * `retest build`, texts analysed before: the analysis cache, filled by the
 //!   warm-up round;
-//! * `retest build --mcdc --paths`, first build.
+//! * `retest build --mcdc --paths`, first build (an empty cache).
 //!
 //! Timing is interleaved as in `overhead`: every round builds every variant
 //! once, in an order rotated by one from round to round, after one warm-up
@@ -57,25 +62,33 @@ struct Variant {
     name: &'static str,
     /// The command, given the build command.
     cmd: fn(&Path, &str) -> String,
+    /// Builds with an empty analysis cache.
+    fresh: bool,
 }
 
 fn variants() -> Vec<Variant> {
     vec![
-        Variant { name: "plain", cmd: |_, b| format!("export CC=gcc; {b}") },
-        Variant { name: "gcc --coverage", cmd: |_, b| format!("export CC='gcc --coverage'; {b}") },
+        Variant { name: "plain", cmd: |_, b| format!("export CC=gcc; {b}"), fresh: false },
+        Variant { name: "gcc --coverage", cmd: |_, b| format!("export CC='gcc --coverage'; {b}"), fresh: false },
         Variant {
             name: "retest build (first build)",
+            cmd: |r, b| format!("{} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            fresh: true,
+        },
+        Variant {
+            name: "retest build (RETEST_REUSE=0)",
             cmd: |r, b| format!("RETEST_REUSE=0 {} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            fresh: false,
         },
         Variant {
             name: "retest build (texts analysed before)",
             cmd: |r, b| format!("{} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            fresh: false,
         },
         Variant {
             name: "retest build --mcdc --paths (first build)",
-            cmd: |r, b| {
-                format!("RETEST_REUSE=0 {} build --mcdc --paths -- sh -c {}", quote(&r.to_string_lossy()), quote(b))
-            },
+            cmd: |r, b| format!("{} build --mcdc --paths -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            fresh: true,
         },
     ]
 }
@@ -146,6 +159,10 @@ pub fn run(retest: &Path, work: &Path, a: &BuildArgs) -> Result<()> {
             let i = (k + round) % vs.len();
             let cmd = (vs[i].cmd)(retest, &a.build);
             sh(&a.clean, &dir)?;
+            let (cache, aside) = (dir.join(".retest/cache"), dir.join(".retest/cache.aside"));
+            if vs[i].fresh && cache.exists() {
+                std::fs::rename(&cache, &aside)?;
+            }
             cpu[i] = build(&dir, &cmd).with_context(|| format!("{} (round {round})", vs[i].name))?;
             if let (Some(t), Some(orig)) = (&touched, &original) {
                 let mut text = orig.clone();
@@ -153,6 +170,10 @@ pub fn run(retest: &Path, work: &Path, a: &BuildArgs) -> Result<()> {
                 std::fs::write(t, text)?;
                 rebuild[i] = build(&dir, &cmd).with_context(|| format!("{} rebuilding (round {round})", vs[i].name))?;
                 std::fs::write(t, orig)?;
+            }
+            if vs[i].fresh && aside.exists() {
+                let _ = std::fs::remove_dir_all(&cache);
+                std::fs::rename(&aside, &cache)?;
             }
             eprintln!(
                 "round {round} {:<42} {:.2} s{}",

@@ -45,6 +45,7 @@ fn every_build_variant_builds_and_is_timed() {
             "plain",
             "gcc --coverage",
             "retest build (first build)",
+            "retest build (RETEST_REUSE=0)",
             "retest build (texts analysed before)",
             "retest build --mcdc --paths (first build)"
         ]
@@ -56,15 +57,18 @@ fn every_build_variant_builds_and_is_timed() {
             assert!(xs[0].as_f64().unwrap() > 0.0, "{key} of {v}");
         }
     }
-    // the retest variants built through the wrapper: each of their 6
-    // rebuilds (3 variants, 2 rounds) instrumented a text of its own
+    // the retest variants built through the wrapper: each of their 8
+    // rebuilds (4 variants, 2 rounds) instrumented a text of its own
     let builds = Command::new("sqlite3")
         .arg(work.path().join("w/build/tiny/.retest/store.db"))
         .arg("select count(*) from builds")
         .output()
         .unwrap();
     let n: u32 = String::from_utf8_lossy(&builds.stdout).trim().parse().unwrap();
-    assert!(n >= 6, "{n} instrumented units");
+    assert!(n >= 8, "{n} instrumented units");
+    // the first builds' empty caches are gone, the one put aside is back
+    let store = work.path().join("w/build/tiny/.retest");
+    assert!(store.join("cache").is_dir() && !store.join("cache.aside").exists());
     // the project is as it was
     let mut left: Vec<String> =
         std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
