@@ -220,9 +220,9 @@ fn analyze_project(db: &Path) -> Result<Analysed, Fail> {
     }
     let root = project_root(db, &cmds);
     let pb = progress::bar(jobs.len() as u64, "analysing");
-    // the units mostly include the same system headers: each run of them is
+    // the units mostly include the same headers: each run of them is
     // analysed once
-    let regions = retest_lang_c::sysregion::RegionsInMemory::default();
+    let regions = retest_lang_c::region::RegionsInMemory::default();
     let results: Vec<Result<_, Fail>> = jobs
         .par_iter()
         .map(|job| {

@@ -13,10 +13,9 @@
 //! compiles (`make -j`) never read a half-written one. `RETEST_REUSE=0`
 //! turns the cache off.
 //!
-//! The system-header regions of units ([`retest_lang_c::sysregion`]) are
-//! kept here too, under their key and the analyser's name, so a build's
-//! units after the first are analysed without the system headers the first
-//! ones included.
+//! The header regions of units ([`retest_lang_c::region`]) are kept here
+//! too, under their key and the analyser's name, so a build's units after
+//! the first are analysed without the headers the first ones included.
 //!
 //! Reading a file marks it used (its modification time); `retest build`
 //! keeps the cache under [`MAX_BYTES`] by removing the least recently used
@@ -27,7 +26,7 @@ use std::time::SystemTime;
 
 use retest_abi::{BuildHash, hex};
 use retest_graph::Unit;
-use retest_lang_c::sysregion::{RegionKey, SystemRegion, SystemRegions};
+use retest_lang_c::region::{Region, RegionKey, Regions};
 use retest_lang_c::wrap::{AnalysisKey, KeptInstrumentation, Reuse};
 
 /// The cache directory in a store directory.
@@ -77,12 +76,12 @@ impl AnalysisCache {
     }
 }
 
-impl SystemRegions for AnalysisCache {
-    fn region(&self, key: &RegionKey) -> Option<SystemRegion> {
+impl Regions for AnalysisCache {
+    fn region(&self, key: &RegionKey) -> Option<Region> {
         serde_json::from_slice(&read(&self.region_file(key))?).ok()
     }
 
-    fn keep_region(&self, key: &RegionKey, region: &SystemRegion) {
+    fn keep_region(&self, key: &RegionKey, region: &Region) {
         let file = self.region_file(key);
         if file.exists() || std::fs::create_dir_all(&self.dir).is_err() {
             return;
@@ -119,7 +118,7 @@ impl Reuse for AnalysisCache {
         write(&self.instrumentation_file(key, build), &ins);
     }
 
-    fn regions(&self) -> &dyn SystemRegions {
+    fn regions(&self) -> &dyn Regions {
         self
     }
 }
@@ -218,7 +217,7 @@ mod tests {
     fn a_kept_region_is_read_back_by_the_same_analyser_only() {
         let store = tempfile::tempdir().unwrap();
         let cache = AnalysisCache { dir: store.path().join(DIR), analyser: "retest 1 /bin/retest 10 20".into() };
-        let mut region = SystemRegion::default();
+        let mut region = Region::default();
         region.files.push("/usr/include/stdio.h".into());
         region.noreturn.insert("abort".into());
         region.uses.insert("stdout".into());

@@ -451,7 +451,7 @@ pub fn load_snapshot(store: &Store, id: SnapshotId, lazy: bool) -> Result<Vec<Lo
 pub fn load_compile_commands(db: &Path, root: &Path) -> Result<Vec<Loaded>, Error> {
     let cmds = read_compile_commands(db).or_fail()?;
     let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let regions = retest_lang_c::sysregion::RegionsInMemory::default();
+    let regions = retest_lang_c::region::RegionsInMemory::default();
     let analysed: Vec<Vec<retest_lang_c::wrap::AnalysedSource>> = cmds
         .par_iter()
         .map(|c| {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::driver::{CompileCommand, Mode, parse_args};
 use crate::preprocess::{PreprocessError, SourceFile, run_preprocessor};
-use crate::sysregion::{NoRegions, SystemRegions};
+use crate::region::{NoRegions, Regions};
 use crate::tu::{TuAnalysis, analyze_with};
 
 /// One translation unit to analyse: how to preprocess it.
@@ -84,12 +84,12 @@ impl TuJob {
         self.analyze_with(is_own, &NoRegions)
     }
 
-    /// [`TuJob::analyze`], taking the system-header regions of a C unit that
+    /// [`TuJob::analyze`], taking the header regions of a C unit that
     /// `regions` keeps from there, and keeping the others there.
     pub fn analyze_with(
         &self,
         is_own: &dyn Fn(&SourceFile) -> bool,
-        regions: &dyn SystemRegions,
+        regions: &dyn Regions,
     ) -> Result<TuAnalysis, PreprocessError> {
         let pre = run_preprocessor(&self.compiler, &self.flags, &self.file, &self.directory)?;
         Ok(if self.is_cpp() {

@@ -17,8 +17,8 @@ use tree_sitter::{Node as Ts, Parser};
 use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
 use crate::preprocess::{Preprocessed, SourceFile};
+use crate::region::{self, Placed, Region, Regions};
 use crate::syntax::{self, declarator_name, kind_of, src_text};
-use crate::sysregion::{self, Placed, SystemRegion, SystemRegions};
 use crate::toplevel::{self, Item, ItemKind};
 
 /// Everything the front end learns about one translation unit: the
@@ -220,37 +220,29 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> TuAn
     analyze_in(pre, is_own, None)
 }
 
-/// [`analyze`], with the system-header regions `regions` keeps taken from
+/// [`analyze`], with the header regions `regions` keeps taken from
 /// there (and those it does not, kept): the same analysis, without parsing
-/// again what other units included before ([`crate::sysregion`]).
-pub fn analyze_with(
-    pre: &Preprocessed,
-    is_own: &dyn Fn(&SourceFile) -> bool,
-    regions: &dyn SystemRegions,
-) -> TuAnalysis {
+/// again what other units included before ([`crate::region`]).
+pub fn analyze_with(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions: &dyn Regions) -> TuAnalysis {
     analyze_in(pre, is_own, Some(regions))
 }
 
-/// Without `regions`, the unit is analysed whole and no run of system
-/// headers is told apart: what [`analyze_with`] must equal.
-fn analyze_in(
-    pre: &Preprocessed,
-    is_own: &dyn Fn(&SourceFile) -> bool,
-    regions: Option<&dyn SystemRegions>,
-) -> TuAnalysis {
+/// Without `regions`, the unit is analysed whole and no run of headers is
+/// told apart: what [`analyze_with`] must equal.
+fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions: Option<&dyn Regions>) -> TuAnalysis {
     let src = pre.text.as_bytes();
     let lines = Lines::new(src);
     // whether each file is the project's, asked once per file (`is_own` may
     // resolve paths on the file system)
     let own_file: Vec<bool> = pre.files.iter().map(is_own).collect();
     let all_items = toplevel::items(src);
-    // runs of system-header items: those kept are left out of the parse and
+    // runs of header items: those kept are left out of the parse and
     // of every walk below, the others are analysed and kept
     let runs = match regions {
-        Some(_) => sysregion::runs(pre, &all_items, &lines.0, &own_file),
+        Some(_) => region::runs(pre, &all_items, &lines.0, &own_file),
         None => Vec::new(),
     };
-    let kept: Vec<Option<(SystemRegion, Vec<Placed>)>> = runs
+    let kept: Vec<Option<(Region, Vec<Placed>)>> = runs
         .iter()
         .map(|r| {
             let g = regions?.region(&r.key)?;
@@ -271,7 +263,7 @@ fn analyze_in(
         let i = runs.partition_point(|r| r.end <= byte);
         (i < runs.len() && runs[i].start <= byte && kept[i].is_none()).then_some(i)
     };
-    let mut fresh: Vec<SystemRegion> = runs.iter().map(|_| SystemRegion::default()).collect();
+    let mut fresh: Vec<Region> = runs.iter().map(|_| Region::default()).collect();
     let unit_top: Vec<Ts<'_>> = {
         let root = tree.root_node();
         let mut c = root.walk();
@@ -429,7 +421,7 @@ fn analyze_in(
     // every declaration with the order it is listed in: function definitions'
     // first, then the other top-level nodes', each in text order
     let mut placed: Vec<Placed> = Vec::new();
-    let mut place = |phase: u8, at: usize, d: Declaration, fresh: &mut Vec<SystemRegion>| {
+    let mut place = |phase: u8, at: usize, d: Declaration, fresh: &mut Vec<Region>| {
         if let Some(r) = run_at(at) {
             fresh[r].add(phase, at - runs[r].start, d.clone(), pre);
         }
@@ -462,6 +454,11 @@ fn analyze_in(
         if !file.is_some_and(is_own) || d.name.is_empty() {
             continue;
         }
+        // a function of the project's in a header: built at its place in
+        // this unit, so its region is analysed in every unit
+        if let Some(r) = run_at(d.range.start_byte) {
+            fresh[r].placed = true;
+        }
         let is_static = head_is_static(d, src);
         let cfgs = build_function(d, &facts);
         problems.extend(cfgs.problems.iter().cloned());
@@ -485,6 +482,9 @@ fn analyze_in(
         if let ItemKind::Stray { why } = it.kind
             && file_at(lines.point(it.start).row).is_some_and(is_own)
         {
+            if let Some(r) = run_at(it.start) {
+                fresh[r].placed = true;
+            }
             let r = lines.range(it.start, it.end);
             let p = Problem {
                 span: span_at(r.start_point, r.end_point),
@@ -507,6 +507,14 @@ fn analyze_in(
         let stray = item_of(*n).is_some_and(|i| matches!(items[i].kind, ItemKind::Stray { .. }));
         if stray || !own(*n) {
             continue;
+        }
+        // the project's code with an error (reported at its place below, or
+        // an error the compiler may take as valid): its region is analysed
+        // in every unit
+        if n.has_error()
+            && let Some(r) = run_at(n.start_byte())
+        {
+            fresh[r].placed = true;
         }
         if kind_of(n) == "ERROR" {
             let p = Problem {

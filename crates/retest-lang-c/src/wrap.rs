@@ -18,7 +18,7 @@ use retest_graph::recording::UnitRecording;
 use crate::driver::{CompilerArgs, LinkSlot, Mode, parse_args};
 use crate::instrument::{Instrumented, build_hash_with, instrument_with, source_hash};
 use crate::preprocess::{PreprocessError, Preprocessed, SourceFile, run_preprocessor};
-use crate::sysregion::{NoRegions, SystemRegions};
+use crate::region::{NoRegions, Regions};
 use crate::tu::{TuAnalysis, analyze_with};
 
 /// Errors of the wrapper.
@@ -183,7 +183,7 @@ pub fn analyse_command(
     root: &Path,
     cwd: &Path,
     write_dependencies: bool,
-    regions: &dyn SystemRegions,
+    regions: &dyn Regions,
 ) -> Vec<AnalysedSource> {
     let parsed = parse_args(args);
     if matches!(parsed.mode, Mode::Preprocess | Mode::Depend) {
@@ -198,7 +198,7 @@ fn analyse_sources(
     root: &Path,
     cwd: &Path,
     write_dependencies: bool,
-    regions: &dyn SystemRegions,
+    regions: &dyn Regions,
 ) -> Vec<AnalysedSource> {
     let analyser = Analyser::new(parsed, root, cwd);
     preprocess_sources(parsed, compiler, &analyser, write_dependencies)
@@ -247,7 +247,7 @@ impl Analyser {
 
     /// The C or C++ front end on `pre`, probes paired under optimisation,
     /// paths made relative to the root.
-    fn analyse(&self, pre: &Preprocessed, cpp: bool, regions: &dyn SystemRegions) -> TuAnalysis {
+    fn analyse(&self, pre: &Preprocessed, cpp: bool, regions: &dyn Regions) -> TuAnalysis {
         let own = |f: &SourceFile| self.own(f);
         let mut tu = if cpp {
             crate::cpp::analyze(pre, &own, crate::cpp::Dialect::of_flags(&self.flags))
@@ -381,10 +381,10 @@ pub trait Reuse {
     fn instrumentation(&self, key: &AnalysisKey, build: &retest_abi::BuildHash) -> Option<KeptInstrumentation>;
     /// Keeps a fresh analysis and its instrumentation.
     fn keep(&self, key: &AnalysisKey, unit: &Unit, build: &retest_abi::BuildHash, kept: &KeptInstrumentation);
-    /// Where the system-header regions of units are kept
-    /// ([`crate::sysregion`]): a text never met before is analysed without
+    /// Where the header regions of units are kept
+    /// ([`crate::region`]): a text never met before is analysed without
     /// the headers other units included before it.
-    fn regions(&self) -> &dyn SystemRegions;
+    fn regions(&self) -> &dyn Regions;
 }
 
 impl Prepared {
@@ -404,7 +404,7 @@ impl Prepared {
             return out;
         }
         let analyser = Analyser::new(&parsed, &opts.root, &opts.cwd);
-        let r_regions: &dyn SystemRegions = match opts.reuse {
+        let r_regions: &dyn Regions = match opts.reuse {
             Some(r) => r.regions(),
             None => &NoRegions,
         };
@@ -838,7 +838,7 @@ mod tests {
         analyser: String,
         units: std::cell::RefCell<std::collections::HashMap<AnalysisKey, Unit>>,
         kept: std::cell::RefCell<std::collections::HashMap<(AnalysisKey, [u8; 16]), KeptInstrumentation>>,
-        regions: crate::sysregion::RegionsInMemory,
+        regions: crate::region::RegionsInMemory,
     }
 
     impl Reuse for MemoryReuse {
@@ -855,7 +855,7 @@ mod tests {
             self.units.borrow_mut().insert(*key, unit.clone());
             self.kept.borrow_mut().insert((*key, *build.as_bytes()), kept.clone());
         }
-        fn regions(&self) -> &dyn SystemRegions {
+        fn regions(&self) -> &dyn Regions {
             &self.regions
         }
     }

@@ -218,7 +218,7 @@ fn retest_reusing(dir: &std::path::Path, reuse: &str, args: &[&str], code: i32) 
 /// A build that meets a preprocessed text it analysed before takes the unit
 /// and its probes from `.retest/cache` instead of analysing the text again;
 /// what it records is what a build that analyses every text records (and
-/// takes no system-header region from there, `sysregion`):
+/// takes no header region from there, `region`):
 /// the coverage of a full run after `make clean` and a rebuild, and the
 /// selection after a change (invariant **reused_analyses_record_what_fresh_ones_do**).
 #[test]
@@ -246,7 +246,7 @@ fn a_rebuild_of_unchanged_texts_reuses_their_analyses_and_records_the_same() {
                     .unwrap()
                     .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "sys"))
                     .count();
-                assert!(regions > 0, "no system-header region kept");
+                assert!(regions > 0, "no header region kept");
             }
             _ => {
                 assert!(!again.contains("analysed before"), "{again}");

@@ -1,22 +1,27 @@
-//! System-header regions: the runs of a unit's top-level items that lie
-//! wholly in system headers, and what each contributes to the unit — the
-//! system headers' (sealed) declarations, the names they declare `noreturn`,
-//! `const` or `pure` and the type names they define, and the identifiers
-//! they use as values — kept under a digest of the run's text.
+//! Header regions: the runs of a unit's top-level items that lie wholly in
+//! headers — what one `#include` of the unit's source brought in — and what
+//! each contributes to the unit: the headers' declarations (a system
+//! header's sealed), the names they declare `noreturn`, `const` or `pure` and
+//! the type names they define, and the identifiers they use as values, kept
+//! under a digest of the run's text.
 //!
-//! Most units of a project include the same system headers in the same order,
-//! and those headers are most of a unit's text (82 % of zlib's `adler32.c`
-//! preprocessed). A run met again is neither parsed nor walked: the unit is
-//! parsed without it (tree-sitter's included ranges, offsets kept) and what
-//! it contributes is taken as kept. What a run contributes depends only on
-//! what the key covers: its bytes (raw, with line markers, and as parsed),
-//! from the start of its first line, the file and line it starts at, and
-//! every file its lines come from with whether it is a system header. A
-//! run's items are never the project's own, so nothing of them is built,
-//! instrumented or reported.
+//! Most units of a project include the same headers in the same order, and
+//! those headers are most of a unit's text (82 % of zlib's `adler32.c`
+//! preprocessed is system headers; Lua's units share `lobject.h`,
+//! `lstate.h` and the rest). A run met again is neither parsed nor walked:
+//! the unit is parsed without it (tree-sitter's included ranges, offsets
+//! kept) and what it contributes is taken as kept. What a run contributes
+//! depends only on what the key covers: its bytes (raw, with line markers,
+//! and as parsed), from the start of its first line, the file and line it
+//! starts at, and every file its lines come from with whether it is a
+//! system header and whether it is the project's. A region that defines a
+//! function of the project's (which gets a graph and probes at its place in
+//! this unit's text), or whose project code has a syntax error or stray code
+//! (problems reported at their place), is analysed in every unit and never
+//! kept.
 //!
 //! The unit's analysis is the same with or without kept regions:
-//! `a_unit_analysed_with_kept_system_regions_is_the_unit_analysed_whole`.
+//! `a_unit_analysed_with_kept_header_regions_is_the_unit_analysed_whole`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -31,16 +36,16 @@ use crate::toplevel::Item;
 pub type RegionKey = [u8; 16];
 
 /// Changes whenever what a region keeps, or how it is computed, changes.
-const FORMAT: &[u8] = b"retest system region 1";
+const FORMAT: &[u8] = b"retest header region 1";
 
 /// A declaration with the order a unit lists it in: 0 for a function
 /// definition's, 1 for any other top-level node's, then the byte offset of
 /// what declares it.
 pub(crate) type Placed = (u8, usize, Declaration);
 
-/// What one run of system-header items contributes to a unit.
+/// What one run of header items contributes to a unit.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SystemRegion {
+pub struct Region {
     /// The files the declarations' spans name (`span.file` indexes this).
     pub files: Vec<String>,
     /// Each declaration with the order the unit lists it in: 0 for a
@@ -52,13 +57,14 @@ pub struct SystemRegion {
     pub typedefs: BTreeSet<String>,
     /// Identifiers used other than as a call's callee or in a declarator.
     pub uses: BTreeSet<String>,
-    /// Something of the run depends on where it stands (a definition named
-    /// by its byte offset): such a region is not kept.
+    /// Something of the run depends on where it stands in the unit (a
+    /// definition named by its byte offset, a function of the project's, a
+    /// problem): such a region is not kept.
     #[serde(skip)]
     pub placed: bool,
 }
 
-impl SystemRegion {
+impl Region {
     /// Adds a declaration found at byte `offset` of the run, its span's file
     /// an index into `pre.files`.
     pub(crate) fn add(&mut self, phase: u8, offset: usize, mut d: Declaration, pre: &Preprocessed) {
@@ -98,37 +104,37 @@ impl SystemRegion {
 }
 
 /// Where regions are kept.
-pub trait SystemRegions: Sync {
-    fn region(&self, key: &RegionKey) -> Option<SystemRegion>;
-    fn keep_region(&self, key: &RegionKey, region: &SystemRegion);
+pub trait Regions: Sync {
+    fn region(&self, key: &RegionKey) -> Option<Region>;
+    fn keep_region(&self, key: &RegionKey, region: &Region);
 }
 
 /// Keeps nothing: every run is analysed.
 pub struct NoRegions;
 
-impl SystemRegions for NoRegions {
-    fn region(&self, _: &RegionKey) -> Option<SystemRegion> {
+impl Regions for NoRegions {
+    fn region(&self, _: &RegionKey) -> Option<Region> {
         None
     }
-    fn keep_region(&self, _: &RegionKey, _: &SystemRegion) {}
+    fn keep_region(&self, _: &RegionKey, _: &Region) {}
 }
 
 /// Keeps regions for as long as it lives (the units of one `retest cfg`).
 #[derive(Default)]
-pub struct RegionsInMemory(Mutex<HashMap<RegionKey, SystemRegion>>);
+pub struct RegionsInMemory(Mutex<HashMap<RegionKey, Region>>);
 
-impl SystemRegions for RegionsInMemory {
-    fn region(&self, key: &RegionKey) -> Option<SystemRegion> {
+impl Regions for RegionsInMemory {
+    fn region(&self, key: &RegionKey) -> Option<Region> {
         self.0.lock().ok()?.get(key).cloned()
     }
-    fn keep_region(&self, key: &RegionKey, region: &SystemRegion) {
+    fn keep_region(&self, key: &RegionKey, region: &Region) {
         if let Ok(mut m) = self.0.lock() {
             m.entry(*key).or_insert_with(|| region.clone());
         }
     }
 }
 
-/// A run of consecutive items in system headers.
+/// A run of consecutive items in headers.
 pub(crate) struct Run {
     /// The items' indexes.
     pub items: std::ops::Range<usize>,
@@ -138,50 +144,47 @@ pub(crate) struct Run {
     pub key: RegionKey,
 }
 
-/// The maximal runs of items whose every line comes from a system header
-/// that is not the project's (`own_file`), in text order.
+/// The runs of items whose every line comes from a header (a file other than
+/// the unit's source, the first the preprocessor names), in text order.
 pub(crate) fn runs(pre: &Preprocessed, items: &[Item], line_starts: &[usize], own_file: &[bool]) -> Vec<Run> {
-    // the file of each line of the text, and whether it may be sealed
+    // the file of each line of the text
     let file_of_row: Vec<Option<u32>> =
         (0..line_starts.len()).map(|r| pre.map.lookup(r as u32).map(|(f, _)| f)).collect();
-    let sealable = |f: Option<u32>| {
-        f.is_some_and(|f| pre.files.get(f as usize).is_some_and(|x| x.system) && !own_file[f as usize])
-    };
-    // lines up to each line that may not be sealed (prefix counts)
-    let mut unsealable = Vec::with_capacity(file_of_row.len() + 1);
-    unsealable.push(0u32);
+    // lines up to each line that is not a header's (prefix counts)
+    let mut outside = Vec::with_capacity(file_of_row.len() + 1);
+    outside.push(0u32);
     for f in &file_of_row {
-        unsealable.push(unsealable.last().unwrap() + u32::from(!sealable(*f)));
+        outside.push(outside.last().unwrap() + u32::from(f.is_none_or(|f| f == 0)));
     }
     let row = |byte: usize| line_starts.partition_point(|&s| s <= byte) - 1;
-    let item_sealable = |it: &Item| {
+    let in_headers = |it: &Item| {
         if it.end <= it.start {
             return false;
         }
         let (a, b) = (row(it.start), row(it.end - 1));
-        unsealable[b + 1] == unsealable[a]
+        outside[b + 1] == outside[a]
     };
-    // Two items are kept apart where a line between them comes from a file
-    // that may not be sealed: the project's file that includes the next
-    // header. A run is what one `#include` of the project brought in, so the
-    // same header included by many units is one run in each (runs split at
-    // every header would be found more often, but each one is a file to
-    // read: on Lua's units, 87 % of the headers' bytes found against 73 %,
+    // Two items are kept apart where a line between them comes from the
+    // unit's source, which includes the next header. A run is what one
+    // `#include` of the source brought in, so the same header included by
+    // many units is one run in each (runs split at every header would be
+    // found more often, but each one is a file to read: on Lua's units,
+    // counting system headers alone, 87 % of their bytes found against 73 %,
     // in 1,346 runs against 198).
     let apart = |a: &Item, b: &Item| {
         let (ra, rb) = (row(a.end - 1), row(b.start));
-        unsealable[rb + 1] != unsealable[ra]
+        outside[rb + 1] != outside[ra]
     };
     let mut out = Vec::new();
     let mut i = 0;
     while i < items.len() {
-        if !item_sealable(&items[i]) {
+        if !in_headers(&items[i]) {
             i += 1;
             continue;
         }
         let first = i;
         i += 1;
-        while i < items.len() && item_sealable(&items[i]) && !apart(&items[i - 1], &items[i]) {
+        while i < items.len() && in_headers(&items[i]) && !apart(&items[i - 1], &items[i]) {
             i += 1;
         }
         let (start, end) = (items[first].start, items[i - 1].end);
@@ -195,7 +198,7 @@ pub(crate) fn runs(pre: &Preprocessed, items: &[Item], line_starts: &[usize], ow
         part(FORMAT);
         part(&pre.raw.as_bytes()[line_start..end]);
         part(&pre.text.as_bytes()[line_start..end]);
-        let (f0, l0) = pre.map.lookup(ra as u32).expect("a sealable line has a file");
+        let (f0, l0) = pre.map.lookup(ra as u32).expect("a header's line has a file");
         part(&l0.to_le_bytes());
         // every file the run's lines come from, in order of first appearance,
         // with its flag (a file's flag is set by the marker that first names
@@ -206,7 +209,7 @@ pub(crate) fn runs(pre: &Preprocessed, items: &[Item], line_starts: &[usize], ow
                 seen.push(*f);
                 let file = &pre.files[*f as usize];
                 part(file.path.as_bytes());
-                part(&[u8::from(file.system)]);
+                part(&[u8::from(file.system), u8::from(own_file[*f as usize])]);
             }
         }
         // the first line's file is named by index above: name it by path
@@ -237,7 +240,7 @@ mod tests {
     const X: &str = "# 1 \"/usr/include/x.h\" 1 3 4\nextern int x;\nextern int y;\n";
 
     #[test]
-    fn a_run_is_what_one_include_of_the_project_brought_keyed_by_its_text_and_place() {
+    fn a_run_is_what_one_include_of_the_source_brought_keyed_by_its_text_and_place() {
         let base = format!(
             "# 1 \"a.c\"\n{X}# 2 \"a.c\" 2\nint a;\n# 1 \"/usr/include/z.h\" 1 3 4\nextern int z;\n# 4 \"a.c\" 2\n"
         );
@@ -262,10 +265,16 @@ mod tests {
             let key = runs_of(&changed, &["a.c"])[0].1;
             assert_ne!(key, runs[0].1, "{changed}");
         }
-        // not a system header, or the project's own: no run
+        // not a system header, or the project's own: runs, under other keys
         let plain = base.replace(" 1 3 4", " 1");
-        assert!(runs_of(&plain, &["a.c"]).is_empty());
-        assert_eq!(runs_of(&base, &["a.c", "/usr/include/x.h"]).len(), 1, "only z.h's");
+        let own = runs_of(&base, &["a.c", "/usr/include/x.h"]);
+        for (other, what) in [(runs_of(&plain, &["a.c"]), "not a system header"), (own, "the project's")] {
+            assert_eq!(other.len(), 2, "{what}");
+            assert_ne!(other[0].1, runs[0].1, "{what}");
+            assert_eq!(other[1].1 == runs[1].1, what == "the project's", "{what}: z.h is as before");
+        }
+        // the unit's source itself is never a run
+        assert!(runs_of("# 1 \"a.c\"\nint a;\nint b;\n", &["a.c"]).is_empty());
     }
 
     #[test]
@@ -278,7 +287,7 @@ mod tests {
             mentions: Vec::new(),
             span: Some(retest_graph::Span { file: 1, line: 1, col: 1, end_line: 1 }),
         };
-        let mut g = SystemRegion::default();
+        let mut g = Region::default();
         g.add(1, 5, d.clone(), &pre);
         assert_eq!(g.files, ["/usr/include/x.h"]);
         assert_eq!(g.decls[0].2.span.unwrap().file, 0, "the region's own file table");
@@ -290,7 +299,7 @@ mod tests {
         // a unit without the file does not take the region
         assert!(g.placed_in(&Preprocessed::from_output("# 1 \"c.c\"\nint c;\n".into()), 0).is_none());
         // a definition named by its place is not kept
-        let mut h = SystemRegion::default();
+        let mut h = Region::default();
         h.add(0, 0, Declaration { names: vec!["<definition at byte 7>".into()], ..d }, &pre);
         assert!(h.placed);
     }
