@@ -198,11 +198,11 @@ pub(crate) fn runs(pre: &Preprocessed, items: &[Item], line_starts: &[usize], ow
         part(FORMAT);
         part(&pre.raw.as_bytes()[line_start..end]);
         part(&pre.text.as_bytes()[line_start..end]);
-        let (f0, l0) = pre.map.lookup(ra as u32).expect("a header's line has a file");
+        let (_, l0) = pre.map.lookup(ra as u32).expect("a header's line has a file");
         part(&l0.to_le_bytes());
-        // every file the run's lines come from, in order of first appearance,
-        // with its flag (a file's flag is set by the marker that first names
-        // it, which may precede the run)
+        // every file the run's lines come from by path, the first line's
+        // first, with its flags (a file's system flag is set by the marker
+        // that first names it, which may precede the run)
         let mut seen: Vec<u32> = Vec::new();
         for f in file_of_row[ra..=rb].iter().flatten() {
             if !seen.contains(f) {
@@ -212,8 +212,6 @@ pub(crate) fn runs(pre: &Preprocessed, items: &[Item], line_starts: &[usize], ow
                 part(&[u8::from(file.system), u8::from(own_file[*f as usize])]);
             }
         }
-        // the first line's file is named by index above: name it by path
-        part(pre.files[f0 as usize].path.as_bytes());
         out.push(Run { items: first..i, start, end, key: h.digest128().to_le_bytes() });
     }
     out

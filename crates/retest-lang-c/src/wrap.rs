@@ -175,8 +175,8 @@ pub struct SourceAnalysis {
 /// asks for when `write_dependencies`), the C or C++ front end (by the
 /// source's name or `-x`), probe pairing under `-O`, paths made relative to
 /// `root`, and the unit's key and identity flags. Sources outside `root` and
-/// those a build system writes to check the compiler are left out. System
-/// headers' regions are taken from `regions` where kept there.
+/// those a build system writes to check the compiler are left out. Header
+/// regions are taken from `regions` where kept there.
 pub fn analyse_command(
     args: &[String],
     compiler: &str,
@@ -404,7 +404,7 @@ impl Prepared {
             return out;
         }
         let analyser = Analyser::new(&parsed, &opts.root, &opts.cwd);
-        let r_regions: &dyn Regions = match opts.reuse {
+        let regions: &dyn Regions = match opts.reuse {
             Some(r) => r.regions(),
             None => &NoRegions,
         };
@@ -431,7 +431,7 @@ impl Prepared {
             let (unit, plan, build_hash, instrumented) = match kept {
                 Some(k) => k,
                 None => {
-                    let tu = analyser.analyse(&pre, cpp, r_regions);
+                    let tu = analyser.analyse(&pre, cpp, regions);
                     let Plan { probes: plan, recording } = (opts.plan_for)(&s.key, &src_hash, &tu.unit);
                     let bh = build_hash_with(&src_hash, &plan, &recording);
                     let instrumented = instrument_with(&pre.raw, &tu, &plan, &recording, &bh);
