@@ -61,14 +61,14 @@ pub struct Region {
     /// definition named by its byte offset, a function of the project's, a
     /// problem): such a region is not kept.
     #[serde(skip)]
-    pub placed: bool,
+    pub not_kept: bool,
 }
 
 impl Region {
     /// Adds a declaration found at byte `offset` of the run, its span's file
     /// an index into `pre.files`.
     pub(crate) fn add(&mut self, phase: u8, offset: usize, mut d: Declaration, pre: &Preprocessed) {
-        self.placed |= d.names.iter().any(|n| n.starts_with('<'));
+        self.not_kept |= d.names.iter().any(|n| n.starts_with('<'));
         if let Some(s) = d.span.as_mut() {
             let path = &pre.files[s.file as usize].path;
             s.file = match self.files.iter().position(|f| f == path) {
@@ -299,6 +299,6 @@ mod tests {
         // a definition named by its place is not kept
         let mut h = Region::default();
         h.add(0, 0, Declaration { names: vec!["<definition at byte 7>".into()], ..d }, &pre);
-        assert!(h.placed);
+        assert!(h.not_kept);
     }
 }

@@ -457,7 +457,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         // a function of the project's in a header: built at its place in
         // this unit, so its region is analysed in every unit
         if let Some(r) = run_at(d.range.start_byte) {
-            fresh[r].placed = true;
+            fresh[r].not_kept = true;
         }
         let is_static = head_is_static(d, src);
         let cfgs = build_function(d, &facts);
@@ -483,7 +483,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
             && file_at(lines.point(it.start).row).is_some_and(is_own)
         {
             if let Some(r) = run_at(it.start) {
-                fresh[r].placed = true;
+                fresh[r].not_kept = true;
             }
             let r = lines.range(it.start, it.end);
             let p = Problem {
@@ -514,7 +514,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         if n.has_error()
             && let Some(r) = run_at(n.start_byte())
         {
-            fresh[r].placed = true;
+            fresh[r].not_kept = true;
         }
         if kind_of(n) == "ERROR" {
             let p = Problem {
@@ -567,7 +567,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
     for (r, g) in runs.iter().zip(&fresh) {
         if let Some(regions) = regions
             && run_at(r.start).is_some()
-            && !g.placed
+            && !g.not_kept
         {
             regions.keep_region(&r.key, g);
         }
