@@ -99,74 +99,72 @@ pub fn preorder<'t>(root: Ts<'t>, mut visit: impl FnMut(Ts<'t>, usize) -> bool) 
     }
 }
 
-/// The identifiers under `root` used other than as the callee of a call
-/// (`f (…)`, `(f) (…)`) or as the name a declarator declares: where a
-/// function's name is among them, its address is taken. Only the first child
-/// in a field is that field's, as `child_by_field_name` answers; the walk
-/// goes into named nodes only, with one cursor and its own ancestors (asking
-/// tree-sitter for a node's parent searches down from the root).
-pub fn value_uses(root: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
-    struct Open<'t> {
-        kind: &'t str,
-        /// The node is its parent's (first) `function`.
-        is_function: bool,
-        seen_function: bool,
-        seen_declarator: bool,
-    }
+/// Visits `root` and the nodes under it in preorder, like [`preorder`], with
+/// the ancestors of each node within the subtree (outermost first) instead
+/// of its depth: asking tree-sitter for a node's parent searches down from
+/// the root.
+fn preorder_with_path<'t>(root: Ts<'t>, mut visit: impl FnMut(Ts<'t>, &[Ts<'t>]) -> bool) {
     let mut c = root.walk();
-    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut path: Vec<Ts<'t>> = Vec::new();
     loop {
         let n = c.node();
-        let field = if open.is_empty() { None } else { c.field_name() };
-        let (is_function, is_declarator) = match open.last_mut() {
-            Some(p) => {
-                let f = field == Some("function") && !std::mem::replace(&mut p.seen_function, true);
-                let d = field == Some("declarator") && !std::mem::replace(&mut p.seen_declarator, true);
-                (f, d)
-            }
-            None => (false, false),
-        };
-        let kind = kind_of(n);
-        let descend = if kind == "identifier" && (open.is_empty() || n.is_named()) {
-            let callee_or_declarator = match open.last() {
-                None => false,
-                Some(p) => match p.kind {
-                    "call_expression" => is_function,
-                    "function_declarator"
-                    | "pointer_declarator"
-                    | "array_declarator"
-                    | "init_declarator"
-                    | "attributed_declarator" => is_declarator,
-                    "parenthesized_declarator" => true,
-                    "declaration" | "parameter_declaration" | "field_declaration" | "type_definition" => is_declarator,
-                    // `(f)(x)` is still a direct call
-                    "parenthesized_expression" => {
-                        p.is_function && open.len() >= 2 && open[open.len() - 2].kind == "call_expression"
-                    }
-                    _ => false,
-                },
-            };
-            if !callee_or_declarator {
-                out.insert(src_text(n, src).to_string());
-            }
-            false
-        } else {
-            open.is_empty() || n.is_named()
-        };
-        if descend && c.goto_first_child() {
-            open.push(Open { kind, is_function, seen_function: false, seen_declarator: false });
+        if visit(n, &path) && c.goto_first_child() {
+            path.push(n);
             continue;
         }
         loop {
-            if open.is_empty() {
+            if path.is_empty() {
                 return;
             }
             if c.goto_next_sibling() {
                 break;
             }
             c.goto_parent();
-            open.pop();
+            path.pop();
         }
+    }
+}
+
+/// The identifiers under `root` used other than as the callee of a call
+/// (`f (…)`, `(f) (…)`) or as the name a declarator declares: where a
+/// function's name is among them, its address is taken. Only the first child
+/// in a field is that field's, as `child_by_field_name` answers; the walk
+/// goes into named nodes only.
+pub fn value_uses(root: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
+    preorder_with_path(root, |n, path| {
+        if kind_of(n) == "identifier" && (path.is_empty() || n.is_named()) {
+            if !is_callee_or_declarator(n, path) {
+                out.insert(src_text(n, src).to_string());
+            }
+            return false;
+        }
+        path.is_empty() || n.is_named()
+    });
+}
+
+/// Whether identifier `id`, below `path`, is a call's callee or the name a
+/// declarator declares. Above `root` is a top-level node's parent, the
+/// translation unit: neither.
+fn is_callee_or_declarator(id: Ts<'_>, path: &[Ts<'_>]) -> bool {
+    let Some((&p, above)) = path.split_last() else { return false };
+    let is_field = |of: Ts<'_>, f: &str, x: Ts<'_>| of.child_by_field_name(f).map(|c| c.id()) == Some(x.id());
+    match kind_of(p) {
+        "call_expression" => is_field(p, "function", id),
+        "function_declarator"
+        | "pointer_declarator"
+        | "array_declarator"
+        | "init_declarator"
+        | "attributed_declarator"
+        | "declaration"
+        | "parameter_declaration"
+        | "field_declaration"
+        | "type_definition" => is_field(p, "declarator", id),
+        "parenthesized_declarator" => true,
+        // `(f)(x)` is still a direct call
+        "parenthesized_expression" => {
+            above.last().is_some_and(|&g| kind_of(g) == "call_expression" && is_field(g, "function", p))
+        }
+        _ => false,
     }
 }
 
@@ -356,29 +354,11 @@ fn is_parameter_name_below(n: Ts<'_>, path: &[Ts<'_>]) -> bool {
 /// (see [`push_tokens`]); named children only. `params`: leave out the names
 /// parameter declarations bind.
 fn collect(root: Ts<'_>, src: &[u8], names: &Names<'_>, skip: &dyn Fn(Ts<'_>) -> bool, params: bool, u: &mut Uses) {
-    let mut c = root.walk();
-    // the ancestors of the cursor's node within the subtree, outermost first
-    let mut path: Vec<Ts<'_>> = Vec::new();
-    loop {
-        let n = c.node();
-        let descend = (path.is_empty() || n.is_named())
-            && !(params && is_parameter_name_below(n, &path))
-            && visit(n, src, names, skip, params, u);
-        if descend && c.goto_first_child() {
-            path.push(n);
-            continue;
-        }
-        loop {
-            if path.is_empty() {
-                return;
-            }
-            if c.goto_next_sibling() {
-                break;
-            }
-            c.goto_parent();
-            path.pop();
-        }
-    }
+    preorder_with_path(root, |n, path| {
+        (path.is_empty() || n.is_named())
+            && !(params && is_parameter_name_below(n, path))
+            && visit(n, src, names, skip, params, u)
+    });
 }
 
 /// One node of [`collect`]: records what it uses; whether its children are
