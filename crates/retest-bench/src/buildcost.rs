@@ -66,28 +66,26 @@ struct Variant {
     fresh: bool,
 }
 
+/// Build command `b` through `retest build` (`r`), with `env` before it and
+/// `options` after `build`.
+fn through(r: &Path, env: &str, options: &str, b: &str) -> String {
+    format!("{env}{} build{options} -- sh -c {}", quote(&r.to_string_lossy()), quote(b))
+}
+
 fn variants() -> Vec<Variant> {
     vec![
         Variant { name: "plain", cmd: |_, b| format!("export CC=gcc; {b}"), fresh: false },
         Variant { name: "gcc --coverage", cmd: |_, b| format!("export CC='gcc --coverage'; {b}"), fresh: false },
-        Variant {
-            name: "retest build (first build)",
-            cmd: |r, b| format!("{} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
-            fresh: true,
-        },
+        Variant { name: "retest build (first build)", cmd: |r, b| through(r, "", "", b), fresh: true },
         Variant {
             name: "retest build (RETEST_REUSE=0)",
-            cmd: |r, b| format!("RETEST_REUSE=0 {} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            cmd: |r, b| through(r, "RETEST_REUSE=0 ", "", b),
             fresh: false,
         },
-        Variant {
-            name: "retest build (texts analysed before)",
-            cmd: |r, b| format!("{} build -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
-            fresh: false,
-        },
+        Variant { name: "retest build (texts analysed before)", cmd: |r, b| through(r, "", "", b), fresh: false },
         Variant {
             name: "retest build --mcdc --paths (first build)",
-            cmd: |r, b| format!("{} build --mcdc --paths -- sh -c {}", quote(&r.to_string_lossy()), quote(b)),
+            cmd: |r, b| through(r, "", " --mcdc --paths", b),
             fresh: true,
         },
     ]
