@@ -112,21 +112,21 @@ fn parse_ranges(text: &str, range: Option<tree_sitter::Range>) -> tree_sitter::T
 }
 
 /// Byte offsets to tree-sitter points.
-struct Lines(Vec<usize>);
+pub(crate) struct Lines(pub(crate) Vec<usize>);
 
 impl Lines {
-    fn new(src: &[u8]) -> Lines {
+    pub(crate) fn new(src: &[u8]) -> Lines {
         let mut starts = vec![0];
         starts.extend(src.iter().enumerate().filter(|(_, c)| **c == b'\n').map(|(i, _)| i + 1));
         Lines(starts)
     }
 
-    fn point(&self, byte: usize) -> tree_sitter::Point {
+    pub(crate) fn point(&self, byte: usize) -> tree_sitter::Point {
         let row = self.0.partition_point(|&s| s <= byte) - 1;
         tree_sitter::Point { row, column: byte - self.0[row] }
     }
 
-    fn range(&self, start: usize, end: usize) -> tree_sitter::Range {
+    pub(crate) fn range(&self, start: usize, end: usize) -> tree_sitter::Range {
         tree_sitter::Range {
             start_byte: start,
             end_byte: end,
@@ -720,7 +720,7 @@ pub(crate) fn derive_unit_probes(
     complete_nodes
 }
 
-fn first_chars(s: &str, n: usize) -> String {
+pub(crate) fn first_chars(s: &str, n: usize) -> String {
     if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
 }
 

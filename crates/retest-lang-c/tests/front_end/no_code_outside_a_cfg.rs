@@ -1,7 +1,7 @@
 //! The front end's first invariant: no executable code outside a CFG. Every
-//! line `gcc --coverage` instruments lies in the span of a function the front
-//! end built (analysable or not), every function gcov knows has a procedure,
-//! and definitions of every form C has had are read.
+//! line `gcc --coverage` (`g++ --coverage`) instruments lies in the span of a
+//! function the front end built (analysable or not), every function gcov knows
+//! has a procedure, and definitions of every form C has had are read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,10 +48,26 @@ fn sources() -> Vec<(PathBuf, Vec<String>)> {
     out
 }
 
-/// Lines and functions gcov lists for `file` (compiled with `--coverage`, not run).
-fn gcov_lines(file: &Path, flags: &[String], work: &Path) -> (Vec<u32>, BTreeMap<String, (u32, u32)>) {
+/// (source file, flags): the C++ corpus, every file of it.
+fn cpp_sources() -> Vec<(PathBuf, Vec<String>)> {
+    let corpus = root().join("crates/retest-lang-c/tests/corpus");
+    [
+        ("elevator.cc", "-std=c++17"),
+        ("constructs.cc", "-std=c++17"),
+        ("constexpr.cc", "-std=c++20"),
+        ("faults.cc", "-std=c++17"),
+        ("std_headers.cc", "-std=c++17"),
+    ]
+    .into_iter()
+    .map(|(f, flag)| (corpus.join(f), vec![flag.to_string()]))
+    .collect()
+}
+
+/// Lines and functions gcov lists for `file` (compiled by `compiler` with
+/// `--coverage`, not run); functions by their names as gcov demangles them.
+fn gcov_lines(compiler: &str, file: &Path, flags: &[String], work: &Path) -> (Vec<u32>, BTreeMap<String, (u32, u32)>) {
     let obj = work.join("unit.o");
-    let st = Command::new("gcc")
+    let st = Command::new(compiler)
         .args(flags)
         .args(["--coverage", "-w", "-c"])
         .arg(file)
@@ -59,10 +75,10 @@ fn gcov_lines(file: &Path, flags: &[String], work: &Path) -> (Vec<u32>, BTreeMap
         .arg(&obj)
         .current_dir(work)
         .status()
-        .expect("gcc runs (install gcc)");
-    assert!(st.success(), "gcc --coverage -c {}", file.display());
+        .unwrap_or_else(|e| panic!("{compiler} runs (install gcc and g++): {e}"));
+    assert!(st.success(), "{compiler} --coverage -c {}", file.display());
     let out = Command::new("gcov")
-        .args(["--json-format", "--stdout", "-o"])
+        .args(["--json-format", "--stdout", "--demangled-names", "-o"])
         .arg(&obj)
         .arg(file)
         .current_dir(work)
@@ -82,12 +98,49 @@ fn gcov_lines(file: &Path, flags: &[String], work: &Path) -> (Vec<u32>, BTreeMap
         }
         for g in f["functions"].as_array().expect("functions") {
             functions.insert(
-                g["name"].as_str().expect("name").to_string(),
+                g["demangled_name"].as_str().or(g["name"].as_str()).expect("name").to_string(),
                 (g["start_line"].as_u64().unwrap() as u32, g["end_line"].as_u64().unwrap() as u32),
             );
         }
     }
     (lines, functions)
+}
+
+/// Every line gcov instruments in `file` lies in the span of one of `tu`'s
+/// procedures, and every function gcov knows there has one (by name, as
+/// `same_name` compares them, and by the line it starts at).
+fn check_against_gcov(
+    compiler: &str,
+    file: &Path,
+    flags: &[String],
+    tu: &retest_lang_c::Unit,
+    same_name: &dyn Fn(&str, &str) -> bool,
+    work: &Path,
+) {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let spans: Vec<(String, u32, u32)> = tu
+        .procedures
+        .iter()
+        .filter_map(|p| p.span.map(|s| (p.name.clone(), s)))
+        .filter(|(_, s)| tu.file_path(s).ends_with(&name))
+        .map(|(n, s)| (n, s.line, s.end_line))
+        .collect();
+    let (lines, functions) = gcov_lines(compiler, file, flags, work);
+    assert!(!lines.is_empty(), "{}: gcov lists no lines", file.display());
+    for l in &lines {
+        assert!(
+            spans.iter().any(|(_, a, b)| a <= l && l <= b),
+            "{}:{l}: gcov instruments this line, but it lies in no function's CFG",
+            file.display()
+        );
+    }
+    for (f, (a, _)) in &functions {
+        assert!(
+            spans.iter().any(|(n, s, e)| same_name(n, f) && s <= a && a <= e),
+            "{}:{a}: gcov knows function {f}, the front end does not",
+            file.display()
+        );
+    }
 }
 
 /// Guards the invariant "no code outside a CFG":
@@ -100,31 +153,66 @@ fn every_line_gcov_instruments_lies_in_a_cfg() {
         let pre = run_preprocessor("cc", &flags, &file, &dir).expect("preprocess");
         let tu = analyze(&pre, &|f| !f.system).unit;
         assert!(tu.unattributed_error.is_none(), "{}: {:?}", file.display(), tu.unattributed_error);
-        let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        let spans: Vec<(String, u32, u32)> = tu
-            .procedures
-            .iter()
-            .filter_map(|p| p.span.map(|s| (p.name.clone(), s)))
-            .filter(|(_, s)| tu.file_path(s).ends_with(&name))
-            .map(|(n, s)| (n, s.line, s.end_line))
-            .collect();
-        let (lines, functions) = gcov_lines(&file, &flags, work.path());
-        assert!(!lines.is_empty(), "{}: gcov lists no lines", file.display());
-        for l in &lines {
-            assert!(
-                spans.iter().any(|(_, a, b)| a <= l && l <= b),
-                "{}:{l}: gcov instruments this line, but it lies in no function's CFG",
-                file.display()
-            );
+        // an `asm("label")` definition is known to gcov by its label, `*label`
+        let same_name = |ours: &str, gcov: &str| ours == gcov || gcov.starts_with('*');
+        check_against_gcov("gcc", &file, &flags, &tu, &same_name, work.path());
+    }
+}
+
+/// The same invariant for C++, on every file of the C++ corpus: among them
+/// `std_headers.cc`, where project code follows standard headers that
+/// tree-sitter-cpp misreads in part (after `<iostream>`, the unit's next
+/// function was once not found at all). gcov names a lambda by its
+/// enclosing function and a function by its parameter types as the
+/// compiler spells them; the procedure is matched by the line it starts at.
+#[test]
+fn every_line_gcov_instruments_in_cpp_lies_in_a_cfg() {
+    let work = tempfile::tempdir().unwrap();
+    for (file, flags) in cpp_sources() {
+        let dir = file.parent().unwrap().to_path_buf();
+        let pre = run_preprocessor("c++", &flags, &file, &dir).expect("preprocess");
+        let tu = retest_lang_c::cpp::analyze(&pre, &|f| !f.system, retest_lang_c::cpp::Dialect::of_flags(&flags)).unit;
+        check_against_gcov("g++", &file, &flags, &tu, &same_cpp_name, work.path());
+    }
+}
+
+/// Whether a procedure's name and a function's name as gcov demangles it
+/// name the same function: the same qualified name before the parameters,
+/// template arguments and a template's return type left out (`S<int>::get(int) const` is `S::get(int)
+/// const`); a lambda is one of its enclosing function's
+/// (`f(int)::{lambda(int)#1}::operator()(int) const` is `f::lambda#1`).
+fn same_cpp_name(ours: &str, gcov: &str) -> bool {
+    fn without_template_arguments(s: &str) -> String {
+        let mut depth = 0;
+        let mut out = String::new();
+        for (i, c) in s.char_indices() {
+            match c {
+                // `operator<` and `operator<<` are names, not argument lists
+                '<' if !s[..i].ends_with("operator") && !s[..i].ends_with("operator<") => depth += 1,
+                '>' if depth > 0 => depth -= 1,
+                _ if depth == 0 => out.push(c),
+                _ => {}
+            }
         }
-        for (f, (a, _)) in &functions {
-            assert!(
-                // an `asm("label")` definition is known to gcov by its label, `*label`
-                spans.iter().any(|(n, s, e)| (n == f || f.starts_with('*')) && s <= a && a <= e),
-                "{}:{a}: gcov knows function {f}, the front end does not",
-                file.display()
-            );
+        out
+    }
+    // the qualified name, without the return type a template's name has
+    // (`int biggest<int>(…)`); `operator bool` is one name
+    fn head(s: &str) -> &str {
+        let from = s.find("operator()").map_or(0, |i| i + "operator()".len());
+        let name = s[from..].find('(').map_or(s, |i| &s[..from + i]);
+        let mut start = 0;
+        for (i, _) in name.match_indices(' ') {
+            if !name[..i].ends_with("operator") {
+                start = i + 1;
+            }
         }
+        &name[start..]
+    }
+    let gcov = without_template_arguments(gcov);
+    match gcov.find("::{lambda(") {
+        Some(at) => ours.starts_with(&format!("{}::lambda#", head(&gcov[..at]))),
+        None => head(ours) == head(&gcov),
     }
 }
 
