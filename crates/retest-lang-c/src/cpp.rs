@@ -1063,8 +1063,9 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
         let system = file.is_none_or(|f| f.system);
-        decls_out.push(function_declaration(d, src, span, system, &found.classes));
-        if !file.is_some_and(is_own) {
+        let own = file.is_some_and(is_own);
+        decls_out.push(function_declaration(d, src, span, system, !own, &found.classes));
+        if !own {
             continue;
         }
         // an inline method defined twice in one unit cannot be; a name that repeats
@@ -1218,13 +1219,16 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
 }
 
 /// A definition's declaration item: its signature, or — for a function that may
-/// run while compiling — its whole text, so that a change to its body is a
-/// change of what every use of its name means.
+/// run while compiling, or one the project does not own (`body`: it gets no
+/// CFG, as an inline function of a header reached through `-isystem`) — its
+/// whole text, so that a change to its body is a change of what every use of
+/// its name means.
 fn function_declaration(
     d: &Definition<'_>,
     src: &[u8],
     span: Option<Span>,
     system: bool,
+    body: bool,
     classes: &BTreeMap<String, ClassInfo>,
 ) -> Declaration {
     let qualified = retest_graph::unit::qualified_name(&d.name);
@@ -1234,7 +1238,7 @@ fn function_declaration(
     for h in &d.head {
         mentions.extend(syntax::mentions(*h, src, &|_| false).refs);
     }
-    if d.evaluation.body_is_declaration()
+    if (body || d.evaluation.body_is_declaration())
         && let Some(b) = d.body
     {
         text.push(' ');
@@ -1340,6 +1344,25 @@ mod tests {
                 (Variable, "TOP".to_string(), "const int TOP = 1 ;"),
             ]
         );
+    }
+
+    /// A function of a header that is not the project's gets no CFG, so its
+    /// declaration holds its body: a change to the body changes it.
+    #[test]
+    fn a_function_the_project_does_not_own_is_declared_with_its_body() {
+        let decl = |body: &str| {
+            let text = format!(
+                "# 1 \"u.cpp\"\n# 1 \"sys.h\" 1 3\ninline int twice(int v) {{ {body} }}\n# 2 \"u.cpp\" 2\n\
+                 int f() {{ return twice(2); }}\n"
+            );
+            let pre = Preprocessed::from_output(text);
+            let unit = super::analyze(&pre, &|f| f.path != "sys.h", Dialect::DEFAULT).unit;
+            let d = unit.decls.iter().find(|d| d.names == ["twice"]).expect("twice is declared").clone();
+            assert!(d.text.starts_with('#'), "a system header's declaration is sealed: {}", d.text);
+            d.text
+        };
+        assert_ne!(decl("return 2 * v;"), decl("return 3 * v;"));
+        assert_eq!(decl("return 2 * v;"), decl("return  2*v;"));
     }
 
     /// A call ends at the exit only when every declaration of its name is

@@ -449,9 +449,10 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         let span = span_at(d.range.start_point, d.range.end_point);
         let file = file_at(d.range.start_point.row);
         let system = file.is_none_or(|f| f.system);
-        place(0, d.range.start_byte, function_declaration(d, pre, span, system), &mut fresh);
+        let own = file.is_some_and(is_own);
+        place(0, d.range.start_byte, function_declaration(d, pre, span, system, !own), &mut fresh);
         fn_names.insert(d.name.clone());
-        if !file.is_some_and(is_own) || d.name.is_empty() {
+        if !own || d.name.is_empty() {
             continue;
         }
         // a function of the project's in a header: built at its place in
@@ -632,9 +633,19 @@ fn definition_text(d: &Definition<'_>, src: &[u8]) -> String {
 
 /// The declaration item of a definition: its signature (so a changed signature
 /// is a changed declaration of the name), and the names the head mentions.
-fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Span>, system: bool) -> Declaration {
+/// A definition's declaration item: its signature; with `body` (a definition
+/// the project does not own, which gets no CFG: an inline function of a
+/// header reached through `-isystem`), its whole text, so that a change to
+/// its body is a change of what every call of it means.
+fn function_declaration(
+    d: &Definition<'_>,
+    pre: &Preprocessed,
+    span: Option<Span>,
+    system: bool,
+    body: bool,
+) -> Declaration {
     let src = pre.text.as_bytes();
-    let mut sig = d.signature(src);
+    let mut sig = if body { definition_text(d, src) } else { d.signature(src) };
     let hidden = pre.attributes_within(d.range.start_byte..d.braces.map_or(d.range.end_byte, |b| b.0));
     if !hidden.is_empty() {
         sig.push(' ');
@@ -643,6 +654,10 @@ fn function_declaration(d: &Definition<'_>, pre: &Preprocessed, span: Option<Spa
     let mut mentions = BTreeSet::new();
     for h in &d.head {
         let u = crate::syntax::mentions(*h, src, &|_| false);
+        mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
+    }
+    if body && let Some(b) = d.body {
+        let u = crate::syntax::mentions(b, src, &|_| false);
         mentions.extend(u.refs.into_iter().filter(|r| *r != d.name));
     }
     Declaration {

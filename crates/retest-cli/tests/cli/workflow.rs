@@ -497,3 +497,43 @@ fn cfg_of_a_file_with_syntax_errors_says_where_the_first_one_is() {
         assert!(!e.contains("warning"), "{args:?}: {e}");
     }
 }
+
+/// An inline function of a header the build reaches through `-isystem` (a
+/// vendored library's, say) gets no CFG, but a change to its body is a
+/// change of its declaration: the tests that call it are selected, the
+/// others not. (Its declaration was once its signature alone, and such a
+/// change selected nothing while the test that called it failed.)
+#[test]
+fn a_changed_function_in_an_isystem_header_selects_its_callers() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::create_dir(dir.join("vendor")).unwrap();
+    let header =
+        "static inline int twice(int v) { return 2 * v; }\nstatic inline int thrice(int v) { return 3 * v; }\n";
+    std::fs::write(dir.join("vendor/h.h"), header).unwrap();
+    std::fs::write(dir.join("t1.c"), "#include <h.h>\nint main(void) { return twice(2) == 4 ? 0 : 1; }\n").unwrap();
+    std::fs::write(dir.join("t2.c"), "#include <h.h>\nint main(void) { return thrice(2) == 6 ? 0 : 1; }\n").unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all: t1 t2\nt1: t1.c vendor/h.h\n\t$(CC) -isystem vendor -O0 -o t1 t1.c\n\
+         t2: t2.c vendor/h.h\n\t$(CC) -isystem vendor -O0 -o t2 t2.c\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"t1\"\ncmd = \"./t1\"\n\n[[test]]\nname = \"t2\"\ncmd = \"./t2\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let r = retest(dir, &["run"], 0);
+    assert!(stdout(&r).contains("2 passed"), "{}", stdout(&r));
+    write_newer(&dir.join("vendor/h.h"), header.replace("2 * v", "3 * v"));
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let names: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["t1"], "{v}");
+    assert!(v.to_string().contains("the declaration of `twice` changed"), "{v}");
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+}
