@@ -455,6 +455,31 @@ fn declared_without_noreturn(
     out
 }
 
+/// Whether the text of `n` (an `ERROR` node) is explicit instantiations
+/// alone, which tree-sitter-cpp cannot read (`extern template
+/// FlagRegisterer::FlagRegisterer(const char*, bool*);`, `template class
+/// V<int>;`): they declare no name and hold no code, so nothing is hidden
+/// where the parser failed. Each must be `[extern] template` and a name with
+/// its template arguments or parameter types and nothing else: no braces,
+/// no `=`, no operator, and it ends as a class or a function does.
+fn explicit_instantiations_only(n: Ts<'_>, src: &[u8]) -> bool {
+    are_explicit_instantiations(&normalized(n, src))
+}
+
+/// [`explicit_instantiations_only`] on a node's normalised text.
+fn are_explicit_instantiations(text: &str) -> bool {
+    let names_only = |p: &str| {
+        p.chars().all(|c| c.is_alphanumeric() || " _:<>,*&()[]\".~".contains(c))
+            && (p.ends_with(')') || p.ends_with('>') || ["const", "noexcept"].iter().any(|q| p.ends_with(q)))
+    };
+    // the parser's recovery may end the node on the next one's `extern`
+    let text = text.strip_suffix("extern").unwrap_or(text);
+    text.split(';').map(str::trim).filter(|p| !p.is_empty()).all(|p| {
+        let p = p.strip_prefix("extern ").unwrap_or(p);
+        p.strip_prefix("template ").is_some_and(|rest| !rest.starts_with('<') && names_only(rest))
+    })
+}
+
 /// The declaration items of one member of namespace scope, as C's
 /// [`decls::top_level_items`] gives them, and C++'s own: type aliases
 /// (`using T = …;`), namespace aliases and concepts (types), and `using`
@@ -1140,7 +1165,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     // change to the unit selects every test (as a C unit's code outside every
     // function does)
     let mut unattributed_error = None;
-    for n in found.stray.iter().filter(|n| own(**n)) {
+    for n in found.stray.iter().filter(|n| own(**n) && !explicit_instantiations_only(**n, src)) {
         let p = Problem {
             span: span_at(n.start_position(), n.end_position()),
             message: format!(
@@ -1379,6 +1404,39 @@ mod tests {
         let pre = Preprocessed::from_output(text.to_string());
         let unit = super::analyze(&pre, &|_| true, Dialect::DEFAULT).unit;
         assert_eq!(unit.noreturn, ["die"]);
+    }
+
+    /// Explicit instantiations the parser cannot read hide nothing: no error
+    /// of the unit's; anything else in the same unread text still is one.
+    #[test]
+    fn unread_explicit_instantiations_are_no_error_outside_a_function() {
+        let prelude = "# 1 \"u.cpp\"\nstruct FR { template <class T> FR(T *a) {} };\n";
+        let text = format!(
+            "{prelude}extern template FR::FR(int *);\nextern template FR::FR(long *);\n\
+             extern template FR::FR(double *);\nint after(int x) {{ return x + 1; }}\n"
+        );
+        let (names, stray) = analysed(&text);
+        assert_eq!(names, ["FR::FR(T*)", "after(int)", "<static initialisation>"]);
+        assert_eq!(stray, None);
+        for yes in [
+            "extern template FR :: FR ( int * ) ;",
+            "extern template __attribute__ ( ( visibility ( \"default\" ) ) ) FR :: FR ( const char * , bool * ) ;",
+            "template class V < int > ; extern template int f < long > ( long ) const",
+            "extern template FR :: FR ( int * ) ; extern",
+        ] {
+            assert!(super::are_explicit_instantiations(yes), "{yes}");
+        }
+        for no in [
+            "extern template FR :: FR ( int * ) int hidden",
+            "extern template int x = 3",
+            "template < class T > void f ( )",
+            "extern template FR :: FR ( int * ) @@",
+            "template void f ( ) { }",
+            "extern template FR :: FR ( int * ) ; int hidden",
+            "extern template FR :: FR ( int * ) ; int extern",
+        ] {
+            assert!(!super::are_explicit_instantiations(no), "{no}");
+        }
     }
 
     /// What the parser cannot read among a namespace's members may hide a
