@@ -36,13 +36,9 @@ pub fn parse(text: &str) -> tree_sitter::Tree {
     parse_ranges(text, &[])
 }
 
-/// Parses only the bytes of `ranges` (ascending, disjoint; offsets, rows and
-/// columns stay the text's), or, with none, all of it.
+/// Parses only the bytes of `ranges` with tree-sitter-cpp ([`syntax::parse_in`]).
 fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> tree_sitter::Tree {
-    let mut p = tree_sitter::Parser::new();
-    p.set_language(&tree_sitter_cpp::LANGUAGE.into()).expect("tree-sitter-cpp ABI is compatible");
-    p.set_included_ranges(ranges).expect("ascending, disjoint ranges within the text are valid");
-    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+    syntax::parse_in(tree_sitter_cpp::LANGUAGE.into(), text, ranges)
 }
 
 /// The unit parsed whole; from the first top-level node on that starts in the
@@ -426,7 +422,7 @@ fn declared_without_noreturn(
     let mut out = BTreeSet::new();
     let mut add = |n: Ts<'_>| {
         if !matches!(n.kind(), "declaration" | "function_definition" | "field_declaration")
-            || syntax::contains_token(n, src, &["noreturn", "__noreturn__", "_Noreturn"])
+            || syntax::contains_token(n, src, decls::NORETURN_WORDS)
         {
             return;
         }
@@ -455,18 +451,13 @@ fn declared_without_noreturn(
     out
 }
 
-/// Whether the text of `n` (an `ERROR` node) is explicit instantiations
+/// Whether `text` (an `ERROR` node's, normalised) is explicit instantiations
 /// alone, which tree-sitter-cpp cannot read (`extern template
 /// FlagRegisterer::FlagRegisterer(const char*, bool*);`, `template class
 /// V<int>;`): they declare no name and hold no code, so nothing is hidden
 /// where the parser failed. Each must be `[extern] template` and a name with
 /// its template arguments or parameter types and nothing else: no braces,
 /// no `=`, no operator, and it ends as a class or a function does.
-fn explicit_instantiations_only(n: Ts<'_>, src: &[u8]) -> bool {
-    are_explicit_instantiations(&normalized(n, src))
-}
-
-/// [`explicit_instantiations_only`] on a node's normalised text.
 fn are_explicit_instantiations(text: &str) -> bool {
     let names_only = |p: &str| {
         p.chars().all(|c| c.is_alphanumeric() || " _:<>,*&()[]\".~".contains(c))
@@ -1165,7 +1156,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     // change to the unit selects every test (as a C unit's code outside every
     // function does)
     let mut unattributed_error = None;
-    for n in found.stray.iter().filter(|n| own(**n) && !explicit_instantiations_only(**n, src)) {
+    for n in found.stray.iter().filter(|n| own(**n) && !are_explicit_instantiations(&normalized(**n, src))) {
         let p = Problem {
             span: span_at(n.start_position(), n.end_position()),
             message: format!(

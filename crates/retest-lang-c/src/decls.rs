@@ -265,12 +265,16 @@ pub fn returning_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     }
 }
 
+/// The words that mark a function `noreturn` (C11, C23 and C++ attributes,
+/// GNU's).
+pub const NORETURN_WORDS: &[&str] = &["noreturn", "__noreturn__", "_Noreturn"];
+
 /// Names of functions a top-level declaration declares `noreturn`.
 pub fn noreturn_names(n: Ts<'_>, src: &[u8], out: &mut BTreeSet<String>) {
     if !matches!(kind_of(n), "declaration" | "function_definition") {
         return;
     }
-    let marked = syntax::contains_token(n, src, &["noreturn", "__noreturn__", "_Noreturn"]);
+    let marked = syntax::contains_token(n, src, NORETURN_WORDS);
     if !marked {
         return;
     }

@@ -555,6 +555,20 @@ pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
     }
 }
 
+/// Parses `text` in `language`: only the bytes of `ranges` (ascending,
+/// disjoint; offsets, rows and columns stay the text's), or, with none, all
+/// of it.
+pub(crate) fn parse_in(
+    language: tree_sitter::Language,
+    text: &str,
+    ranges: &[tree_sitter::Range],
+) -> tree_sitter::Tree {
+    let mut p = tree_sitter::Parser::new();
+    p.set_language(&language).expect("the grammar's ABI is compatible");
+    p.set_included_ranges(ranges).expect("ascending, disjoint ranges within the text are valid");
+    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+}
+
 /// The spellings of `typeof` in the parsed text, the short `_T` of
 /// [`crate::preprocess`]'s rewrite included.
 fn is_typeof_keyword(s: &str) -> bool {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
 use retest_graph::{DeclKind, Declaration, NodeId, Problem, Procedure, Span, Unit};
-use tree_sitter::{Node as Ts, Parser};
+use tree_sitter::Node as Ts;
 
 use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
@@ -70,7 +70,7 @@ impl TuAnalysis {
 
 /// Parses preprocessed text with tree-sitter-c.
 pub fn parse(text: &str) -> tree_sitter::Tree {
-    parse_ranges(text, None)
+    parse_ranges(text, &[])
 }
 
 /// Parses the text outside the byte ranges `skip` (ascending, disjoint), as
@@ -94,21 +94,12 @@ fn parse_outside(text: &str, lines: &Lines, skip: &[(usize, usize)]) -> tree_sit
         // nothing left to parse (no range would mean the whole text)
         return parse("");
     }
-    let mut p = Parser::new();
-    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
-    p.set_included_ranges(&ranges).expect("ascending, disjoint ranges within the text are valid");
-    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+    parse_ranges(text, &ranges)
 }
 
-/// Parses only the bytes of `range` (offsets, rows and columns stay those of
-/// the whole text), or all of it.
-fn parse_ranges(text: &str, range: Option<tree_sitter::Range>) -> tree_sitter::Tree {
-    let mut p = Parser::new();
-    p.set_language(&tree_sitter_c::LANGUAGE.into()).expect("tree-sitter-c ABI is compatible");
-    if let Some(r) = range {
-        p.set_included_ranges(&[r]).expect("one range within the text is valid");
-    }
-    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+/// Parses only the bytes of `ranges` with tree-sitter-c ([`syntax::parse_in`]).
+fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> tree_sitter::Tree {
+    syntax::parse_in(tree_sitter_c::LANGUAGE.into(), text, ranges)
 }
 
 /// Byte offsets to tree-sitter points.
@@ -272,7 +263,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
     let damaged = damaged_items(&unit_top, &items, src);
     let item_trees: Vec<tree_sitter::Tree> = (0..items.len())
         .filter(|&i| damaged[i])
-        .map(|i| parse_ranges(&pre.text, Some(lines.range(items[i].start, items[i].end))))
+        .map(|i| parse_ranges(&pre.text, &[lines.range(items[i].start, items[i].end)]))
         .collect();
     // the unit's top-level nodes: the whole-unit parse's, and each damaged item's own
     let mut top: Vec<Ts<'_>> = unit_top
@@ -320,7 +311,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         .filter(|&i| items[i].is_function() && !whole.contains(&i))
         .filter_map(body_of)
         .filter(|braces| !top_blocks.contains_key(braces))
-        .map(|(open, close)| parse_ranges(&pre.text, Some(lines.range(open, close + 1))))
+        .map(|(open, close)| parse_ranges(&pre.text, &[lines.range(open, close + 1)]))
         .collect();
     let body_top: Vec<Ts<'_>> = body_trees
         .iter()
