@@ -503,6 +503,45 @@ fn cfg_of_a_file_with_syntax_errors_says_where_the_first_one_is() {
 /// change of its declaration: the tests that call it are selected, the
 /// others not. (Its declaration was once its signature alone, and such a
 /// change selected nothing while the test that called it failed.)
+/// A source removed in the same change as a header it included: its unit is
+/// carried into the new snapshot as it was and never rebuilt, so the header's
+/// change is no stale build; the selection goes on (it once stopped with
+/// "h.h changed since the newest build", which no rebuild could cure).
+#[test]
+fn a_removed_source_does_not_stop_the_selection_when_its_header_changes() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let header = "static inline int twice(int v) { return 2 * v; }\n";
+    std::fs::write(dir.join("h.h"), header).unwrap();
+    std::fs::write(dir.join("t1.c"), "#include \"h.h\"\nint main(void) { return twice(2) == 4 ? 0 : 1; }\n").unwrap();
+    std::fs::write(dir.join("t2.c"), "#include \"h.h\"\nint main(void) { return twice(3) == 6 ? 0 : 1; }\n").unwrap();
+    let make = |progs: &[&str]| {
+        let rules: String = progs.iter().map(|p| format!("{p}: {p}.c h.h\n\t$(CC) -O0 -o {p} {p}.c\n")).collect();
+        std::fs::write(dir.join("Makefile"), format!("all: {}\n{rules}", progs.join(" "))).unwrap();
+        let tests: String = progs.iter().map(|p| format!("[[test]]\nname = \"{p}\"\ncmd = \"./{p}\"\n\n")).collect();
+        std::fs::write(dir.join("retest.toml"), tests).unwrap();
+    };
+    make(&["t1", "t2"]);
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let r = retest(dir, &["run"], 0);
+    assert!(stdout(&r).contains("2 passed"), "{}", stdout(&r));
+    std::fs::remove_file(dir.join("t2.c")).unwrap();
+    make(&["t1"]);
+    write_newer(&dir.join("h.h"), header.replace("2 * v", "v + v"));
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let names: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["t1"], "{v}");
+    let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+    assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{a}");
+    // the header is still checked for the unit that is still built
+    let kept = std::fs::read_to_string(dir.join("h.h")).unwrap();
+    write_newer(&dir.join("h.h"), format!("{kept}/* edited */\n"));
+    let e = stderr(&retest(dir, &["select"], 5));
+    assert!(e.starts_with("error: h.h changed since the newest build"), "{e}");
+}
+
 #[test]
 fn a_changed_function_in_an_isystem_header_selects_its_callers() {
     let d = tempfile::tempdir().unwrap();
