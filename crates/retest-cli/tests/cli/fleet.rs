@@ -277,6 +277,42 @@ fn spawn_shard_on(dir: &Path, store: &[&str], partition: &str) -> std::process::
         .unwrap()
 }
 
+/// Kills a worker as its machine's end would: with every process it started.
+/// The worker is stopped first, so it starts nothing meanwhile; its tests run
+/// in process groups of their own, so they are found by parent, in `/proc`.
+/// (A worker killed alone leaves its running test behind, still writing; a
+/// report of that test's code, run after its worker's trace directory was
+/// cleaned up, makes a test of another worker running at that moment
+/// unknown, and so selected: safe, but not what one worker records.)
+fn kill_with_its_tests(worker: &mut std::process::Child) {
+    let signal = |sig: &str, pid: u32| {
+        let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+    };
+    let root = worker.id();
+    signal("-STOP", root);
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // pid (comm) state ppid …: the command may hold spaces and parentheses
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let p = tree[i];
+        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    for pid in tree.iter().skip(1) {
+        signal("-KILL", *pid);
+    }
+    worker.kill().unwrap();
+}
+
 /// Per test, its row of the raw matrix.
 fn rows(m: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json::Value> {
     m["tests"].as_array().unwrap().iter().map(|t| (t["name"].as_str().unwrap().to_string(), t.clone())).collect()
@@ -284,8 +320,8 @@ fn rows(m: &serde_json::Value) -> std::collections::BTreeMap<String, serde_json:
 
 /// Four workers record their shards into one store at the same time: nothing
 /// is lost and the store is sound — the matrix is one worker's. Then four
-/// workers again on a fresh build, one of them killed (SIGKILL) at a random
-/// point of its shard: the store is sound, every test it finished is
+/// workers again on a fresh build, one of them killed (SIGKILL, with its
+/// tests) at a random point of its shard: the store is sound, every test it finished is
 /// recorded as one worker records it, a selection selects the tests it did
 /// not finish, and running its shard again completes the baseline one
 /// worker records.
@@ -328,7 +364,7 @@ fn concurrent_shards_lose_nothing_and_a_killed_one_is_completed_by_its_rerun() {
     loop {
         let n: u64 = sql(f, &count).parse().unwrap();
         if n >= at {
-            killed.kill().unwrap();
+            kill_with_its_tests(&mut killed);
             break;
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(120), "{ctx}: it never recorded {at} tests");
@@ -621,7 +657,7 @@ fn four_workers_into_one_postgresql_store_record_what_one_worker_records() {
     let mut killed = workers[victim as usize - 1].take().unwrap();
     loop {
         if recorded(&url) >= at {
-            killed.kill().unwrap();
+            kill_with_its_tests(&mut killed);
             break;
         }
         assert!(started.elapsed() < std::time::Duration::from_secs(120), "{ctx}: it never recorded {at} tests");
