@@ -34,7 +34,7 @@ use retest_graph::{
     Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span,
 };
 use serde::{Deserialize, Serialize};
-use tree_sitter::Node as Ts;
+use crate::flat::Node as Ts;
 
 use crate::syntax::{self, contains_token, kind_of, normalized, normalized_with, src_text, strip_parens};
 

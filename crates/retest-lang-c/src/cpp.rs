@@ -23,7 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use retest_graph::{Class, DeclKind, Declaration, Method, MethodKind, Problem, Procedure, Span, Unit};
-use tree_sitter::Node as Ts;
+use crate::flat::Node as Ts;
 
 use crate::build::{ClassInfo, Definition, Evaluation, TuFacts, build_function, lambda_bodies};
 use crate::decls;
@@ -32,13 +32,13 @@ use crate::syntax::{self, normalized, src_text};
 use crate::tu::TuAnalysis;
 
 /// Parses preprocessed C++ with tree-sitter-cpp.
-pub fn parse(text: &str) -> tree_sitter::Tree {
+pub fn parse(text: &str) -> crate::flat::Tree {
     parse_ranges(text, &[])
 }
 
 /// Parses only the bytes of `ranges` with tree-sitter-cpp ([`syntax::parse_in`]).
-fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> tree_sitter::Tree {
-    syntax::parse_in(tree_sitter_cpp::LANGUAGE.into(), text, ranges)
+fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> crate::flat::Tree {
+    syntax::parse_in(crate::flat::Grammar::Cpp, text, ranges)
 }
 
 /// The unit parsed whole; from the first top-level node on that starts in the
@@ -60,7 +60,7 @@ fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> tree_sitter::Tree 
 /// them otherwise (a namespace a misread class left open then closes in
 /// another header of the project's). Lines before any line marker count as
 /// the project's.
-fn parse_unit(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> Vec<tree_sitter::Tree> {
+fn parse_unit(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> Vec<crate::flat::Tree> {
     let src = pre.text.as_bytes();
     let whole = parse(&pre.text);
     if !whole.root_node().has_error() {
@@ -112,8 +112,8 @@ fn parse_unit(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool) -> Vec<t
 
 /// The top-level nodes of `trees` ([`parse_unit`]), in source order: those
 /// of the whole parse before the later trees begin, and the later trees'.
-fn top_level<'t>(trees: &'t [tree_sitter::Tree]) -> Vec<Ts<'t>> {
-    let children = |t: &'t tree_sitter::Tree| {
+fn top_level<'t>(trees: &'t [crate::flat::Tree]) -> Vec<Ts<'t>> {
+    let children = |t: &'t crate::flat::Tree| {
         let root = t.root_node();
         let mut c = root.walk();
         root.children(&mut c).collect::<Vec<_>>()
@@ -1302,7 +1302,7 @@ mod tests {
         // the input still exercises it: parsed whole, the header's node holds the rest
         let whole = super::parse(&Preprocessed::from_output(text.clone()).text);
         let root = whole.root_node();
-        assert_eq!(root.child_count(), 1, "{}", root.to_sexp());
+        assert_eq!(root.child_count(), 1, "{root:?}");
         assert_eq!(root.child(0).unwrap().start_position().row, 2);
         let (names, stray) = analysed(&text);
         assert_eq!(names, ["q::f(int)", "g(int)", "<static initialisation>"]);
@@ -1445,7 +1445,7 @@ mod tests {
 
     /// Every identifier of `src` that `is_parameter_name` takes for a parameter's name.
     fn parameter_names(src: &str) -> Vec<String> {
-        fn walk(n: tree_sitter::Node<'_>, src: &[u8], out: &mut Vec<String>) {
+        fn walk(n: crate::flat::Node<'_>, src: &[u8], out: &mut Vec<String>) {
             if crate::syntax::is_parameter_name(n) {
                 out.push(crate::syntax::src_text(n, src).to_string());
             }
@@ -1474,7 +1474,7 @@ mod tests {
 
     /// The layout declaration's mentions of each class of `src`, by class name.
     fn layout_mentions(src: &str) -> std::collections::BTreeMap<String, Vec<String>> {
-        fn walk(n: tree_sitter::Node<'_>, src: &[u8], out: &mut std::collections::BTreeMap<String, Vec<String>>) {
+        fn walk(n: crate::flat::Node<'_>, src: &[u8], out: &mut std::collections::BTreeMap<String, Vec<String>>) {
             if matches!(n.kind(), "class_specifier" | "struct_specifier") && n.child_by_field_name("body").is_some() {
                 for d in super::class_declaration(n, "", src, None, false) {
                     let key =

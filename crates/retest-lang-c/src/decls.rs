@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use retest_graph::{DeclKind, Declaration, Span};
-use tree_sitter::Node as Ts;
+use crate::flat::Node as Ts;
 
 use crate::syntax::{self, declarator_name, kind_of, normalized, src_text};
 

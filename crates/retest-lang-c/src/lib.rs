@@ -18,6 +18,7 @@
 pub mod build;
 pub mod cpp;
 pub mod decls;
+pub mod flat;
 pub mod driver;
 pub mod instrument;
 pub mod preprocess;

@@ -4,39 +4,12 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use tree_sitter::Node as Ts;
+use crate::flat::Node as Ts;
 
-/// The kind of `n`, as [`tree_sitter::Node::kind`] names it, read from a table
-/// of the grammar's kind names made once: `Node::kind` measures and checks the
-/// name's C string on every call, and the front end asks for the kind of
-/// nearly every node it visits, several times.
-pub fn kind_of<'t>(n: impl std::borrow::Borrow<Ts<'t>>) -> &'t str {
-    use std::sync::LazyLock;
-    use tree_sitter::Language;
-    fn table(lang: &'static Language) -> Vec<&'static str> {
-        (0..lang.node_kind_count()).map(|i| lang.node_kind_for_id(i as u16).unwrap_or("")).collect()
-    }
-    static C: LazyLock<Language> = LazyLock::new(|| tree_sitter_c::LANGUAGE.into());
-    static CPP: LazyLock<Language> = LazyLock::new(|| tree_sitter_cpp::LANGUAGE.into());
-    static C_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| table(&C));
-    static CPP_KINDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| table(&CPP));
-    let n = *n.borrow();
-    let lang = n.language();
-    // the two grammars this crate parses with, told apart by their sizes
-    let size = |l: &Language| (l.node_kind_count(), l.field_count(), l.parse_state_count());
-    static C_SIZE: LazyLock<(usize, usize, usize)> =
-        LazyLock::new(|| (C.node_kind_count(), C.field_count(), C.parse_state_count()));
-    static CPP_SIZE: LazyLock<(usize, usize, usize)> =
-        LazyLock::new(|| (CPP.node_kind_count(), CPP.field_count(), CPP.parse_state_count()));
-    let kinds: &[&'static str] = match size(&lang) {
-        s if s == *C_SIZE => &C_KINDS,
-        s if s == *CPP_SIZE => &CPP_KINDS,
-        _ => &[],
-    };
-    match kinds.get(n.kind_id() as usize) {
-        Some(k) if !k.is_empty() => k,
-        _ => n.kind(),
-    }
+/// The kind of `n`, as tree-sitter names it (read from the grammar's table
+/// of kind names by [`crate::flat`]).
+pub fn kind_of<'t>(n: impl std::borrow::Borrow<Ts<'t>>) -> &'static str {
+    n.borrow().kind()
 }
 
 /// Node kinds whose whole source text is one token.
@@ -559,14 +532,15 @@ pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
 /// disjoint; offsets, rows and columns stay the text's), or, with none, all
 /// of it.
 pub(crate) fn parse_in(
-    language: tree_sitter::Language,
+    grammar: crate::flat::Grammar,
     text: &str,
     ranges: &[tree_sitter::Range],
-) -> tree_sitter::Tree {
+) -> crate::flat::Tree {
     let mut p = tree_sitter::Parser::new();
-    p.set_language(&language).expect("the grammar's ABI is compatible");
+    p.set_language(grammar.language()).expect("the grammar's ABI is compatible");
     p.set_included_ranges(ranges).expect("ascending, disjoint ranges within the text are valid");
-    p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree")
+    let tree = p.parse(text, None).expect("parsing without a timeout or cancellation always yields a tree");
+    crate::flat::Tree::new(&tree, grammar)
 }
 
 /// The spellings of `typeof` in the parsed text, the short `_T` of
@@ -831,37 +805,4 @@ pub fn contains_kind(n: Ts<'_>, kinds: &[&str]) -> bool {
     }
     let mut c = n.walk();
     n.children(&mut c).any(|ch| contains_kind(ch, kinds))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every node of a parse, in preorder.
-    fn nodes(t: &tree_sitter::Tree) -> Vec<Ts<'_>> {
-        let mut out = vec![t.root_node()];
-        let mut i = 0;
-        while i < out.len() {
-            let n = out[i];
-            let mut c = n.walk();
-            out.extend(n.children(&mut c));
-            i += 1;
-        }
-        out
-    }
-
-    #[test]
-    fn kind_of_names_every_node_as_tree_sitter_does() {
-        let c = "typedef int T; int f(int a) { if (a && (T)(a)) return sizeof(T); x: goto x; @ }";
-        let t = crate::tu::parse(c);
-        let cpp = "template <class T> struct S { T v; int m() { return [&] { return v; }(); } }; $";
-        let mut p = tree_sitter::Parser::new();
-        p.set_language(&tree_sitter_cpp::LANGUAGE.into()).unwrap();
-        let u = p.parse(cpp, None).unwrap();
-        let all: Vec<Ts<'_>> = nodes(&t).into_iter().chain(nodes(&u)).collect();
-        assert!(all.iter().any(|n| n.is_error()) && all.iter().any(|n| n.kind() == "lambda_expression"));
-        for n in all {
-            assert_eq!(kind_of(n), n.kind(), "{n:?}");
-        }
-    }
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
 use retest_graph::{DeclKind, Declaration, NodeId, Problem, Procedure, Span, Unit};
-use tree_sitter::Node as Ts;
+use crate::flat::Node as Ts;
 
 use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;
@@ -69,13 +69,13 @@ impl TuAnalysis {
 }
 
 /// Parses preprocessed text with tree-sitter-c.
-pub fn parse(text: &str) -> tree_sitter::Tree {
+pub fn parse(text: &str) -> crate::flat::Tree {
     parse_ranges(text, &[])
 }
 
 /// Parses the text outside the byte ranges `skip` (ascending, disjoint), as
 /// if they were not there; offsets, rows and columns stay the text's.
-fn parse_outside(text: &str, lines: &Lines, skip: &[(usize, usize)]) -> tree_sitter::Tree {
+fn parse_outside(text: &str, lines: &Lines, skip: &[(usize, usize)]) -> crate::flat::Tree {
     if skip.is_empty() {
         return parse(text);
     }
@@ -98,8 +98,8 @@ fn parse_outside(text: &str, lines: &Lines, skip: &[(usize, usize)]) -> tree_sit
 }
 
 /// Parses only the bytes of `ranges` with tree-sitter-c ([`syntax::parse_in`]).
-fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> tree_sitter::Tree {
-    syntax::parse_in(tree_sitter_c::LANGUAGE.into(), text, ranges)
+fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> crate::flat::Tree {
+    syntax::parse_in(crate::flat::Grammar::C, text, ranges)
 }
 
 /// Byte offsets to tree-sitter points.
@@ -261,7 +261,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         root.children(&mut c).collect()
     };
     let damaged = damaged_items(&unit_top, &items, src);
-    let item_trees: Vec<tree_sitter::Tree> = (0..items.len())
+    let item_trees: Vec<crate::flat::Tree> = (0..items.len())
         .filter(|&i| damaged[i])
         .map(|i| parse_ranges(&pre.text, &[lines.range(items[i].start, items[i].end)]))
         .collect();
@@ -307,7 +307,7 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         blocks
     }
     let top_blocks = blocks_of(&top);
-    let body_trees: Vec<tree_sitter::Tree> = (0..items.len())
+    let body_trees: Vec<crate::flat::Tree> = (0..items.len())
         .filter(|&i| items[i].is_function() && !whole.contains(&i))
         .filter_map(body_of)
         .filter(|braces| !top_blocks.contains_key(braces))
