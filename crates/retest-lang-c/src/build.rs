@@ -141,6 +141,8 @@ pub struct TuFacts<'a> {
     /// C++: the classes the unit defines, by name (last component), with their
     /// bases and data members in declaration order.
     pub classes: &'a BTreeMap<String, ClassInfo>,
+    /// C++: what a `using namespace` directive brings into unqualified lookup.
+    pub namespaces: &'a crate::cpp::NamespaceNames,
 }
 
 /// What the CFG builder needs of a C++ class: the order in which a constructor
@@ -953,6 +955,13 @@ impl<'a, 't> Builder<'a, 't> {
         self.shows(s);
         let mut names = Vec::new();
         crate::decls::declared_names(s, self.src, &mut names);
+        // `using namespace X;` in a block declares, for what follows in it,
+        // every name of X
+        if let Some(x) = crate::cpp::using_directive(s, self.src) {
+            names.extend(self.tu.namespaces.of(&x));
+            names.sort();
+            names.dedup();
+        }
         let text = normalized(s, self.src);
         let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);
         let mentions = u.refs.into_iter().filter(|r| !names.contains(r)).collect();

@@ -409,6 +409,71 @@ fn namespace_members<'t>(n: Ts<'t>, template: Option<Ts<'t>>, out: &mut Vec<(Ts<
     }
 }
 
+/// The namespace (its name's last component) a `using namespace` directive
+/// names, if `n` is one.
+pub(crate) fn using_directive(n: Ts<'_>, src: &[u8]) -> Option<String> {
+    if n.kind() != "using_declaration" {
+        return None;
+    }
+    let mut c = n.walk();
+    if !n.children(&mut c).any(|k| k.kind() == "namespace") {
+        return None;
+    }
+    let last = n.named_children(&mut c).last()?;
+    Some(syntax::last_name(last, src))
+}
+
+/// What a `using namespace` directive may bring into unqualified lookup: any
+/// name the project's code uses. A namespace's members are not known well
+/// enough to say less — tree-sitter-cpp misreads much of libstdc++, and the
+/// names declared in the `std` it reads miss `vector` and `cout` — and only
+/// the project's statements are compared, so names it does not use cannot
+/// matter. A changed directive thus affects every statement of the unit that
+/// names anything; the names of an unchanged one change only with
+/// identifiers the project's code gains or loses, in statements that
+/// changed.
+pub struct NamespaceNames {
+    own: BTreeSet<String>,
+}
+
+impl NamespaceNames {
+    pub(crate) fn none() -> NamespaceNames {
+        NamespaceNames { own: BTreeSet::new() }
+    }
+
+    fn new(top: &[Ts<'_>], src: &[u8], own: &dyn Fn(Ts<'_>) -> bool) -> NamespaceNames {
+        let mut names = BTreeSet::new();
+        for n in top.iter().filter(|n| own(**n)) {
+            let mut c = n.walk();
+            loop {
+                let k = c.node();
+                if k.kind().ends_with("identifier") {
+                    names.insert(src_text(k, src).to_string());
+                }
+                if c.goto_first_child() {
+                    continue;
+                }
+                while !c.goto_next_sibling() {
+                    if !c.goto_parent() {
+                        break;
+                    }
+                }
+                if c.node() == *n {
+                    break;
+                }
+            }
+        }
+        NamespaceNames { own: names }
+    }
+
+    /// The names `using namespace x;` declares.
+    pub(crate) fn of(&self, x: &str) -> Vec<String> {
+        let mut out = vec![x.to_string()];
+        out.extend(self.own.iter().filter(|m| *m != x).cloned());
+        out
+    }
+}
+
 /// The names that some declaration of the unit (at namespace scope, or a
 /// class's member) declares without `noreturn`: functions that may return,
 /// and variables and members one may call through. C++ overloads functions
@@ -480,6 +545,7 @@ fn are_explicit_instantiations(text: &str) -> bool {
 fn namespace_member_items(
     n: Ts<'_>,
     src: &[u8],
+    namespaces: &NamespaceNames,
     span: Option<Span>,
     system: bool,
     attrs: &dyn Fn(std::ops::Range<usize>) -> String,
@@ -505,11 +571,17 @@ fn namespace_member_items(
             }
         }
         "using_declaration" => {
-            // `using std::swap;` brings `swap`; `using namespace std;` is
-            // named by the namespace
+            // `using std::swap;` brings `swap`; `using namespace std;` brings
+            // every name of the namespace, which a statement may now mean
+            // (a new overload, a name that hid another): it declares them all
             let mut c = n.walk();
             let Some(last) = n.named_children(&mut c).last() else { return };
-            out.push(item(DeclKind::Other, vec![syntax::last_name(last, src)]));
+            let named = syntax::last_name(last, src);
+            let names = match using_directive(n, src) {
+                Some(x) => namespaces.of(&x),
+                None => vec![named],
+            };
+            out.push(item(DeclKind::Other, names));
         }
         _ => {}
     }
@@ -1052,6 +1124,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     let callable = declared_without_noreturn(&members, &found.class_nodes, src);
     noreturn.retain(|n| !callable.contains(n));
     let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
+    let own = |n: Ts<'_>| file_at(n.start_position().row).is_some_and(is_own);
+    let namespaces = NamespaceNames::new(&top, src, &own);
     let facts = TuFacts {
         src,
         locate: &locate,
@@ -1061,8 +1135,8 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         cpp: true,
         constexpr_statements: dialect.constexpr_statements,
         classes: &found.classes,
+        namespaces: &namespaces,
     };
-    let own = |n: Ts<'_>| file_at(n.start_position().row).is_some_and(is_own);
     let syntax_error = top
         .iter()
         .find_map(|n| syntax::first_error(*n, src, &own))
@@ -1195,7 +1269,15 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     for (n, template) in &members {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         let at = decls_out.len();
-        namespace_member_items(*n, src, span_at(n.start_position(), n.end_position()), system, &hidden, &mut decls_out);
+        namespace_member_items(
+            *n,
+            src,
+            &namespaces,
+            span_at(n.start_position(), n.end_position()),
+            system,
+            &hidden,
+            &mut decls_out,
+        );
         if let Some(t) = template {
             // a template's head is part of what each item declares
             for d in &mut decls_out[at..] {

@@ -1219,3 +1219,65 @@ fn declarations_in_namespaces_select_the_tests_that_use_them() {
         retest(dir, &["run"], 0);
     }
 }
+
+/// Two namespaces with an overload of `pick` each; the program calls `pick(1)`
+/// under `using namespace wide;`. Adding `using namespace exact;` (at
+/// namespace scope, then inside the function instead) changes which `pick` the
+/// call means, and the test's output, while the call's text stays: the test
+/// is selected, with the directive as the reason, and `audit` finds no miss.
+/// (A directive's change once affected only statements that named the
+/// namespace, and selected nothing here.) A changed directive may change any
+/// name its unit's code uses, and names are compared across the program: a
+/// statement of another unit that names one of them is selected too (not
+/// here: the other program's `main` names nothing).
+#[test]
+fn a_using_directive_selects_the_tests_whose_calls_it_may_change() {
+    assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let lib = "namespace wide { inline int pick(long) { return 1; } }\n\
+               namespace exact { inline int pick(int) { return 2; } }\n";
+    std::fs::write(dir.join("lib.h"), lib).unwrap();
+    let main = |directive: &str, local: &str| {
+        format!(
+            "#include <cstdio>\n#include <cstring>\n#include \"lib.h\"\nusing namespace wide;\n{directive}\n\
+             int main(int argc, char **argv) {{\n  {local}\n  if (argc > 1 && std::strcmp(argv[1], \"pick\") == 0)\n\
+             std::printf(\"%d\\n\", pick(1));\n  else\n    std::printf(\"0\\n\");\n  return 0;\n}}\n"
+        )
+    };
+    std::fs::write(dir.join("prog.cc"), main("", "")).unwrap();
+    std::fs::write(dir.join("other.cc"), "#include \"lib.h\"\nint main() { return 0; }\n").unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "all: prog other\nprog: prog.cc lib.h\n\t$(CXX) -O0 -o prog prog.cc\n\
+         other: other.cc lib.h\n\t$(CXX) -O0 -o other other.cc\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("retest.toml"),
+        "[[test]]\nname = \"pick\"\ncmd = \"./prog pick\"\n\n[[test]]\nname = \"other\"\ncmd = \"./other\"\n",
+    )
+    .unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    retest(dir, &["run"], 0);
+    let out = || {
+        let o = std::process::Command::new(dir.join("prog")).arg("pick").output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(out(), "1");
+    for (directive, local, now) in
+        [("using namespace exact;", "", "2"), ("", "", "1"), ("", "using namespace exact;", "2"), ("", "", "1")]
+    {
+        write_newer(&dir.join("prog.cc"), main(directive, local));
+        retest(dir, &["build", "--", "make", "-s"], 0);
+        assert_eq!(out(), now, "{directive:?} {local:?}");
+        let v = json(&retest(dir, &["select", "--format", "json"], 0));
+        let names: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["pick"], "{directive:?} {local:?}: {v}");
+        assert!(v.to_string().contains("using namespace exact"), "{directive:?} {local:?}: {v}");
+        let a = json(&retest(dir, &["audit", "--format", "json"], 0));
+        assert_eq!(a["missed"].as_array().unwrap().len(), 0, "{directive:?} {local:?}: {a}");
+        retest(dir, &["run"], 0);
+    }
+}
