@@ -955,8 +955,8 @@ impl<'a, 't> Builder<'a, 't> {
         self.shows(s);
         let mut names = Vec::new();
         crate::decls::declared_names(s, self.src, &mut names);
-        // `using namespace X;` in a block declares, for what follows in it,
-        // every name of X
+        // `using namespace X;` in a block may change what any name after it
+        // means: it declares every name of the project's code in the unit
         if let Some(x) = crate::cpp::using_directive(s, self.src) {
             names.extend(self.tu.namespaces.of(&x));
             names.sort();

@@ -428,10 +428,10 @@ pub(crate) fn using_directive(n: Ts<'_>, src: &[u8]) -> Option<String> {
 /// enough to say less — tree-sitter-cpp misreads much of libstdc++, and the
 /// names declared in the `std` it reads miss `vector` and `cout` — and only
 /// the project's statements are compared, so names it does not use cannot
-/// matter. A changed directive thus affects every statement of the unit that
-/// names anything; the names of an unchanged one change only with
-/// identifiers the project's code gains or loses, in statements that
-/// changed.
+/// matter. A changed directive thus affects every statement that names any
+/// of them, in every unit (names are compared across the program); the names
+/// of an unchanged one change only with the identifiers the project's code
+/// gains or loses, which only changed code names.
 pub struct NamespaceNames {
     own: BTreeSet<String>,
 }
@@ -571,9 +571,9 @@ fn namespace_member_items(
             }
         }
         "using_declaration" => {
-            // `using std::swap;` brings `swap`; `using namespace std;` brings
-            // every name of the namespace, which a statement may now mean
-            // (a new overload, a name that hid another): it declares them all
+            // `using std::swap;` brings `swap`; `using namespace std;` may
+            // bring any name (a new overload, one that hides another): it
+            // declares every name of the project's code ([`NamespaceNames`])
             let mut c = n.walk();
             let Some(last) = n.named_children(&mut c).last() else { return };
             let named = syntax::last_name(last, src);

@@ -130,12 +130,12 @@ impl Tree {
         let mut answers = Vec::new();
         // the nodes from the root down whose children are being copied
         let mut path: Vec<Open<'_>> = Vec::new();
+        // tree-sitter's id of each node copied
+        let mut ids: Vec<usize> = Vec::new();
         // a node's children are all copied: tree-sitter is asked for the fields
         // of its children and the fields its children answer (no other field
         // can be answered), and where its answer is not the first child in the
         // field, the answer is kept
-        // tree-sitter's id of each node copied
-        let mut ids: Vec<usize> = Vec::new();
         let close = |o: Open<'_>, nodes: &mut Vec<Raw>, ids: &[usize], answers: &mut Vec<(u32, u16, u32)>| -> u128 {
             let mut known = 0;
             let mut ask = o.direct | o.below;
