@@ -126,12 +126,15 @@ impl Tree {
         }
         let fields = grammar.language().field_count();
         assert!(fields < 128, "a grammar of {fields} fields");
-        let mut nodes: Vec<Raw> = Vec::new();
+        // sized once: a unit's tree takes megabytes, and each growth copies
+        // it into memory the kernel must zero first
+        let count = tree.root_node().descendant_count();
+        let mut nodes: Vec<Raw> = Vec::with_capacity(count);
         let mut answers = Vec::new();
         // the nodes from the root down whose children are being copied
         let mut path: Vec<Open<'_>> = Vec::new();
         // tree-sitter's id of each node copied
-        let mut ids: Vec<usize> = Vec::new();
+        let mut ids: Vec<usize> = Vec::with_capacity(count);
         // a node's children are all copied: tree-sitter is asked for the fields
         // of its children and the fields its children answer (no other field
         // can be answered), and where its answer is not the first child in the
@@ -565,6 +568,7 @@ mod tests {
         let flat = Tree::new(&ts, grammar);
         let (a, b) = (ts_nodes(&ts), flat_nodes(&flat));
         assert_eq!(a.len(), b.len());
+        assert_eq!(ts.root_node().descendant_count(), b.len(), "the copy's size is known before it is made");
         assert_eq!(ts.included_ranges(), flat.included_ranges());
         let fields: Vec<&'static str> = grammar.names().fields.iter().map(|(n, _)| *n).collect();
         let (bi, ai): (HashMap<Node<'_>, usize>, HashMap<usize, usize>) =
