@@ -216,6 +216,12 @@ pub struct Declaration {
     pub span: Option<Span>,
 }
 
+/// The name a declaration gives for every name: what a C++ `using namespace`
+/// directive declares, since it may change what any unqualified name means
+/// and the namespace's members are not known. When such a declaration
+/// changes, every statement that refers to any name is affected.
+pub const EVERY_NAME: &str = "*";
+
 impl Declaration {
     /// Whether the text is a system header's digest (the front end keeps
     /// only `#` and 16 hex digits of a system header's declaration): such a

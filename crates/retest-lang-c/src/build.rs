@@ -141,8 +141,6 @@ pub struct TuFacts<'a> {
     /// C++: the classes the unit defines, by name (last component), with their
     /// bases and data members in declaration order.
     pub classes: &'a BTreeMap<String, ClassInfo>,
-    /// C++: what a `using namespace` directive brings into unqualified lookup.
-    pub namespaces: &'a crate::cpp::NamespaceNames,
 }
 
 /// What the CFG builder needs of a C++ class: the order in which a constructor
@@ -956,11 +954,9 @@ impl<'a, 't> Builder<'a, 't> {
         let mut names = Vec::new();
         crate::decls::declared_names(s, self.src, &mut names);
         // `using namespace X;` in a block may change what any name after it
-        // means: it declares every name of the project's code in the unit
-        if let Some(x) = crate::cpp::using_directive(s, self.src) {
-            names.extend(self.tu.namespaces.of(&x));
-            names.sort();
-            names.dedup();
+        // means: it declares every name
+        if crate::cpp::using_directive(s, self.src).is_some() {
+            names.push(retest_graph::cfg::EVERY_NAME.to_string());
         }
         let text = normalized(s, self.src);
         let u = syntax::uses(s, self.src, &BTreeSet::new(), &|_| false);

@@ -410,7 +410,7 @@ fn namespace_members<'t>(n: Ts<'t>, template: Option<Ts<'t>>, out: &mut Vec<(Ts<
 }
 
 /// The namespace (its name's last component) a `using namespace` directive
-/// names, if `n` is one.
+/// names, if `n` is one: it declares [`retest_graph::cfg::EVERY_NAME`].
 pub(crate) fn using_directive(n: Ts<'_>, src: &[u8]) -> Option<String> {
     if n.kind() != "using_declaration" {
         return None;
@@ -421,57 +421,6 @@ pub(crate) fn using_directive(n: Ts<'_>, src: &[u8]) -> Option<String> {
     }
     let last = n.named_children(&mut c).last()?;
     Some(syntax::last_name(last, src))
-}
-
-/// What a `using namespace` directive may bring into unqualified lookup: any
-/// name the project's code uses. A namespace's members are not known well
-/// enough to say less — tree-sitter-cpp misreads much of libstdc++, and the
-/// names declared in the `std` it reads miss `vector` and `cout` — and only
-/// the project's statements are compared, so names it does not use cannot
-/// matter. A changed directive thus affects every statement that names any
-/// of them, in every unit (names are compared across the program); the names
-/// of an unchanged one change only with the identifiers the project's code
-/// gains or loses, which only changed code names.
-pub struct NamespaceNames {
-    own: BTreeSet<String>,
-}
-
-impl NamespaceNames {
-    pub(crate) fn none() -> NamespaceNames {
-        NamespaceNames { own: BTreeSet::new() }
-    }
-
-    fn new(top: &[Ts<'_>], src: &[u8], own: &dyn Fn(Ts<'_>) -> bool) -> NamespaceNames {
-        let mut names = BTreeSet::new();
-        for n in top.iter().filter(|n| own(**n)) {
-            let mut c = n.walk();
-            loop {
-                let k = c.node();
-                if k.kind().ends_with("identifier") {
-                    names.insert(src_text(k, src).to_string());
-                }
-                if c.goto_first_child() {
-                    continue;
-                }
-                while !c.goto_next_sibling() {
-                    if !c.goto_parent() {
-                        break;
-                    }
-                }
-                if c.node() == *n {
-                    break;
-                }
-            }
-        }
-        NamespaceNames { own: names }
-    }
-
-    /// The names `using namespace x;` declares.
-    pub(crate) fn of(&self, x: &str) -> Vec<String> {
-        let mut out = vec![x.to_string()];
-        out.extend(self.own.iter().filter(|m| *m != x).cloned());
-        out
-    }
 }
 
 /// The names that some declaration of the unit (at namespace scope, or a
@@ -545,7 +494,6 @@ fn are_explicit_instantiations(text: &str) -> bool {
 fn namespace_member_items(
     n: Ts<'_>,
     src: &[u8],
-    namespaces: &NamespaceNames,
     span: Option<Span>,
     system: bool,
     attrs: &dyn Fn(std::ops::Range<usize>) -> String,
@@ -572,15 +520,16 @@ fn namespace_member_items(
         }
         "using_declaration" => {
             // `using std::swap;` brings `swap`; `using namespace std;` may
-            // bring any name (a new overload, one that hides another): it
-            // declares every name of the project's code ([`NamespaceNames`])
+            // bring any name (a new overload, one that hides another), and
+            // the namespace's members are not known well enough to say which
+            // (tree-sitter-cpp misreads much of libstdc++: the `std` it reads
+            // lacks `vector` and `cout`): it declares every name
             let mut c = n.walk();
             let Some(last) = n.named_children(&mut c).last() else { return };
-            let named = syntax::last_name(last, src);
-            let names = match using_directive(n, src) {
-                Some(x) => namespaces.of(&x),
-                None => vec![named],
-            };
+            let mut names = vec![syntax::last_name(last, src)];
+            if using_directive(n, src).is_some() {
+                names.push(retest_graph::cfg::EVERY_NAME.to_string());
+            }
             out.push(item(DeclKind::Other, names));
         }
         _ => {}
@@ -1125,7 +1074,6 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     noreturn.retain(|n| !callable.contains(n));
     let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
     let own = |n: Ts<'_>| file_at(n.start_position().row).is_some_and(is_own);
-    let namespaces = NamespaceNames::new(&top, src, &own);
     let facts = TuFacts {
         src,
         locate: &locate,
@@ -1135,7 +1083,6 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         cpp: true,
         constexpr_statements: dialect.constexpr_statements,
         classes: &found.classes,
-        namespaces: &namespaces,
     };
     let syntax_error = top
         .iter()
@@ -1272,7 +1219,6 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
         namespace_member_items(
             *n,
             src,
-            &namespaces,
             span_at(n.start_position(), n.end_position()),
             system,
             &hidden,

@@ -426,7 +426,6 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
     let mut completes = Vec::new();
     let hidden = |r: std::ops::Range<usize>| pre.attributes_within(r);
     let no_classes = BTreeMap::new();
-    let no_namespaces = crate::cpp::NamespaceNames::none();
     let facts = TuFacts {
         src,
         locate: &locate,
@@ -436,7 +435,6 @@ fn analyze_in(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, regions:
         cpp: false,
         constexpr_statements: false,
         classes: &no_classes,
-        namespaces: &no_namespaces,
     };
     for d in &defs {
         let span = span_at(d.range.start_point, d.range.end_point);

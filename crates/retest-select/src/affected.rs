@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use retest_graph::cfg::EVERY_NAME;
 use retest_graph::Declaration;
 // whether a declaration's text is a system header's digest
 use retest_graph::cfg::is_sealed_text as is_sealed;
@@ -35,12 +36,22 @@ pub struct Affected {
 
 impl Affected {
     pub fn contains(&self, n: &str) -> bool {
-        self.names.contains_key(n)
+        self.names.contains_key(n) || self.every_name()
     }
 
-    /// The first affected name among `refs`.
+    /// Whether every name is affected: a declaration of
+    /// [`EVERY_NAME`] (a `using namespace` directive) changed.
+    pub fn every_name(&self) -> bool {
+        self.names.contains_key(EVERY_NAME)
+    }
+
+    /// The first affected name among `refs`; with [`EVERY_NAME`] affected,
+    /// the first of them.
     pub fn first_in<'r>(&self, refs: &'r [String]) -> Option<(&'r str, &Why)> {
-        refs.iter().find_map(|r| self.names.get(r).map(|w| (r.as_str(), w)))
+        refs.iter().find_map(|r| self.names.get(r).map(|w| (r.as_str(), w))).or_else(|| {
+            let w = self.names.get(EVERY_NAME)?;
+            refs.first().map(|r| (r.as_str(), w))
+        })
     }
 }
 
@@ -141,6 +152,15 @@ pub fn affected(old: &[Decl<'_>], new: &[Decl<'_>], seeds: &Affected) -> Affecte
             let gone: Vec<&str> = difference(a, b).collect();
             let came: Vec<&str> = difference(b, a).collect();
             let detail = match (gone.first(), came.first()) {
+                _ if n == EVERY_NAME => {
+                    let all = |v: &[&str]| v.iter().map(|t| show(t)).collect::<Vec<_>>().join(", ");
+                    let what = match (gone.is_empty(), came.is_empty()) {
+                        (false, false) => format!("changed: {} → {}", all(&gone), all(&came)),
+                        (true, _) => format!("was added: {}", all(&came)),
+                        (_, true) => format!("was removed: {}", all(&gone)),
+                    };
+                    format!("a `using namespace` directive, which may change what any name means, {what}")
+                }
                 (Some(g), Some(c)) if !g.starts_with('#') && !c.starts_with('#') => {
                     // the part that differs (the two texts often share a long prefix),
                     // after the text's first words, which say what is declared
@@ -527,5 +547,34 @@ mod tests {
         seeds.names.insert("pair".into(), Why { detail: "changed".into(), old_at: None, new_at: None });
         let a = affected(&old, &old, &seeds);
         assert!(a.contains("s"));
+    }
+
+    /// A declaration of every name (a `using namespace` directive) that
+    /// changes affects every name; one that stays affects none.
+    #[test]
+    fn a_changed_declaration_of_every_name_affects_every_name() {
+        let d = |names: &[&str], text: &str| Declaration {
+            kind: DeclKind::Other,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            text: text.into(),
+            mentions: vec![],
+            span: None,
+        };
+        fn wrap(v: &[Declaration]) -> Vec<Decl<'_>> {
+            v.iter().map(|d| Decl { d, file: "x.cc" }).collect()
+        }
+        let f = d(&["f"], "int f ( int ) ;");
+        let directive = d(&["exact", EVERY_NAME], "using namespace exact ;");
+        let (old, new) = (vec![f.clone()], vec![f, directive]);
+        for (a, b) in [(&old, &new), (&new, &old)] {
+            let got = affected(&wrap(a), &wrap(b), &Affected::default());
+            assert!(got.every_name() && got.contains("anything"));
+            let refs = vec!["v".to_string(), "g".to_string()];
+            let (name, why) = got.first_in(&refs).unwrap();
+            assert_eq!(name, "v");
+            assert!(why.detail.contains("using namespace exact"), "{}", why.detail);
+        }
+        let same = affected(&wrap(&new), &wrap(&new), &Affected::default());
+        assert!(!same.every_name() && same.first_in(&["f".to_string()]).is_none());
     }
 }

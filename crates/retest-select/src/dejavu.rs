@@ -200,6 +200,7 @@ impl Walker<'_, '_, '_> {
             || sn.dispatch
             || (so.indirect_call && ctx.indirect_change.is_some())
             || so.names.iter().any(|h| ctx.affected_hashes.contains(h))
+            || (ctx.globals.every_name() && !so.names.is_empty())
         {
             self.unprovable.insert(o);
             return None;

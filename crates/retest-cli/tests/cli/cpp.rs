@@ -1226,10 +1226,9 @@ fn declarations_in_namespaces_select_the_tests_that_use_them() {
 /// call means, and the test's output, while the call's text stays: the test
 /// is selected, with the directive as the reason, and `audit` finds no miss.
 /// (A directive's change once affected only statements that named the
-/// namespace, and selected nothing here.) A changed directive may change any
-/// name its unit's code uses, and names are compared across the program: a
-/// statement of another unit that names one of them is selected too (not
-/// here: the other program's `main` names nothing).
+/// namespace, and selected nothing here.) A changed directive may change what
+/// any name means: every statement that names anything is affected, in every
+/// unit (not here: the other program's `main` names nothing).
 #[test]
 fn a_using_directive_selects_the_tests_whose_calls_it_may_change() {
     assert!(have("c++"), "the C++ compiler `c++` is needed (apt-get install g++)");
