@@ -955,7 +955,7 @@ impl<'a, 't> Builder<'a, 't> {
         crate::decls::declared_names(s, self.src, &mut names);
         // `using namespace X;` in a block may change what any name after it
         // means: it declares every name
-        if crate::cpp::using_directive(s, self.src).is_some() {
+        if crate::cpp::is_using_directive(s) {
             names.push(retest_graph::cfg::EVERY_NAME.to_string());
         }
         let text = normalized(s, self.src);

@@ -409,18 +409,11 @@ fn namespace_members<'t>(n: Ts<'t>, template: Option<Ts<'t>>, out: &mut Vec<(Ts<
     }
 }
 
-/// The namespace (its name's last component) a `using namespace` directive
-/// names, if `n` is one: it declares [`retest_graph::cfg::EVERY_NAME`].
-pub(crate) fn using_directive(n: Ts<'_>, src: &[u8]) -> Option<String> {
-    if n.kind() != "using_declaration" {
-        return None;
-    }
+/// Whether `n` is a `using namespace` directive: it declares
+/// [`retest_graph::cfg::EVERY_NAME`].
+pub(crate) fn is_using_directive(n: Ts<'_>) -> bool {
     let mut c = n.walk();
-    if !n.children(&mut c).any(|k| k.kind() == "namespace") {
-        return None;
-    }
-    let last = n.named_children(&mut c).last()?;
-    Some(syntax::last_name(last, src))
+    n.kind() == "using_declaration" && n.children(&mut c).any(|k| k.kind() == "namespace")
 }
 
 /// The names that some declaration of the unit (at namespace scope, or a
@@ -527,7 +520,7 @@ fn namespace_member_items(
             let mut c = n.walk();
             let Some(last) = n.named_children(&mut c).last() else { return };
             let mut names = vec![syntax::last_name(last, src)];
-            if using_directive(n, src).is_some() {
+            if is_using_directive(n) {
                 names.push(retest_graph::cfg::EVERY_NAME.to_string());
             }
             out.push(item(DeclKind::Other, names));
