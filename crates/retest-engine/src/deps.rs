@@ -318,14 +318,15 @@ pub fn definition_reasons_in(test: &TestSpec, root: &Path, cwd: &str, recorded: 
 /// sources no longer there are passed over.
 pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<Option<String>, Error> {
     let paths = Paths::new(root);
-    // a unit whose source is gone is carried into each new snapshot as it
-    // was and is never rebuilt (below): the headers it was analysed with are
-    // not its sources any more, and a change to them is no stale build
+    // a unit whose source is gone (as `files::check` tells a removed file)
+    // is carried into each new snapshot as it was and is never rebuilt
+    // (below): the headers it was analysed with are not its sources any more,
+    // and a change to them is no stale build
     let gone: std::collections::HashSet<String> = store
         .snapshot_units(snapshot)
         .or_fail()?
         .into_iter()
-        .filter(|u| std::fs::symlink_metadata(paths.on_disk(&u.source)).is_err())
+        .filter(|u| std::fs::metadata(paths.on_disk(&u.source)).is_err())
         .map(|u| u.key)
         .collect();
     let mut seen: std::collections::HashSet<(String, [u8; 16])> = Default::default();
