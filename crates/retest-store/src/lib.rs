@@ -43,6 +43,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use roaring::RoaringBitmap;
@@ -360,6 +361,8 @@ pub struct Store {
     units: RefCell<HashMap<UnitId, Rc<Unit>>>,
     /// Units read for selection with their bodies decoded on demand ([`Store::units_lazy`]).
     shells: RefCell<HashMap<UnitId, Shell>>,
+    /// The bodies of [`Store::units_lazy`]'s units decoded so far, shared.
+    bodies: Arc<unitbin::DecodedBodies>,
     /// Inside a read view, the edge-index block size of each (snapshot,
     /// unit) read so far: the view cannot see it change.
     marks: RefCell<HashMap<(SnapshotId, UnitId), Option<u32>>>,
@@ -467,6 +470,7 @@ impl Store {
             url: Some(url.to_string()),
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            bodies: Default::default(),
             marks: RefCell::new(HashMap::new()),
         };
         if create {
@@ -524,6 +528,7 @@ impl Store {
             url: None,
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            bodies: Default::default(),
             marks: RefCell::new(HashMap::new()),
         };
         s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
@@ -572,6 +577,7 @@ impl Store {
             url: None,
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
+            bodies: Default::default(),
             marks: RefCell::new(HashMap::new()),
         };
         let c = s.sqlite();
@@ -715,7 +721,8 @@ impl Store {
         todo.dedup();
         for (id, u) in self.read_units(&todo, blob::decode_unit_lazy)? {
             match u {
-                (shell, Some(bodies)) => {
+                (shell, Some(mut bodies)) => {
+                    bodies.share(self.bodies.clone());
                     self.shells.borrow_mut().insert(id, (Rc::new(shell), Rc::new(bodies)));
                 }
                 (unit, None) => {

@@ -1446,6 +1446,41 @@ fn a_unit_of_encoding_5_or_6_reads_whole_or_body_by_body() {
     assert_eq!(u, rich_unit());
 }
 
+/// Bodies stored byte for byte alike, in two units or in the old and new
+/// version of one, decode once when their units share a
+/// [`unitbin::DecodedBodies`]: the same procedure, which each would have
+/// decoded alone. A body alike under another head (another name) is decoded
+/// for its own.
+#[test]
+fn identical_bodies_are_decoded_once() {
+    use retest_graph::summary::Bodies;
+    let old = rich_unit();
+    let mut changed = rich_unit();
+    changed.procedures[0] = tiny_unit("other").procedures.remove(0);
+    let mut renamed = rich_unit();
+    renamed.procedures[1].name = "big_renamed".into();
+    let shared = std::sync::Arc::new(unitbin::DecodedBodies::default());
+    let lazy = |u: &Unit| {
+        let Ok((_, Some(mut b))) = blob::decode_unit_lazy(&blob::encode_unit(u)) else {
+            panic!("encoding 6 has bodies on demand");
+        };
+        b.share(shared.clone());
+        b
+    };
+    let (b_old, b_changed, b_renamed) = (lazy(&old), lazy(&changed), lazy(&renamed));
+    for (b, u) in [(&b_old, &old), (&b_changed, &changed), (&b_renamed, &renamed)] {
+        for (i, p) in u.procedures.iter().enumerate() {
+            assert_eq!(b.body(i), p, "{}", p.name);
+        }
+        assert_eq!(b.error(), None);
+    }
+    assert!(std::ptr::eq(b_old.body(1), b_changed.body(1)), "the procedure left as it was is decoded once");
+    assert!(!std::ptr::eq(b_old.body(0), b_changed.body(0)));
+    assert!(std::ptr::eq(b_old.body(0), b_renamed.body(0)));
+    assert!(!std::ptr::eq(b_old.body(1), b_renamed.body(1)), "another head: its own body");
+    assert_eq!(shared.len(), 3, "small, big and other");
+}
+
 /// A body damaged after its shell was read is an error the selection
 /// reports, never a panic: the body reads as a changed procedure and
 /// `Bodies::error` says which.

@@ -16,6 +16,8 @@ use retest_graph::cfg::{
     Receiver, Span,
 };
 use retest_graph::coverage::Probe;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use retest_graph::summary::{Bodies, Summary};
 use retest_graph::unit::{Problem, Procedure, SourceFile};
 use retest_graph::{Class, Method, MethodKind, Unit};
@@ -222,7 +224,7 @@ pub fn decode_shell(b: &[u8], version: Version) -> Result<(Unit, StoredBodies), 
         })
         .collect();
     let cells = (0..heads.len()).map(|_| std::cell::OnceCell::new()).collect();
-    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, sealed, error: Default::default() }))
+    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, sealed, shared: None, error: Default::default() }))
 }
 
 /// Where each body is in the bodies' bytes, and each procedure's summary;
@@ -391,6 +393,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
 }
 
 /// A procedure's name, linkage, span, digest and `unanalysable`.
+#[derive(PartialEq)]
 struct Head {
     name: String,
     is_static: bool,
@@ -406,12 +409,65 @@ pub struct StoredBodies {
     ranges: Vec<std::ops::Range<usize>>,
     summaries: Vec<Summary>,
     heads: Vec<Head>,
-    cells: Vec<std::cell::OnceCell<Procedure>>,
+    cells: Vec<std::cell::OnceCell<Arc<Procedure>>>,
     sealed: Option<SealedDecls>,
+    /// Bodies decoded already, shared with the other units read alongside
+    /// ([`StoredBodies::share`]).
+    shared: Option<Arc<DecodedBodies>>,
     error: std::cell::RefCell<Option<String>>,
 }
 
+/// Bodies decoded so far, by their stored bytes, shared by the units one
+/// store handle reads for a selection. A body stored byte for byte alike
+/// in several places is decoded once: a header's inline function in every
+/// unit that includes it, and a procedure a change left as it was, in the
+/// old and the new version of its unit. Decoding is a function of the
+/// bytes and the procedure's head, so a body shared is the body each would
+/// decode (`identical_bodies_are_decoded_once`).
+#[derive(Default)]
+pub struct DecodedBodies(Mutex<HashMap<Box<[u8]>, Arc<Procedure>>>);
+
+impl DecodedBodies {
+    /// How many distinct bodies were decoded.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 impl StoredBodies {
+    /// Lets this unit's bodies be decoded once with those of the other
+    /// units sharing `with`.
+    pub fn share(&mut self, with: Arc<DecodedBodies>) {
+        self.shared = Some(with);
+    }
+
+    /// Body `i`, from the bodies shared when one stored alike was decoded
+    /// already for a procedure of the same head.
+    fn shared_body(&self, i: usize) -> Result<Arc<Procedure>, String> {
+        let Some(shared) = &self.shared else { return self.decode_body(i).map(Arc::new) };
+        let bytes = &self.raw[self.ranges[i].clone()];
+        let h = &self.heads[i];
+        let same_head = |p: &Procedure| {
+            let Head { name, is_static, span, digest, unanalysable } = h;
+            p.name == *name
+                && p.is_static == *is_static
+                && p.span == *span
+                && p.digest == *digest
+                && p.unanalysable == *unanalysable
+        };
+        let hit = shared.0.lock().unwrap_or_else(|e| e.into_inner()).get(bytes).filter(|p| same_head(p)).cloned();
+        if let Some(p) = hit {
+            return Ok(p);
+        }
+        let p = Arc::new(self.decode_body(i)?);
+        shared.0.lock().unwrap_or_else(|e| e.into_inner()).entry(bytes.into()).or_insert_with(|| p.clone());
+        Ok(p)
+    }
+
     /// The unit's declarations in order, from the shell's encoded own ones
     /// and the system headers' section.
     fn decode_decls(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
@@ -447,7 +503,7 @@ impl StoredBodies {
 impl Bodies for StoredBodies {
     fn body(&self, proc: usize) -> &Procedure {
         self.cells[proc].get_or_init(|| {
-            self.decode_body(proc).unwrap_or_else(|e| {
+            self.shared_body(proc).unwrap_or_else(|e| {
                 let h = &self.heads[proc];
                 self.error.borrow_mut().get_or_insert_with(|| format!("the body of `{}`: {e}", h.name));
                 let mut g2 = CfgBuilder::new(&h.name);
@@ -457,7 +513,7 @@ impl Bodies for StoredBodies {
                 g2.set_entry(entry);
                 g2.set_exit(exit);
                 let stmt = g2.build().expect("two nodes, one edge");
-                Procedure {
+                Arc::new(Procedure {
                     name: h.name.clone(),
                     is_static: h.is_static,
                     span: h.span,
@@ -468,7 +524,7 @@ impl Bodies for StoredBodies {
                     locals: Vec::new(),
                     unanalysable: Some(format!("its stored body cannot be decoded ({e})")),
                     digest: !h.digest,
-                }
+                })
             })
         })
     }
