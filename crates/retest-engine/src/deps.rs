@@ -235,17 +235,13 @@ impl FileChanges {
         // the states every test depended on
         let all: RoaringBitmap = roaring::MultiOps::union(deps.map(|d| &d.states));
         let states = store.dep_states(&all).or_fail()?;
-        let paths = filter.paths().clone();
         let changed: HashMap<u32, String> = states
             .par_iter()
             .filter_map(|(id, d)| {
                 let Some(s) = from_store(d) else {
                     return Some((*id, format!("a recorded dependency of an unknown kind ({}): {}", d.kind, d.path)));
                 };
-                if !filter.counts(&paths.on_disk(&s.path)) {
-                    return None;
-                }
-                files::check(&paths, &s).map(|c: Change| (*id, c.describe(&s.path)))
+                filter.check(&s).map(|c: Change| (*id, c.describe(&s.path)))
             })
             .collect();
         let changed_ids = changed.keys().copied().collect();

@@ -231,16 +231,48 @@ impl Filter {
 
     /// Whether a dependency on `abs` (absolute, lexically normal) counts.
     pub fn counts(&self, abs: &Path) -> bool {
-        if self.exact.contains(abs) || self.prefixes.iter().any(|p| abs.starts_with(p)) {
-            return false;
+        self.counts_by_name(abs) && !self.is_link_to_output(abs, self.link_metadata(abs).as_ref())
+    }
+
+    /// [`check`] of a recorded state, `None` when its path does not count
+    /// ([`Filter::counts`]). A path that is not a symbolic link is looked up
+    /// once for both.
+    pub fn check(&self, state: &FileState) -> Option<Change> {
+        let abs = self.paths.on_disk(&state.path);
+        if !self.counts_by_name(&abs) {
+            return None;
         }
-        // a symbolic link to what the wrapper wrote (`libfoo.so.1` →
-        // `libfoo.so.1.2`, made by the build) is that output; pointed
-        // elsewhere, it counts again
-        if !self.exact.is_empty()
-            && std::fs::symlink_metadata(abs).is_ok_and(|m| m.file_type().is_symlink())
+        let link = self.link_metadata(&abs);
+        if self.is_link_to_output(&abs, link.as_ref()) {
+            return None;
+        }
+        let md = match link {
+            // not a link: what `metadata` would read; absent either way
+            Some(Some(m)) if !m.file_type().is_symlink() => Some(m),
+            Some(None) => None,
+            _ => std::fs::metadata(&abs).ok(),
+        };
+        check_found(&abs, state, md)
+    }
+
+    /// What `symlink_metadata` reads of `abs`, when an output could be
+    /// linked to (`None` when there are no outputs: not looked up).
+    fn link_metadata(&self, abs: &Path) -> Option<Option<std::fs::Metadata>> {
+        (!self.exact.is_empty()).then(|| std::fs::symlink_metadata(abs).ok())
+    }
+
+    /// A symbolic link to what the wrapper wrote (`libfoo.so.1` →
+    /// `libfoo.so.1.2`, made by the build) is that output; pointed
+    /// elsewhere, it counts again.
+    fn is_link_to_output(&self, abs: &Path, link: Option<&Option<std::fs::Metadata>>) -> bool {
+        link.is_some_and(|m| m.as_ref().is_some_and(|m| m.file_type().is_symlink()))
             && std::fs::canonicalize(abs).is_ok_and(|c| self.exact.contains(&c))
-        {
+    }
+
+    /// Whether `abs` counts by its name: not under a left-out prefix, not a
+    /// left-out path, not matched by an `ignore` glob, nor a directory above it.
+    fn counts_by_name(&self, abs: &Path) -> bool {
+        if self.exact.contains(abs) || self.prefixes.iter().any(|p| abs.starts_with(p)) {
             return false;
         }
         if self.ignore.is_empty() {
@@ -396,6 +428,11 @@ impl Change {
 pub fn check(paths: &Paths, state: &FileState) -> Option<Change> {
     let abs = paths.on_disk(&state.path);
     let md = std::fs::metadata(&abs).ok();
+    check_found(&abs, state, md)
+}
+
+/// [`check`] of the file at `abs`, whose metadata (following links) is `md`.
+fn check_found(abs: &Path, state: &FileState, md: Option<std::fs::Metadata>) -> Option<Change> {
     match state.kind {
         Kind::Absent => md.map(|_| Change::Appeared),
         Kind::Dir => match md {
@@ -410,7 +447,7 @@ pub fn check(paths: &Paths, state: &FileState) -> Option<Change> {
                 if state.stamp == Some(Stamp::of(&m)) {
                     return None;
                 }
-                match listing_hash(&abs) {
+                match listing_hash(abs) {
                     Ok(h) if h == state.hash => None,
                     _ => Some(Change::Listing),
                 }
@@ -423,7 +460,7 @@ pub fn check(paths: &Paths, state: &FileState) -> Option<Change> {
                 if state.stamp == Some(Stamp::of(&m)) {
                     return None;
                 }
-                match content_hash(&abs, &m) {
+                match content_hash(abs, &m) {
                     Ok(h) if h == state.hash => None,
                     Ok(_) => Some(Change::Modified),
                     Err(_) => Some(Change::Removed),
@@ -534,6 +571,49 @@ mod tests {
         std::fs::remove_file(root.join("libfoo.so.1")).unwrap();
         std::os::unix::fs::symlink("other.so", root.join("libfoo.so.1")).unwrap();
         assert!(f.counts(&root.join("libfoo.so.1")));
+    }
+
+    /// `Filter::check` looks a path up once where it can, and answers as
+    /// `counts` followed by `check` would: for files changed or not, links
+    /// to an output and elsewhere, absent paths and directories, with and
+    /// without outputs to leave out.
+    #[test]
+    fn a_filters_check_is_counts_then_check() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let paths = Paths::new(&root);
+        let w = |name: &str, text: &str| std::fs::write(root.join(name), text).unwrap();
+        for name in ["libfoo.so.1.2", "other.so", "kept", "edited", "gone"] {
+            w(name, name);
+        }
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::os::unix::fs::symlink("libfoo.so.1.2", root.join("libfoo.so.1")).unwrap();
+        std::os::unix::fs::symlink("other.so", root.join("to_other")).unwrap();
+        std::os::unix::fs::symlink("nowhere", root.join("dangling")).unwrap();
+        let mut cache = StateCache::default();
+        let mut states = Vec::new();
+        for name in ["libfoo.so.1.2", "libfoo.so.1", "other.so", "to_other", "kept", "edited", "gone", "dangling"] {
+            states.push(cache.state(&paths, &root.join(name), Kind::Content));
+        }
+        states.push(cache.state(&paths, &root.join("dir"), Kind::Dir));
+        states.push(cache.state(&paths, &root.join("absent"), Kind::Absent));
+        w("edited", "edited, longer");
+        w("other.so", "other, longer");
+        w("libfoo.so.1.2", "rebuilt, longer");
+        w("absent", "appeared");
+        std::fs::remove_file(root.join("gone")).unwrap();
+        let mut changes = 0;
+        for exact in [vec![], vec![root.join("libfoo.so.1.2")]] {
+            let f = Filter::new(paths.clone(), [], exact, &[]).unwrap();
+            for s in &states {
+                let expected = f.counts(&paths.on_disk(&s.path)).then(|| check(&paths, s)).flatten();
+                changes += usize::from(expected.is_some());
+                assert_eq!(f.check(s), expected, "{}", s.path);
+            }
+        }
+        // edited, other.so, to_other, gone, absent, twice; libfoo.so.1.2 and
+        // libfoo.so.1 without outputs to leave out
+        assert_eq!(changes, 12);
     }
 
     #[test]
