@@ -478,7 +478,7 @@ impl Conn {
         &self,
         sql: &'static str,
         params: &[Val],
-        f: impl FnOnce(&Row) -> DbResult<T>,
+        f: impl FnOnce(&mut Row) -> DbResult<T>,
     ) -> DbResult<Option<T>> {
         let mut first = None;
         self.each(sql, params, |r| {
@@ -487,7 +487,7 @@ impl Conn {
             }
             Ok(())
         })?;
-        first.map(|r| f(&r)).transpose()
+        first.map(|mut r| f(&mut r)).transpose()
     }
 
     /// Runs several statements without parameters.

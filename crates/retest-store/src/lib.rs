@@ -636,7 +636,7 @@ impl Store {
     }
 
     /// One optional row.
-    fn one<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnOnce(&Row) -> DbResult<T>) -> Result<Option<T>> {
+    fn one<T>(&self, sql: &'static str, params: &[db::Val], f: impl FnOnce(&mut Row) -> DbResult<T>) -> Result<Option<T>> {
         self.conn.row(sql, params, f).map_err(|e| self.sql(e))
     }
 
@@ -743,7 +743,7 @@ impl Store {
     }
 
     fn unit_blob(&self, id: UnitId) -> Result<Vec<u8>> {
-        self.one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.get(0))?
+        self.one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0))?
             .ok_or(StoreError::Missing { what: "unit", id: id.0 })
     }
 
@@ -784,7 +784,7 @@ impl Store {
     /// The facts of a unit that reach beyond it (from the unit itself when
     /// they are not stored: a unit stored before schema version 8).
     pub fn unit_facts(&self, id: UnitId) -> Result<UnitFacts> {
-        let facts: Option<Vec<u8>> = self.one("SELECT data FROM unit_facts WHERE unit = ?1", p![id.0], |r| r.get(0))?;
+        let facts: Option<Vec<u8>> = self.one("SELECT data FROM unit_facts WHERE unit = ?1", p![id.0], |r| r.take(0))?;
         match facts {
             Some(b) => UnitFacts::decode(&b).map_err(|e| self.corrupt(format!("facts of unit {}: {e}", id.0))),
             None => Ok(UnitFacts::of(&*self.unit(id)?)),
@@ -1064,7 +1064,7 @@ impl Store {
     }
 
     pub fn snapshot(&self, id: SnapshotId) -> Result<Snapshot> {
-        self.one("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", p![id.0], row_snapshot)?
+        self.one("SELECT id, created, state, parent FROM snapshots WHERE id = ?1", p![id.0], |r| row_snapshot(r))?
             .ok_or(StoreError::Missing { what: "snapshot", id: id.0 })
     }
 
@@ -1073,7 +1073,7 @@ impl Store {
     }
 
     pub fn newest_snapshot(&self) -> Result<Option<Snapshot>> {
-        self.one("SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1", p![], row_snapshot)
+        self.one("SELECT id, created, state, parent FROM snapshots ORDER BY id DESC LIMIT 1", p![], |r| row_snapshot(r))
     }
 
     /// Units of a snapshot, ordered by key.
