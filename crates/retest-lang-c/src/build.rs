@@ -28,13 +28,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::flat::Node as Ts;
 use retest_graph::cfg::{Dispatch, Receiver};
 use retest_graph::coverage::Probe;
 use retest_graph::{
     Cfg, CfgBuilder, Contraction, DeclKind, Declaration, EdgeLabel, Node, NodeId, NodeKind, Problem, Span,
 };
 use serde::{Deserialize, Serialize};
-use crate::flat::Node as Ts;
 
 use crate::syntax::{self, contains_token, kind_of, normalized, normalized_with, src_text, strip_parens};
 

@@ -22,8 +22,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use retest_graph::{Class, DeclKind, Declaration, Method, MethodKind, Problem, Procedure, Span, Unit};
 use crate::flat::Node as Ts;
+use retest_graph::{Class, DeclKind, Declaration, Method, MethodKind, Problem, Procedure, Span, Unit};
 
 use crate::build::{ClassInfo, Definition, Evaluation, TuFacts, build_function, lambda_bodies};
 use crate::decls;
@@ -1209,14 +1209,7 @@ pub fn analyze(pre: &Preprocessed, is_own: &dyn Fn(&SourceFile) -> bool, dialect
     for (n, template) in &members {
         let system = file_at(n.start_position().row).is_none_or(|f| f.system);
         let at = decls_out.len();
-        namespace_member_items(
-            *n,
-            src,
-            span_at(n.start_position(), n.end_position()),
-            system,
-            &hidden,
-            &mut decls_out,
-        );
+        namespace_member_items(*n, src, span_at(n.start_position(), n.end_position()), system, &hidden, &mut decls_out);
         if let Some(t) = template {
             // a template's head is part of what each item declares
             for d in &mut decls_out[at..] {

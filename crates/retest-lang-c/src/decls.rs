@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use retest_graph::{DeclKind, Declaration, Span};
 use crate::flat::Node as Ts;
+use retest_graph::{DeclKind, Declaration, Span};
 
 use crate::syntax::{self, declarator_name, kind_of, normalized, src_text};
 

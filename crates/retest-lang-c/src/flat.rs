@@ -146,7 +146,8 @@ impl Tree {
                 let f = ask.trailing_zeros() as u16;
                 ask &= ask - 1;
                 let first = (o.direct >> f) & 1 == 1;
-                let first = first.then(|| Self::children_of(nodes, o.i).find(|&c| nodes[c as usize].field == f)).flatten();
+                let first =
+                    first.then(|| Self::children_of(nodes, o.i).find(|&c| nodes[c as usize].field == f)).flatten();
                 // mostly the answer is the first child in the field
                 let said = o.ts.child_by_field_id(f).map(|d| match first {
                     Some(k) if ids[k as usize] == d.id() => k,
@@ -289,15 +290,7 @@ impl std::hash::Hash for Node<'_> {
 impl std::fmt::Debug for Node<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let r = self.raw();
-        write!(
-            f,
-            "{{Node {} ({}, {}) - ({}, {})}}",
-            self.kind(),
-            r.start.0,
-            r.start.1,
-            r.end.0,
-            r.end.1
-        )
+        write!(f, "{{Node {} ({}, {}) - ({}, {})}}", self.kind(), r.start.0, r.start.1, r.end.0, r.end.1)
     }
 }
 
@@ -571,8 +564,10 @@ mod tests {
         assert_eq!(ts.root_node().descendant_count(), b.len(), "the copy's size is known before it is made");
         assert_eq!(ts.included_ranges(), flat.included_ranges());
         let fields: Vec<&'static str> = grammar.names().fields.iter().map(|(n, _)| *n).collect();
-        let (bi, ai): (HashMap<Node<'_>, usize>, HashMap<usize, usize>) =
-            (b.iter().enumerate().map(|(i, n)| (*n, i)).collect(), a.iter().enumerate().map(|(i, n)| (n.id(), i)).collect());
+        let (bi, ai): (HashMap<Node<'_>, usize>, HashMap<usize, usize>) = (
+            b.iter().enumerate().map(|(i, n)| (*n, i)).collect(),
+            a.iter().enumerate().map(|(i, n)| (n.id(), i)).collect(),
+        );
         let index = |n: Option<Node<'_>>| n.map(|n| bi[&n]);
         let ts_index = |n: Option<tree_sitter::Node<'_>>| n.map(|n| ai[&n.id()]);
         for (x, y) in a.iter().zip(&b) {
@@ -582,7 +577,11 @@ mod tests {
                 "{x:?}"
             );
             assert_eq!(x.range(), y.range(), "{x:?}");
-            assert_eq!((x.child_count() as usize, x.named_child_count()), (y.child_count(), y.named_child_count()), "{x:?}");
+            assert_eq!(
+                (x.child_count() as usize, x.named_child_count()),
+                (y.child_count(), y.named_child_count()),
+                "{x:?}"
+            );
             assert_eq!(ts_index(x.parent()), index(y.parent()), "{x:?}");
             let (mut c, mut d) = (x.walk(), y.walk());
             let named: Vec<_> = x.named_children(&mut c).map(|n| ts_index(Some(n))).collect();
@@ -642,7 +641,11 @@ mod tests {
         // syntax errors, missing nodes, and a parse limited to part of the text
         same_answers("", Grammar::C, &[]);
         same_answers("int f(int a) { if (a) return 1 @ ; x: goto x; }  int g( {", Grammar::C, &[]);
-        same_answers("template <class T> struct S { T v; int m() { return [&] { return v; }(); } }; $", Grammar::Cpp, &[]);
+        same_answers(
+            "template <class T> struct S { T v; int m() { return [&] { return v; }(); } }; $",
+            Grammar::Cpp,
+            &[],
+        );
         let text = "int a;\nint b(void) { return a; }\nint c;\n";
         let r = |s: usize, e: usize, sr: usize, er: usize| Range {
             start_byte: s,

@@ -18,8 +18,8 @@
 pub mod build;
 pub mod cpp;
 pub mod decls;
-pub mod flat;
 pub mod driver;
+pub mod flat;
 pub mod instrument;
 pub mod preprocess;
 pub mod project;

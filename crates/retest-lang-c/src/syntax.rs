@@ -531,11 +531,7 @@ pub fn last_name(n: Ts<'_>, src: &[u8]) -> String {
 /// Parses `text` in `language`: only the bytes of `ranges` (ascending,
 /// disjoint; offsets, rows and columns stay the text's), or, with none, all
 /// of it.
-pub(crate) fn parse_in(
-    grammar: crate::flat::Grammar,
-    text: &str,
-    ranges: &[tree_sitter::Range],
-) -> crate::flat::Tree {
+pub(crate) fn parse_in(grammar: crate::flat::Grammar, text: &str, ranges: &[tree_sitter::Range]) -> crate::flat::Tree {
     let mut p = tree_sitter::Parser::new();
     p.set_language(grammar.language()).expect("the grammar's ABI is compatible");
     p.set_included_ranges(ranges).expect("ascending, disjoint ranges within the text are valid");

@@ -9,10 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::flat::Node as Ts;
 use fixedbitset::FixedBitSet;
 use retest_graph::coverage::{Probe, derive_probes};
 use retest_graph::{DeclKind, Declaration, NodeId, Problem, Procedure, Span, Unit};
-use crate::flat::Node as Ts;
 
 use crate::build::{Definition, Site, TuFacts, build_function};
 use crate::decls;

@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use retest_graph::cfg::EVERY_NAME;
 use retest_graph::Declaration;
+use retest_graph::cfg::EVERY_NAME;
 // whether a declaration's text is a system header's digest
 use retest_graph::cfg::is_sealed_text as is_sealed;
 

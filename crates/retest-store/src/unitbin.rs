@@ -16,11 +16,11 @@ use retest_graph::cfg::{
     Receiver, Span,
 };
 use retest_graph::coverage::Probe;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use retest_graph::summary::{Bodies, Summary};
 use retest_graph::unit::{Problem, Procedure, SourceFile};
 use retest_graph::{Class, Method, MethodKind, Unit};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The language facts units of blob encodings 1 and 2 did not carry: what
 /// the front end that wrote them (C and C++ alike) assumed then.
