@@ -235,15 +235,18 @@ impl FileChanges {
         // the states every test depended on
         let all: RoaringBitmap = roaring::MultiOps::union(deps.map(|d| &d.states));
         let states = store.dep_states(&all).or_fail()?;
-        let changed: HashMap<u32, String> = states
-            .par_iter()
-            .filter_map(|(id, d)| {
-                let Some(s) = from_store(d) else {
-                    return Some((*id, format!("a recorded dependency of an unknown kind ({}): {}", d.kind, d.path)));
-                };
-                filter.check(&s).map(|c: Change| (*id, c.describe(&s.path)))
-            })
-            .collect();
+        let check = |(id, d): (&u32, &DepState)| {
+            let Some(s) = from_store(d) else {
+                return Some((*id, format!("a recorded dependency of an unknown kind ({}): {}", d.kind, d.path)));
+            };
+            filter.check(&s).map(|c: Change| (*id, c.describe(&s.path)))
+        };
+        // a lookup costs a microsecond or two: the thread pool pays off for thousands
+        let changed: HashMap<u32, String> = if states.len() >= crate::PARALLEL_FROM {
+            states.par_iter().filter_map(check).collect()
+        } else {
+            states.iter().filter_map(check).collect()
+        };
         let changed_ids = changed.keys().copied().collect();
         Ok(FileChanges { changed, changed_ids })
     }
@@ -342,13 +345,15 @@ pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<
     // a source that is gone is not checked: build systems compile
     // throw-away sources under the root (CMake's compiler checks) and delete
     // them at once, and a unit whose source is gone is not rebuilt from it
-    let mut stale: Vec<String> = sources
-        .par_iter()
-        .filter_map(|s| match files::check(&paths, s) {
-            None | Some(Change::Removed) => None,
-            Some(_) => Some(format!("{} changed", s.path)),
-        })
-        .collect();
+    let stale_one = |s: &FileState| match files::check(&paths, s) {
+        None | Some(Change::Removed) => None,
+        Some(_) => Some(format!("{} changed", s.path)),
+    };
+    let mut stale: Vec<String> = if sources.len() >= crate::PARALLEL_FROM {
+        sources.par_iter().filter_map(stale_one).collect()
+    } else {
+        sources.iter().filter_map(stale_one).collect()
+    };
     stale.sort();
     Ok(stale.into_iter().next())
 }

@@ -918,32 +918,36 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     // it besides its code (its definition, the files it read): the part of
     // the work that grows with the suite, on every core
     type Beyond = Vec<(String, &'static str)>;
-    let beyond_code: Vec<Option<(usize, Beyond)>> = (0..suite.len())
-        .into_par_iter()
-        .map_init(
-            // the working directory as definitions hold it, per directory
-            || None::<(&std::ffi::OsStr, String)>,
-            |cwd, i| {
-                let j = *by_key.get(keys[i])?;
-                let deps = recorded_deps[j].as_ref();
-                let mut beyond = Vec::new();
-                if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
-                    if cwd.as_ref().is_none_or(|(dir, _)| *dir != spec.cwd.as_os_str()) {
-                        *cwd = Some((spec.cwd.as_os_str(), spec.cwd_text(root)));
-                    }
-                    let text = &cwd.as_ref().expect("set above").1;
-                    for r in crate::deps::definition_reasons_in(spec, root, text, deps) {
-                        let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
-                        beyond.push((r, kind));
-                    }
-                }
-                if let Some(d) = deps {
-                    beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
-                }
-                Some((j, beyond))
-            },
-        )
-        .collect();
+    // the working directory as definitions hold it, per directory
+    type Cwd<'a> = Option<(&'a std::ffi::OsStr, String)>;
+    fn pinned<'a, F: Fn(&mut Cwd<'a>, usize) -> Option<(usize, Beyond)>>(f: F) -> F {
+        f
+    }
+    let beyond_one = pinned(|cwd, i| {
+        let j = *by_key.get(keys[i])?;
+        let deps = recorded_deps[j].as_ref();
+        let mut beyond = Vec::new();
+        if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
+            if cwd.as_ref().is_none_or(|(dir, _)| *dir != spec.cwd.as_os_str()) {
+                *cwd = Some((spec.cwd.as_os_str(), spec.cwd_text(root)));
+            }
+            let text = &cwd.as_ref().expect("set above").1;
+            for r in crate::deps::definition_reasons_in(spec, root, text, deps) {
+                let kind = if r.starts_with("definition changed") { "definition" } else { "dependencies" };
+                beyond.push((r, kind));
+            }
+        }
+        if let Some(d) = deps {
+            beyond.extend(file_changes.reasons(&d.states).into_iter().map(|r| (r, "file")));
+        }
+        Some((j, beyond))
+    });
+    let beyond_code: Vec<Option<(usize, Beyond)>> = if suite.len() >= crate::PARALLEL_FROM {
+        (0..suite.len()).into_par_iter().map_init(|| None, |cwd, i| beyond_one(cwd, i)).collect()
+    } else {
+        let mut cwd = None;
+        (0..suite.len()).map(|i| beyond_one(&mut cwd, i)).collect()
+    };
     for (i, name) in suite.iter().enumerate() {
         let mut why: Vec<String> = Vec::new();
         let mut gone: Option<&Vec<Elimination>> = None;
