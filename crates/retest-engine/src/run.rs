@@ -239,6 +239,49 @@ pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result
     discover_resolved(&source.resolve(store), root, listing.as_ref()).map(|(tests, _)| tests)
 }
 
+/// The tests listed, and where a CTest listing came from.
+pub type Discovered = (Vec<TestSpec>, Option<retest_run::listing::Listed>);
+
+/// A universe file this long may take a while to read (10^4 tests or so).
+const LONG_UNIVERSE: u64 = 1 << 20;
+
+/// [`discover_resolved`] when listing is quick: a `retest.toml`, a short
+/// universe file, a CTest listing kept and still holding. `None` when it may
+/// take a while (running `ctest`, a long universe file): a caller with other
+/// work to do lists on a thread of its own, which otherwise costs more than
+/// the listing (a thread, and a heap of fresh pages for it).
+pub fn discover_quick(
+    source: &TestSource,
+    root: &Path,
+    listing: Option<&retest_run::listing::ListingCache>,
+) -> Option<Result<Discovered, Error>> {
+    if let Some(u) = &source.universe
+        && std::fs::metadata(u).is_ok_and(|m| m.len() >= LONG_UNIVERSE)
+    {
+        return None;
+    }
+    if let Some(d) = &source.ctest {
+        return match retest_run::listing::from_ctest_kept(d, listing?)? {
+            Ok((tests, listed)) => Some(ctest_listed(d, tests, Some(listed))),
+            Err(e) => Some(Err(e).or_fail()),
+        };
+    }
+    Some(discover_resolved(source, root, listing))
+}
+
+/// The tests CTest listed in `d`, refused when there are none.
+fn ctest_listed(
+    d: &Path,
+    tests: Vec<TestSpec>,
+    listed: Option<retest_run::listing::Listed>,
+) -> Result<Discovered, Error> {
+    if tests.is_empty() {
+        return Err(Error::usage(format!("no tests: CTest lists none in {}", d.display()))
+            .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));
+    }
+    Ok((tests, listed))
+}
+
 /// [`discover_tests`] from a source already resolved ([`TestSource::resolve`]):
 /// without the store, so that it can run on a thread of its own. A CTest
 /// listing comes from `listing` when given and still valid, else from ctest;
@@ -247,7 +290,7 @@ pub fn discover_resolved(
     source: &TestSource,
     root: &Path,
     listing: Option<&retest_run::listing::ListingCache>,
-) -> Result<(Vec<TestSpec>, Option<retest_run::listing::Listed>), Error> {
+) -> Result<Discovered, Error> {
     // an empty suite would make a baseline that selects nothing, whatever the change
     if let Some(u) = &source.universe {
         let tests = discover::from_universe(u).or_fail()?;
@@ -265,11 +308,7 @@ pub fn discover_resolved(
             }
             None => (discover::from_ctest(d).or_fail()?, None),
         };
-        if tests.is_empty() {
-            return Err(Error::usage(format!("no tests: CTest lists none in {}", d.display()))
-                .hint("check that the build directory is configured with tests (`ctest -N` lists them)"));
-        }
-        return Ok((tests, listed));
+        return ctest_listed(d, tests, listed);
     }
     let toml = match &source.tests {
         Some(t) => t.clone(),

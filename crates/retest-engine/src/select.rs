@@ -641,6 +641,12 @@ pub fn compute(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<S
     store.read_view(|s| compute_in(s, root, opts)).or_fail()?
 }
 
+/// The suite of a selection: listed, or being listed on a thread of its own.
+enum Discovery {
+    Listed(Result<crate::run::Discovered, Error>),
+    Listing(std::thread::JoinHandle<Result<crate::run::Discovered, Error>>),
+}
+
 fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Selection, Error> {
     let baseline = match opts.baseline {
         Some(b) => b,
@@ -650,12 +656,21 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     };
     let started = Instant::now();
     let mut warnings = Vec::new();
-    // the tests are listed meanwhile (a universe of 10^5 lines, a CTest
-    // listing): nothing below needs them before the matrix is read
+    // a listing that takes a while (a universe of 10^5 lines, `ctest`
+    // listing anew) runs meanwhile: nothing below needs the tests before the
+    // matrix is read
     let discovery = {
         let listing = crate::deps::listing_cache(&opts.source, root, store)?;
-        let (source, root) = (opts.source.resolve(store), root.to_path_buf());
-        std::thread::spawn(move || crate::run::discover_resolved(&source, &root, listing.as_ref()))
+        let source = opts.source.resolve(store);
+        match crate::run::discover_quick(&source, root, listing.as_ref()) {
+            Some(listed) => Discovery::Listed(listed),
+            None => {
+                let root = root.to_path_buf();
+                Discovery::Listing(std::thread::spawn(move || {
+                    crate::run::discover_resolved(&source, &root, listing.as_ref())
+                }))
+            }
+        }
     };
     // the pairs a change left the same need no walk and no decoding, unless
     // every walk is wanted: RECOVER's entity map, Ball's and path-based
@@ -833,7 +848,10 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     // and the tests of the baseline's suite that have no record
     let (matrix, recorded_deps, missing) = store.matrix_for_selection(baseline).or_fail()?;
     let missing = missing.unwrap_or_default();
-    let discovered = discovery.join().unwrap_or_else(|_| Err(Error::new("listing the tests failed unexpectedly")));
+    let discovered = match discovery {
+        Discovery::Listed(listed) => listed,
+        Discovery::Listing(t) => t.join().unwrap_or_else(|_| Err(Error::new("listing the tests failed unexpectedly"))),
+    };
     let mut listing = None;
     let mut specs: Option<Vec<TestSpec>> = match discovered {
         Ok((t, listed)) => {

@@ -70,10 +70,29 @@ impl std::fmt::Display for Listed {
     }
 }
 
+/// The tests of the listing kept in `cache`, when nothing it was made from
+/// changed: [`from_ctest_cached`] without running `ctest`, which `None`
+/// says it would have to.
+pub fn from_ctest_kept(
+    build_dir: &Path,
+    cache: &ListingCache,
+) -> Option<Result<(Vec<TestSpec>, Listed), DiscoverError>> {
+    let build_dir = match ctest_dir(build_dir) {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    let key = key(&on_path("ctest")?, &build_dir);
+    let Some(Kept::Listing(out)) = kept(&cache.file, &key) else { return None };
+    parse_ctest_json(&build_dir, &out).ok().map(|tests| Ok((tests, Listed::Reused)))
+}
+
 /// The tests of a CMake build directory, as [`crate::discover::from_ctest`]
 /// lists them, from `cache` when nothing the kept listing was made from
 /// changed.
 pub fn from_ctest_cached(build_dir: &Path, cache: &ListingCache) -> Result<(Vec<TestSpec>, Listed), DiscoverError> {
+    if let Some(kept) = from_ctest_kept(build_dir, cache) {
+        return kept;
+    }
     let build_dir = ctest_dir(build_dir)?;
     let Some(ctest) = on_path("ctest") else {
         // `run_ctest` says that ctest cannot be run
@@ -81,19 +100,11 @@ pub fn from_ctest_cached(build_dir: &Path, cache: &ListingCache) -> Result<(Vec<
         return Ok((parse_ctest_json(&build_dir, &out)?, Listed::NotKept("`ctest` is not on PATH".into())));
     };
     let key = key(&ctest, &build_dir);
-    match kept(&cache.file, &key) {
-        Some(Kept::Listing(out)) => {
-            if let Ok(tests) = parse_ctest_json(&build_dir, &out) {
-                return Ok((tests, Listed::Reused));
-            }
-        }
-        // the scripts are as they were when their listing could not be kept:
-        // ctest lists, without the tracker's cost
-        Some(Kept::Unkeepable(why)) => {
-            let out = run_ctest(&ctest, &build_dir, &[])?;
-            return Ok((parse_ctest_json(&build_dir, &out)?, Listed::NotKept(why)));
-        }
-        None => {}
+    // the scripts are as they were when their listing could not be kept:
+    // ctest lists, without the tracker's cost
+    if let Some(Kept::Unkeepable(why)) = kept(&cache.file, &key) {
+        let out = run_ctest(&ctest, &build_dir, &[])?;
+        return Ok((parse_ctest_json(&build_dir, &out)?, Listed::NotKept(why)));
     }
     let Some(tracker) = &cache.tracker else {
         let out = run_ctest(&ctest, &build_dir, &[])?;

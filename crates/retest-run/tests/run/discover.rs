@@ -572,10 +572,11 @@ fn ctest_listing_records_into_a_scratch_directory() {
 /// reused while all of it holds: a rebuilt test program leaves it valid, a
 /// new test, a new CTest configuration file or a program made
 /// non-executable does not. A listing made by a script that runs anything
-/// is never kept, and is listed by ctest every time.
+/// is never kept, and is listed by ctest every time. `from_ctest_kept` reads
+/// the kept listing exactly when it is reused, without running ctest.
 #[test]
 fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
-    use retest_run::listing::{Listed, ListingCache, from_ctest_cached};
+    use retest_run::listing::{Listed, ListingCache, from_ctest_cached, from_ctest_kept};
     if !have_cmake() {
         return;
     }
@@ -598,8 +599,14 @@ fn a_ctest_listing_is_kept_until_what_it_was_made_from_changes() {
     // what ctest consults must be older than the listing's start
     std::thread::sleep(Duration::from_millis(100));
     let list = || {
+        let kept = from_ctest_kept(&build, &cache).map(Result::unwrap);
         let (specs, listed) = from_ctest_cached(&build, &cache).unwrap();
         assert_eq!(specs, from_ctest(&build).unwrap(), "the listing is ctest's ({listed:?})");
+        // without running ctest, the kept listing is read exactly when it is reused
+        assert_eq!(kept.is_some(), listed == Listed::Reused, "{listed:?}");
+        if let Some(kept) = kept {
+            assert_eq!(kept, (specs.clone(), Listed::Reused));
+        }
         (specs.iter().map(|s| s.name.clone()).collect::<Vec<_>>(), listed)
     };
     // the first listing in a build directory makes `Testing/Temporary`,
