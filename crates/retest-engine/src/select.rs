@@ -934,9 +934,11 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
     let mut dangerous_text: HashMap<usize, String> = HashMap::new();
     // per test with a record, its row of the matrix and what changed about
     // it besides its code (its definition, the files it read): the part of
-    // the work that grows with the suite, on every core
+    // the work that grows with the suite, on every core from thousands of tests
     type Beyond = Vec<(String, &'static str)>;
-    // the working directory as definitions hold it, per directory
+    // the working directory as definitions hold it, per directory; `pinned`
+    // ties the directory's borrow to the definitions', so that one closure
+    // serves both the loop below and rayon's `map_init`
     type Cwd<'a> = Option<(&'a std::ffi::OsStr, String)>;
     fn pinned<'a, F: Fn(&mut Cwd<'a>, usize) -> Option<(usize, Beyond)>>(f: F) -> F {
         f

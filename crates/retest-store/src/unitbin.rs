@@ -393,7 +393,6 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
 }
 
 /// A procedure's name, linkage, span, digest and `unanalysable`.
-#[derive(PartialEq)]
 struct Head {
     name: String,
     is_static: bool,
