@@ -2,7 +2,7 @@
 //! them, how a procedure is identified across versions, and which procedures a
 //! call by name can reach.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use retest_graph::summary::{Bodies, Summary};
 use retest_graph::{Procedure, Unit};
@@ -50,7 +50,7 @@ pub struct ProcRef {
 pub struct Program<'a> {
     pub units: Vec<UnitRef<'a>>,
     /// Procedures by name (all units).
-    by_name: BTreeMap<&'a str, Vec<ProcRef>>,
+    by_name: HashMap<&'a str, Vec<ProcRef>>,
     /// Names defined with external linkage in units left out of the program,
     /// with how often: units that are the same in both versions, which a
     /// selection need not compare (see [`Program::with_elsewhere`]).
@@ -59,7 +59,7 @@ pub struct Program<'a> {
 
 impl<'a> Program<'a> {
     pub fn new(units: Vec<UnitRef<'a>>) -> Program<'a> {
-        let mut by_name: BTreeMap<&'a str, Vec<ProcRef>> = BTreeMap::new();
+        let mut by_name: HashMap<&'a str, Vec<ProcRef>> = HashMap::new();
         for (ui, u) in units.iter().enumerate() {
             for (pi, p) in u.unit.procedures.iter().enumerate() {
                 by_name.entry(p.name.as_str()).or_default().push(ProcRef { unit: ui, proc: pi });
@@ -160,14 +160,14 @@ impl<'a> Program<'a> {
 /// name; an externally visible one by name alone when the name is defined once in
 /// each version (so it may move between units), else by unit and name.
 pub struct Keys {
-    ambiguous: BTreeSet<String>,
+    ambiguous: HashSet<String>,
 }
 
 impl Keys {
     pub fn new(old: &Program<'_>, new: &Program<'_>) -> Keys {
-        let mut ambiguous = BTreeSet::new();
+        let mut ambiguous = HashSet::new();
         for p in [old, new] {
-            let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut count: HashMap<&str, usize> = HashMap::new();
             for r in p.procedures() {
                 let proc = p.head(r);
                 if !proc.is_static {
@@ -209,7 +209,7 @@ impl Pairing {
     pub fn new(old: &Program<'_>, new: &Program<'_>, keys: &Keys) -> Pairing {
         let old_keys: BTreeMap<ProcRef, String> = old.procedures().map(|r| (r, keys.key(old, r))).collect();
         let new_keys: BTreeMap<ProcRef, String> = new.procedures().map(|r| (r, keys.key(new, r))).collect();
-        let by_key: BTreeMap<&str, ProcRef> = new_keys.iter().map(|(r, k)| (k.as_str(), *r)).collect();
+        let by_key: HashMap<&str, ProcRef> = new_keys.iter().map(|(r, k)| (k.as_str(), *r)).collect();
         let mut old_to_new = BTreeMap::new();
         let mut new_to_old = BTreeMap::new();
         for (r, k) in &old_keys {
