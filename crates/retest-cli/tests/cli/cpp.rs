@@ -498,21 +498,14 @@ fn startup_code_and_overrides_select_the_tests_they_change() {
     std::fs::write(dir.join("plugin.h"), PLUGIN_H).unwrap();
     std::fs::write(dir.join("core.cc"), CORE_CC).unwrap();
     std::fs::write(dir.join("plugin.cc"), PLUGIN_CC).unwrap();
-    std::fs::write(
-        dir.join("Makefile"),
+    make_project(
+        dir,
         "all: with_plugin bare\n\
          %.o: %.cc plugin.h\n\t$(CXX) -O2 -c -o $@ $<\n\
          with_plugin: core.o plugin.o\n\t$(CXX) -o $@ core.o plugin.o\n\
          bare: core.o\n\t$(CXX) -o $@ core.o\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"plugin\"\ncmd = \"./with_plugin\"\n\n[[test]]\nname = \"bare\"\ncmd = \"./bare\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+        &[("plugin", "./with_plugin"), ("bare", "./bare")],
+    );
     let out = |exe: &str| {
         let o = std::process::Command::new(dir.join(exe)).output().unwrap();
         String::from_utf8_lossy(&o.stdout).into_owned()
@@ -699,10 +692,7 @@ fn header_code_in_several_units_counts_each_test_once() {
         "#include <cstdio>\n#include \"h.h\"\nint from_a(int);\nint main() { std::printf(\"%d\\n\", from_a(1) + twice(2)); return 0; }\n",
     )
     .unwrap();
-    std::fs::write(dir.join("Makefile"), "p: a.cc b.cc h.h\n\t$(CXX) -O0 -o p a.cc b.cc\n").unwrap();
-    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"one\"\ncmd = \"./p\"\n").unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+    make_project(dir, "p: a.cc b.cc h.h\n\t$(CXX) -O0 -o p a.cc b.cc\n", &[("one", "./p")]);
     retest(dir, &["run"], 0);
     let cov = json(&retest(dir, &["coverage", "--format", "json"], 0));
     let h = cov["files"].as_array().unwrap().iter().find(|f| f["path"] == "h.h").expect("h.h in the report");
@@ -741,14 +731,11 @@ fn a_condition_in_a_template_argument_is_not_probed() {
          int main(int argc, char **) { P q(argc); std::printf(\"%d %d\\n\", q.a, q.flag); return 0; }\n",
     )
     .unwrap();
-    std::fs::write(
-        dir.join("Makefile"),
+    make_project(
+        dir,
         "all: ta pk\nta: ta.cc\n\t$(CXX) -O0 -o ta ta.cc\npk: pk.cc\n\t$(CXX) -O0 -o pk pk.cc\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("retest.toml"), "[[test]]\nname = \"t\"\ncmd = \"./ta\"\n").unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+        &[("t", "./ta")],
+    );
     let out = std::process::Command::new(dir.join("ta")).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n");
     let out = std::process::Command::new(dir.join("pk")).output().unwrap();
@@ -1131,14 +1118,11 @@ fn a_class_layout_change_selects_its_users_not_every_user_of_the_library() {
     let dir = d.path();
     std::fs::write(dir.join("graph.h"), GRAPH_H).unwrap();
     std::fs::write(dir.join("graph.cc"), GRAPH_CC).unwrap();
-    std::fs::write(dir.join("Makefile"), "graph: graph.cc graph.h\n\t$(CXX) -O0 -o graph graph.cc\n").unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"node\"\ncmd = \"./graph node abc\"\n\n[[test]]\nname = \"words\"\ncmd = \"./graph words abc\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+    make_project(
+        dir,
+        "graph: graph.cc graph.h\n\t$(CXX) -O0 -o graph graph.cc\n",
+        &[("node", "./graph node abc"), ("words", "./graph words abc")],
+    );
     retest(dir, &["run"], 0);
     let moved =
         GRAPH_H.replace("  bool dirty_ = false;\n  int id_ = -1;\n", "  int id_ = -1;\n  bool dirty_ = false;\n");
@@ -1246,19 +1230,12 @@ fn a_using_directive_selects_the_tests_whose_calls_it_may_change() {
     };
     std::fs::write(dir.join("prog.cc"), main("", "")).unwrap();
     std::fs::write(dir.join("other.cc"), "#include \"lib.h\"\nint main() { return 0; }\n").unwrap();
-    std::fs::write(
-        dir.join("Makefile"),
+    make_project(
+        dir,
         "all: prog other\nprog: prog.cc lib.h\n\t$(CXX) -O0 -o prog prog.cc\n\
          other: other.cc lib.h\n\t$(CXX) -O0 -o other other.cc\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"pick\"\ncmd = \"./prog pick\"\n\n[[test]]\nname = \"other\"\ncmd = \"./other\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+        &[("pick", "./prog pick"), ("other", "./other")],
+    );
     retest(dir, &["run"], 0);
     let out = || {
         let o = std::process::Command::new(dir.join("prog")).arg("pick").output().unwrap();

@@ -167,14 +167,7 @@ int main(int argc, char **argv)
 ",
     )
     .unwrap();
-    std::fs::write(dir.join("Makefile"), "neg: neg.c\n\t$(CC) -O0 -o neg neg.c\n").unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"true\"\ncmd = \"./neg 1 0\"\n\n[[test]]\nname = \"false\"\ncmd = \"./neg 1 1\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+    make_project(dir, "neg: neg.c\n\t$(CC) -O0 -o neg neg.c\n", &[("true", "./neg 1 0"), ("false", "./neg 1 1")]);
     retest(dir, &["run"], 0);
     for (test, value) in [("true", true), ("false", false)] {
         let v = json(&retest(dir, &["coverage", "--format", "json", "--criteria", "mcdc-unique", "--tests", test], 0));

@@ -904,14 +904,7 @@ fn run_selected_never_costs_more_than_it_saves() {
                     else printf(\"%d\\n\", fast_part(3));\n\
                     return 0;\n}\n";
     std::fs::write(dir.join("p.c"), prog).unwrap();
-    std::fs::write(dir.join("Makefile"), "p: p.c\n\t$(CC) -O1 -o p p.c\n").unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"slow\"\ncmd = \"./p slow && sleep 1\"\n\n[[test]]\nname = \"fast\"\ncmd = \"./p fast\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+    make_project(dir, "p: p.c\n\t$(CC) -O1 -o p p.c\n", &[("slow", "./p slow && sleep 1"), ("fast", "./p fast")]);
     retest(dir, &["run"], 0);
     // the slow test's code changes: it is nearly all of the suite's time
     write_newer(&dir.join("p.c"), prog.replace("return v * 2;", "return v + v;"));

@@ -552,19 +552,12 @@ fn a_changed_function_in_an_isystem_header_selects_its_callers() {
     std::fs::write(dir.join("vendor/h.h"), header).unwrap();
     std::fs::write(dir.join("t1.c"), "#include <h.h>\nint main(void) { return twice(2) == 4 ? 0 : 1; }\n").unwrap();
     std::fs::write(dir.join("t2.c"), "#include <h.h>\nint main(void) { return thrice(2) == 6 ? 0 : 1; }\n").unwrap();
-    std::fs::write(
-        dir.join("Makefile"),
+    make_project(
+        dir,
         "all: t1 t2\nt1: t1.c vendor/h.h\n\t$(CC) -isystem vendor -O0 -o t1 t1.c\n\
          t2: t2.c vendor/h.h\n\t$(CC) -isystem vendor -O0 -o t2 t2.c\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("retest.toml"),
-        "[[test]]\nname = \"t1\"\ncmd = \"./t1\"\n\n[[test]]\nname = \"t2\"\ncmd = \"./t2\"\n",
-    )
-    .unwrap();
-    retest(dir, &["init"], 0);
-    retest(dir, &["build", "--", "make", "-s"], 0);
+        &[("t1", "./t1"), ("t2", "./t2")],
+    );
     let r = retest(dir, &["run"], 0);
     assert!(stdout(&r).contains("2 passed"), "{}", stdout(&r));
     write_newer(&dir.join("vendor/h.h"), header.replace("2 * v", "3 * v"));

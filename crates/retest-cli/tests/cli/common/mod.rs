@@ -43,6 +43,23 @@ pub fn example_copy() -> tempfile::TempDir {
     d
 }
 
+/// A project in `dir` that `make` builds: its `Makefile`, a `retest.toml`
+/// with one `[[test]]` per (name, command), then `retest init` and
+/// `retest build -- make -s`.
+pub fn make_project(dir: &Path, makefile: &str, tests: &[(&str, &str)]) {
+    std::fs::write(dir.join("Makefile"), makefile).unwrap();
+    let toml: Vec<String> = tests
+        .iter()
+        .map(|(name, cmd)| {
+            assert!(!format!("{name}{cmd}").contains(['"', '\\']), "{name}: {cmd} needs escaping in TOML");
+            format!("[[test]]\nname = \"{name}\"\ncmd = \"{cmd}\"\n")
+        })
+        .collect();
+    std::fs::write(dir.join("retest.toml"), toml.join("\n")).unwrap();
+    retest(dir, &["init"], 0);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+}
+
 /// Runs `retest ARGS` in `dir` as CI would (`CI=1`, no `RETEST_STORE`), whatever it exits with.
 pub fn retest_output(dir: &Path, args: &[&str]) -> Output {
     Command::new(retest_bin()).args(args).current_dir(dir).env("CI", "1").env_remove("RETEST_STORE").output().unwrap()
