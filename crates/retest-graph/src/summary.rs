@@ -136,11 +136,12 @@ impl Summary {
     }
 }
 
-/// A digest of system headers' declarations (sealed ones,
-/// [`crate::Declaration::is_sealed`]) without their places: their kinds,
-/// names, texts and mentions, in order. Two units whose digests are equal
-/// declare the same through system headers.
-pub fn sealed_digest<'a>(decls: impl IntoIterator<Item = &'a crate::Declaration>) -> u128 {
+/// A digest of declarations without their places: their kinds, names,
+/// texts and mentions, in order. Two units whose digests of their system
+/// headers' declarations (sealed ones, [`crate::Declaration::is_sealed`])
+/// are equal declare the same through system headers; so with the
+/// project's declarations.
+pub fn decls_digest<'a>(decls: impl IntoIterator<Item = &'a crate::Declaration>) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let str = |h: &mut xxhash_rust::xxh3::Xxh3, s: &str| {
         h.update(&(s.len() as u64).to_le_bytes());
@@ -189,6 +190,20 @@ pub trait Bodies {
     /// All the unit's declarations in order, the system headers' included
     /// (decoded on first use), when the shell's `decls` leave those out.
     fn all_decls(&self) -> Option<&[crate::Declaration]> {
+        None
+    }
+
+    /// When the shell's `decls` leave out the project's declarations too
+    /// (they are then empty): a digest of the project's declarations without
+    /// their places ([`decls_digest`]), equal for two units that declare the
+    /// same. `None` when the shell's `decls` hold them.
+    fn own_digest(&self) -> Option<u128> {
+        None
+    }
+
+    /// The project's declarations in order (decoded on first use), when the
+    /// shell's `decls` leave them out.
+    fn own_decls(&self) -> Option<&[crate::Declaration]> {
         None
     }
 

@@ -537,6 +537,41 @@ mod tests {
             let all = affected(&wrap(&full_old, "o.h"), &wrap(&full_new, "n.h"), &Affected::default());
             prop_assert_eq!(left_out.names, all.names);
         }
+
+        /// When both versions' units declare the same lists (the same set
+        /// of units' digests, whatever their order, places and how many
+        /// units share a list), no name is affected: what selection does
+        /// when the units' digests of their project declarations are equal
+        /// (`equiv::Ctx::new`).
+        #[test]
+        fn the_same_units_declarations_affect_nothing(
+            units in prop::collection::vec(arb_decls(), 1..5),
+            order in prop::collection::vec(0usize..8, 1..10),
+            lines in prop::collection::vec(prop::option::of(1u8..5), 0..16),
+        ) {
+            let old: Vec<Vec<Declaration>> = units.iter().map(|u| build(u)).collect();
+            // the new version: the same lists, each at least once, in another
+            // order, some repeated, their places moved
+            let mut picks: Vec<usize> = (0..old.len()).collect();
+            picks.extend(order.iter().map(|i| i % old.len()));
+            let by = order[0] % picks.len();
+            picks.rotate_left(by);
+            let new: Vec<Vec<Declaration>> = picks
+                .iter()
+                .map(|&i| {
+                    let mut u = old[i].clone();
+                    for (d, l) in u.iter_mut().zip(&lines) {
+                        d.span = l.map(|l| retest_graph::Span { file: 0, line: l as u32, col: 0, end_line: l as u32 });
+                    }
+                    u
+                })
+                .collect();
+            fn wrap<'d>(units: &'d [Vec<Declaration>], file: &'static str) -> Vec<Decl<'d>> {
+                units.iter().flatten().map(|d| Decl { d, file }).collect()
+            }
+            let a = affected(&wrap(&old, "o.h"), &wrap(&new, "n.h"), &Affected::default());
+            prop_assert!(a.names.is_empty(), "{:?}", a.names);
+        }
     }
 
     #[test]

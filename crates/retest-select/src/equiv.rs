@@ -16,7 +16,7 @@ use retest_graph::NodeKind;
 
 use crate::affected::{Affected, Decl, affected};
 use crate::hierarchy::Hierarchy;
-use crate::program::{Keys, Pairing, ProcRef, Program};
+use crate::program::{Keys, Pairing, ProcRef, Program, UnitRef};
 use crate::reason::{At, ReasonKind};
 
 /// The context in which nodes of two versions are compared.
@@ -65,23 +65,36 @@ impl<'p, 'a> Ctx<'p, 'a> {
         // a name's texts differ exactly when its project texts do; and a
         // name the project declares is placed at its project declaration
         // (`summaries_prove_what_the_walk_finds` runs both ways).
-        let sealed = |p: &Program<'_>| -> Option<Vec<u128>> {
-            let mut v: Vec<u128> = p.units.iter().map(|u| u.sealed_digest()).collect::<Option<_>>()?;
+        //
+        // The project's declarations are left out too when, in addition,
+        // both versions' units declare the same through them (the same
+        // digests of the units' project declarations): affected names
+        // depend only on the declarations each name has across the
+        // program, and both versions then have the same, so no name is
+        // affected (`summaries_prove_what_the_walk_finds`).
+        let digests = |p: &Program<'_>, of: fn(&UnitRef<'_>) -> Option<u128>| -> Option<Vec<u128>> {
+            let mut v: Vec<u128> = p.units.iter().map(of).collect::<Option<_>>()?;
             v.sort_unstable();
             v.dedup();
             Some(v)
         };
-        let shells_only = matches!((sealed(old), sealed(new)), (Some(a), Some(b)) if a == b);
-        let decls = |p: &'p Program<'a>| -> Vec<Decl<'a>> {
-            p.units
-                .iter()
-                .flat_map(|u| {
-                    let all = if shells_only { &u.unit.decls[..] } else { u.decls() };
-                    all.iter().map(move |d| Decl { d, file: d.span.map(|s| u.unit.file_path(&s)).unwrap_or_default() })
-                })
-                .collect()
+        let same = |of: fn(&UnitRef<'_>) -> Option<u128>| matches!((digests(old, of), digests(new, of)), (Some(a), Some(b)) if a == b);
+        let shells_only = same(|u| u.sealed_digest());
+        let globals = if shells_only && same(|u| u.own_digest()) {
+            Affected::default()
+        } else {
+            let decls = |p: &'p Program<'a>| -> Vec<Decl<'a>> {
+                p.units
+                    .iter()
+                    .flat_map(|u| {
+                        let all = if shells_only { u.own_decls() } else { u.decls() };
+                        all.iter()
+                            .map(move |d| Decl { d, file: d.span.map(|s| u.unit.file_path(&s)).unwrap_or_default() })
+                    })
+                    .collect()
+            };
+            affected(&decls(old), &decls(new), &Affected::default())
         };
-        let globals = affected(&decls(old), &decls(new), &Affected::default());
         let (ta, tb) = (old.address_taken(&keys), new.address_taken(&keys));
         let indirect_change =
             (ta != tb).then(|| (tb.difference(&ta).cloned().collect(), ta.difference(&tb).cloned().collect()));

@@ -37,6 +37,20 @@ impl<'a> UnitRef<'a> {
     pub fn sealed_digest(&self) -> Option<u128> {
         self.bodies.and_then(|b| b.sealed_digest())
     }
+
+    /// The project's declarations, in order, when the shell's `decls` leave
+    /// out the system headers' ones: a shell that leaves out the project's
+    /// too reads them on first use
+    /// ([`Bodies::own_decls`](retest_graph::summary::Bodies::own_decls)).
+    pub fn own_decls(&self) -> &'a [retest_graph::Declaration] {
+        self.bodies.and_then(|b| b.own_decls()).unwrap_or(&self.unit.decls)
+    }
+
+    /// The digest of the project's declarations, when the shell's `decls`
+    /// leave them out.
+    pub fn own_digest(&self) -> Option<u128> {
+        self.bodies.and_then(|b| b.own_digest())
+    }
 }
 
 /// A procedure of a program: (unit index, procedure index).

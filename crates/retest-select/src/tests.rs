@@ -262,7 +262,8 @@ fn the_walk_goes_on_past_a_statement_that_calls_a_selectsall_procedure_on_some_r
 /// A unit's bodies on demand, as a stored unit of encoding 6 gives them
 /// (`retest-store`'s `StoredBodies`): the shell holds each procedure's head
 /// with a stand-in CFG, and the project's declarations; bodies and all
-/// declarations come from here, and are counted.
+/// declarations come from here, and are counted. As encoding 7 gives them
+/// ([`on_demand_apart`]), the project's declarations come from here too.
 struct OnDemand {
     procedures: Vec<Procedure>,
     summaries: Vec<retest_graph::summary::Summary>,
@@ -270,6 +271,9 @@ struct OnDemand {
     decls: Vec<retest_graph::Declaration>,
     sealed_digest: u128,
     decls_read: std::cell::Cell<bool>,
+    /// Encoding 7: the project's declarations and their digest.
+    own: Option<(Vec<retest_graph::Declaration>, u128)>,
+    own_read: std::cell::Cell<bool>,
 }
 
 impl retest_graph::summary::Bodies for OnDemand {
@@ -290,6 +294,14 @@ impl retest_graph::summary::Bodies for OnDemand {
         self.decls_read.set(true);
         Some(&self.decls)
     }
+    fn own_digest(&self) -> Option<u128> {
+        self.own.as_ref().map(|(_, d)| *d)
+    }
+    fn own_decls(&self) -> Option<&[retest_graph::Declaration]> {
+        let (own, _) = self.own.as_ref()?;
+        self.own_read.set(true);
+        Some(own)
+    }
 }
 
 /// The program of one unit, `x.c`, with its bodies on demand when given.
@@ -309,9 +321,20 @@ fn on_demand(u: &Unit) -> (Unit, OnDemand) {
         summaries: u.procedures.iter().map(retest_graph::summary::Summary::of).collect(),
         decoded: Default::default(),
         decls: u.decls.clone(),
-        sealed_digest: retest_graph::summary::sealed_digest(u.decls.iter().filter(|d| d.is_sealed())),
+        sealed_digest: retest_graph::summary::decls_digest(u.decls.iter().filter(|d| d.is_sealed())),
         decls_read: Default::default(),
+        own: None,
+        own_read: Default::default(),
     };
+    (shell, bodies)
+}
+
+/// [`on_demand`] as encoding 7 gives it: the shell holds no declarations.
+fn on_demand_apart(u: &Unit) -> (Unit, OnDemand) {
+    let (mut shell, mut bodies) = on_demand(u);
+    let own = std::mem::take(&mut shell.decls);
+    let digest = retest_graph::summary::decls_digest(&own);
+    bodies.own = Some((own, digest));
     (shell, bodies)
 }
 
@@ -324,7 +347,10 @@ fn dangerous(out: &Outcome) -> Vec<(ProcRef, EdgeId, String)> {
 /// proved unchanged from their summaries (`select_changes`, bodies decoded
 /// on demand) finds the dangerous edges the full walk finds, on every pair
 /// of the seeds' versions in both modes, and on each version against
-/// itself, where it decodes fewer bodies than there are procedures.
+/// itself, where it decodes fewer bodies than there are procedures. With
+/// shells of encoding 6 the system headers' declarations are read only when
+/// their digests differ; with shells of encoding 7 the project's are read
+/// only when either digests differ.
 #[test]
 fn summaries_prove_what_the_walk_finds() {
     let pairs = [
@@ -349,7 +375,7 @@ fn summaries_prove_what_the_walk_finds() {
         ("pathological", "pathological"),
     ];
     let mut proved = 0;
-    let mut shells_only = 0;
+    let (mut shells_only, mut no_decls, mut own_alone) = (0, 0, 0);
     // the pairs again, with a system header's declaration changed in the
     // new version: all declarations are read
     let system_changed = |mut u: Unit| {
@@ -361,9 +387,11 @@ fn summaries_prove_what_the_walk_finds() {
         .iter()
         .map(|&(a, b)| (a, b, fixture(a), fixture(b)))
         .chain(pairs[..4].iter().map(|&(a, b)| (a, b, fixture(a), system_changed(fixture(b)))));
-    for (a, b, old, new) in pairs {
-        let (old_shell, old_bodies) = on_demand(&old);
-        let (new_shell, new_bodies) = on_demand(&new);
+    let pairs = pairs.flat_map(|(a, b, old, new)| [false, true].map(|apart| (a, b, old.clone(), new.clone(), apart)));
+    for (a, b, old, new, apart) in pairs {
+        let shell = if apart { on_demand_apart } else { on_demand };
+        let (old_shell, old_bodies) = shell(&old);
+        let (new_shell, new_bodies) = shell(&new);
         for mode in [Mode::Inter, Mode::Naive] {
             let full = {
                 let po = program(&old, None);
@@ -394,6 +422,16 @@ fn summaries_prove_what_the_walk_finds() {
                 "{a} → {b}: the system headers' declarations are read when they differ, only then"
             );
             shells_only += usize::from(same_system);
+            if apart {
+                let same_own = old_bodies.own.as_ref().map(|o| o.1) == new_bodies.own.as_ref().map(|o| o.1);
+                assert_eq!(
+                    old_bodies.own_read.get() || new_bodies.own_read.get(),
+                    same_system && !same_own,
+                    "{a} → {b}: the project's declarations are read alone when only they differ"
+                );
+                no_decls += usize::from(same_system && same_own);
+                own_alone += usize::from(same_system && !same_own);
+            }
             assert_eq!(
                 lazy.walks.len() + lazy.unwalked,
                 full.walks.len(),
@@ -404,6 +442,8 @@ fn summaries_prove_what_the_walk_finds() {
     }
     assert!(proved > 0, "some pair is proved unchanged without a walk");
     assert!(shells_only > 0, "some pair is compared without the system headers' declarations");
+    assert!(no_decls > 0, "some pair is compared without any declarations");
+    assert!(own_alone > 0, "some pair is compared with the project's declarations alone");
     // a version against itself: nothing is dangerous, and the procedures
     // that call nothing not yet walked are never decoded
     for name in ["avg", "coarse-a", "elevator", "grade-v0", "refine-old"] {

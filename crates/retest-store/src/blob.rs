@@ -17,17 +17,19 @@ use crate::{EdgeIndex, Recorded};
 /// tag 3 reads with none), still read; 5 puts each procedure's summary and
 /// body length ahead of its body, so that bodies decode on demand, still
 /// read; 6 keeps the system headers' declarations in a section of their own,
-/// so that a shell is read without them. Tags 1–4 are LZ4-compressed after
-/// the tag; 5 and 6 compress their shell and each part on its own.
+/// so that a shell is read without them, still read; 7 keeps the project's
+/// declarations in a section of their own too. Tags 1–4 are LZ4-compressed
+/// after the tag; 5 to 7 compress their shell and each part on its own.
 const UNIT_JSON: u8 = 1;
 const UNIT_BIN_NO_FACTS: u8 = 2;
 const UNIT_BIN_FACTS: u8 = 3;
 const UNIT_BIN_CLASSES: u8 = 4;
 const UNIT_BIN_LAZY: u8 = 5;
-const UNIT_BIN: u8 = 6;
+const UNIT_BIN_SEALED: u8 = 6;
+const UNIT_BIN: u8 = 7;
 
 pub fn encode_unit(u: &Unit) -> Vec<u8> {
-    // encoding 6 compresses its parts itself
+    // encoding 7 compresses its parts itself
     let mut out = vec![UNIT_BIN];
     out.extend(crate::unitbin::encode(u));
     out
@@ -49,7 +51,8 @@ pub fn unit_is_current(b: &[u8]) -> bool {
 
 pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
     match b.split_first() {
-        Some((&UNIT_BIN, rest)) => crate::unitbin::decode(rest, crate::unitbin::Version::Sealed),
+        Some((&UNIT_BIN, rest)) => crate::unitbin::decode(rest, crate::unitbin::Version::Apart),
+        Some((&UNIT_BIN_SEALED, rest)) => crate::unitbin::decode(rest, crate::unitbin::Version::Sealed),
         Some((&UNIT_BIN_LAZY, rest)) => crate::unitbin::decode(rest, crate::unitbin::Version::Lazy),
         Some((&tag @ (UNIT_BIN_CLASSES | UNIT_BIN_FACTS | UNIT_BIN_NO_FACTS), rest)) => {
             use crate::unitbin::Version;
@@ -73,12 +76,16 @@ pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
 }
 
 /// A unit whose procedure bodies decode on demand, when its encoding allows
-/// it (5, and 6 whose shell leaves out the system headers' declarations); a
-/// unit of an older encoding is decoded whole (no bodies).
+/// it (5; 6, whose shell leaves out the system headers' declarations; 7,
+/// whose shell leaves out all declarations); a unit of an older encoding is
+/// decoded whole (no bodies).
 pub fn decode_unit_lazy(b: &[u8]) -> Result<(Unit, Option<crate::unitbin::StoredBodies>), String> {
     use crate::unitbin::Version;
     match b.split_first() {
-        Some((&UNIT_BIN, rest)) => crate::unitbin::decode_shell(rest, Version::Sealed).map(|(u, b)| (u, Some(b))),
+        Some((&UNIT_BIN, rest)) => crate::unitbin::decode_shell(rest, Version::Apart).map(|(u, b)| (u, Some(b))),
+        Some((&UNIT_BIN_SEALED, rest)) => {
+            crate::unitbin::decode_shell(rest, Version::Sealed).map(|(u, b)| (u, Some(b)))
+        }
         Some((&UNIT_BIN_LAZY, rest)) => crate::unitbin::decode_shell(rest, Version::Lazy).map(|(u, b)| (u, Some(b))),
         _ => decode_unit(b).map(|u| (u, None)),
     }

@@ -554,7 +554,8 @@ fn units_of_the_encoding_without_facts_read_with_the_facts_of_their_time() {
 #[test]
 fn damaged_binary_units_are_errors_not_panics() {
     for (raw, version) in [
-        (unitbin::encode(&rich_unit()), unitbin::Version::Sealed),
+        (unitbin::encode(&rich_unit()), unitbin::Version::Apart),
+        (unitbin::encode_as(&rich_unit(), unitbin::Version::Sealed), unitbin::Version::Sealed),
         (unitbin::encode_as(&rich_unit(), unitbin::Version::Lazy), unitbin::Version::Lazy),
         (unitbin::encode_as(&rich_unit(), unitbin::Version::Classes), unitbin::Version::Classes),
     ] {
@@ -580,7 +581,7 @@ fn damaged_binary_units_are_errors_not_panics() {
                     for p in 0..shell.procedures.len() {
                         let _ = bodies.body(p);
                     }
-                    let _ = bodies.all_decls();
+                    let _ = (bodies.own_decls(), bodies.all_decls());
                 }
             }
         }
@@ -1379,17 +1380,20 @@ fn urls_are_shown_without_their_password() {
     assert_eq!(redact("postgresql://db/retest"), "postgresql://db/retest");
 }
 
-/// Encodings 5 and 6 read back whole, and as a shell whose bodies decode on
+/// Encodings 5 to 7 read back whole, and as a shell whose bodies decode on
 /// demand into the same procedures, with the summaries of what they hold.
 /// A shell of encoding 6 holds the project's declarations, and the system
-/// headers' digest; all of them, in order, decode on demand.
+/// headers' digest; all of them, in order, decode on demand. A shell of
+/// encoding 7 holds no declarations, and both digests; the project's
+/// declarations, and all of them, decode on demand.
 #[test]
-fn a_unit_of_encoding_5_or_6_reads_whole_or_body_by_body() {
+fn a_unit_of_encoding_5_to_7_reads_whole_or_body_by_body() {
     use retest_graph::summary::{Bodies, Summary};
     let tagged = |tag: u8, u: &Unit| {
         let mut b = vec![tag];
         b.extend(match tag {
             5 => unitbin::encode_as(u, unitbin::Version::Lazy),
+            6 => unitbin::encode_as(u, unitbin::Version::Sealed),
             _ => unitbin::encode(u),
         });
         b
@@ -1406,10 +1410,10 @@ fn a_unit_of_encoding_5_or_6_reads_whole_or_body_by_body() {
         })
         .collect();
     let units = [tiny_unit("g"), rich_unit(), Unit::default(), many];
-    for (tag, u) in [5, 6].into_iter().flat_map(|t| units.clone().map(|u| (t, u))) {
+    for (tag, u) in [5, 6, 7].into_iter().flat_map(|t| units.clone().map(|u| (t, u))) {
         let b = tagged(tag, &u);
-        if tag == 6 {
-            assert_eq!(b, blob::encode_unit(&u), "encoding 6 is what is written");
+        if tag == 7 {
+            assert_eq!(b, blob::encode_unit(&u), "encoding 7 is what is written");
         }
         assert_eq!(blob::decode_unit(&b).unwrap(), u);
         let (shell, bodies) = blob::decode_unit_lazy(&b).unwrap();
@@ -1417,10 +1421,17 @@ fn a_unit_of_encoding_5_or_6_reads_whole_or_body_by_body() {
         assert_eq!(shell.procedures.len(), u.procedures.len());
         assert_eq!((&shell.files, &shell.classes), (&u.files, &u.classes));
         let own: Vec<_> = u.decls.iter().filter(|d| !d.is_sealed()).cloned().collect();
-        if tag == 6 {
+        let sealed_digest = retest_graph::summary::decls_digest(u.decls.iter().filter(|d| d.is_sealed()));
+        if tag == 7 {
+            assert!(shell.decls.is_empty(), "a shell of encoding 7 holds no declarations");
+            assert_eq!(bodies.own_digest(), Some(retest_graph::summary::decls_digest(&own)));
+            assert_eq!(bodies.sealed_digest(), Some(sealed_digest));
+            assert_eq!(bodies.own_decls(), Some(&own[..]));
+            assert_eq!(bodies.all_decls(), Some(&u.decls[..]));
+        } else if tag == 6 {
             assert_eq!(shell.decls, own);
-            let digest = retest_graph::summary::sealed_digest(u.decls.iter().filter(|d| d.is_sealed()));
-            assert_eq!(bodies.sealed_digest(), Some(digest));
+            assert_eq!((bodies.own_digest(), bodies.own_decls()), (None, None));
+            assert_eq!(bodies.sealed_digest(), Some(sealed_digest));
             assert_eq!(bodies.all_decls(), Some(&u.decls[..]));
         } else {
             assert_eq!(shell.decls, u.decls);
@@ -1513,7 +1524,7 @@ fn damaged_system_declarations_are_reported() {
     use retest_graph::summary::Bodies;
     let u = rich_unit();
     let mut b = blob::encode_unit(&u);
-    // in encoding 6 the system headers' declarations end the blob
+    // in encodings 6 and 7 the system headers' declarations end the blob
     let n = b.len();
     for x in &mut b[n - 6..] {
         *x ^= 0x5a;
@@ -1525,6 +1536,33 @@ fn damaged_system_declarations_are_reported() {
     let _ = bodies.all_decls();
     assert!(bodies.error().is_some_and(|e| e.contains("system headers' declarations")), "{:?}", bodies.error());
     assert!(blob::decode_unit(&b).is_err(), "read whole, the unit is damaged");
+}
+
+/// The project's declarations of encoding 7 damaged after the shell was
+/// read: an error the selection reports, whichever way they are read.
+#[test]
+fn damaged_project_declarations_are_reported() {
+    use retest_graph::summary::Bodies;
+    let mut u = rich_unit();
+    u.decls.retain(|d| !d.is_sealed());
+    assert!(!u.decls.is_empty(), "the unit declares something");
+    let mut b = blob::encode_unit(&u);
+    // the project's declarations come just before the system headers',
+    // here an empty section
+    let sealed = lz4_flex::compress_prepend_size(&[0]).len();
+    let n = b.len() - sealed;
+    for x in &mut b[n - 6..n] {
+        *x ^= 0x5a;
+    }
+    assert!(blob::decode_unit(&b).is_err(), "read whole, the unit is damaged");
+    for all in [false, true] {
+        let Ok((shell, Some(bodies))) = blob::decode_unit_lazy(&b) else {
+            panic!("the shell is intact");
+        };
+        assert!(shell.decls.is_empty() && bodies.own_digest().is_some());
+        let _ = if all { bodies.all_decls() } else { bodies.own_decls() };
+        assert!(bodies.error().is_some_and(|e| e.contains("project's declarations")), "{:?}", bodies.error());
+    }
 }
 
 both!(a_version_8_store_keeps_its_unit_facts_in_their_own_table);

@@ -1,7 +1,8 @@
-//! The compact binary layout of a stored [`Unit`] (blob encodings 2 to 6:
+//! The compact binary layout of a stored [`Unit`] (blob encodings 2 to 7:
 //! 3 adds the unit's language facts, `entry_points` and `returns_twice`; 4
 //! adds C++'s classes and each node's member calls, `dispatch`; 5 lets
-//! bodies decode on demand; 6 keeps the system headers' declarations apart).
+//! bodies decode on demand; 6 keeps the system headers' declarations apart;
+//! 7 the project's too).
 //!
 //! Fields in declaration order; every struct is destructured exhaustively on
 //! both sides, so a field added to a unit type does not compile until it has a
@@ -49,16 +50,22 @@ pub enum Version {
     /// digest in the shell: a shell is read without them
     /// ([`Bodies::sealed_digest`], [`Bodies::all_decls`]).
     Sealed = 6,
+    /// Encoding 6 with the project's declarations in a section of their
+    /// own too, LZ4-compressed between the bodies and the system headers'
+    /// section, and their digest in the shell: a selection whose versions
+    /// declare the same reads neither section ([`Bodies::own_digest`],
+    /// [`Bodies::own_decls`]).
+    Apart = 7,
 }
 
-/// Encoding 6: the shell, LZ4-compressed, its length ahead of it, then
+/// Encoding 7: the shell, LZ4-compressed, its length ahead of it, then
 /// every procedure's body, each LZ4-compressed on its own (the shell holds
 /// their lengths), so that a body is decompressed only when it is decoded,
-/// then the system headers' declarations, LZ4-compressed (the shell holds
-/// the project's declarations, where the others go among them, their
-/// digest and the section's length).
+/// then the project's declarations and the system headers', each
+/// LZ4-compressed (the shell holds where the ones go among the others, the
+/// digest of each and the sections' lengths).
 pub fn encode(u: &Unit) -> Vec<u8> {
-    encode_as(u, Version::Sealed)
+    encode_as(u, Version::Apart)
 }
 
 /// LZ4 with the uncompressed size ahead, refusing a size no LZ4 block of
@@ -115,6 +122,7 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         w.0.extend(digest.to_le_bytes());
     });
     let mut sealed_section = Vec::new();
+    let mut own_section = Vec::new();
     if version >= Version::Sealed {
         // runs of the project's and the system headers' declarations, in
         // turn, the project's first
@@ -127,9 +135,17 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         }
         w.seq(&runs, |w, n| w.u32(*n));
         let own: Vec<&Declaration> = decls.iter().filter(|d| !d.is_sealed()).collect();
-        w.seq(&own, |w, d| w.decl(d));
+        if version >= Version::Apart {
+            w.0.extend(retest_graph::summary::decls_digest(own.iter().copied()).to_le_bytes());
+            let mut ow = W(Vec::with_capacity(1 << 12), version);
+            ow.seq(&own, |w, d| w.decl(d));
+            own_section = lz4_flex::compress_prepend_size(&ow.0);
+            w.len(own_section.len());
+        } else {
+            w.seq(&own, |w, d| w.decl(d));
+        }
         let sealed: Vec<&Declaration> = decls.iter().filter(|d| d.is_sealed()).collect();
-        w.0.extend(retest_graph::summary::sealed_digest(sealed.iter().copied()).to_le_bytes());
+        w.0.extend(retest_graph::summary::decls_digest(sealed.iter().copied()).to_le_bytes());
         let mut sw = W(Vec::with_capacity(1 << 14), version);
         sw.seq(&sealed, |w, d| w.decl(d));
         sealed_section = lz4_flex::compress_prepend_size(&sw.0);
@@ -173,10 +189,12 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         return w.0;
     }
     let shell = lz4_flex::compress_prepend_size(&w.0);
-    let mut out = W(Vec::with_capacity(shell.len() + bodies.len() + sealed_section.len() + 5), version);
+    let mut out =
+        W(Vec::with_capacity(shell.len() + bodies.len() + own_section.len() + sealed_section.len() + 5), version);
     out.len(shell.len());
     out.0.extend(shell);
     out.0.extend(bodies);
+    out.0.extend(own_section);
     out.0.extend(sealed_section);
     out.0
 }
@@ -232,28 +250,35 @@ pub fn decode_shell(b: &[u8], version: Version) -> Result<(Unit, StoredBodies), 
 /// declarations later.
 type Places = (Vec<Summary>, Vec<std::ops::Range<usize>>, Option<SealedDecls>);
 
-/// The system headers' declarations of a shell of encoding 6, decoded on
-/// first use.
+/// The system headers' declarations of a shell of encoding 6 or 7, decoded
+/// on first use.
 struct SealedDecls {
     digest: u128,
     /// Runs of the project's and the system headers' declarations in turn.
     runs: Vec<u32>,
-    /// The project's declarations, encoded (the shell's `decls` decoded them).
-    own: Vec<u8>,
+    own: OwnDecls,
     /// Where the section is in the bodies' bytes.
     range: std::ops::Range<usize>,
     all: std::cell::OnceCell<Vec<Declaration>>,
 }
 
-/// The system headers' declarations of encoding 6's section `b` (compressed).
-fn sealed_section(b: &[u8]) -> Result<Vec<Declaration>, String> {
+/// The project's declarations of a shell.
+enum OwnDecls {
+    /// Encoding 6: encoded in the shell (whose `decls` decoded them).
+    InShell(Vec<u8>),
+    /// Encoding 7: a section of their own, decoded on first use.
+    Apart { digest: u128, range: std::ops::Range<usize>, decls: std::cell::OnceCell<Vec<Declaration>> },
+}
+
+/// The declarations of section `b` (compressed) of encoding 6 or 7.
+fn decls_section(b: &[u8]) -> Result<Vec<Declaration>, String> {
     let bytes = unlz4(b)?;
     let mut r = R { b: &bytes, pos: 0, version: Version::Sealed };
-    let sealed = r.seq(R::decl)?;
+    let decls = r.seq(R::decl)?;
     if r.pos != bytes.len() {
         return Err("trailing bytes after the declarations".to_string());
     }
-    Ok(sealed)
+    Ok(decls)
 }
 
 /// The declarations in order: `own` and `sealed` taken in turn by `runs`.
@@ -323,21 +348,43 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
         }
         Ok(Procedure { name, is_static, span, cond, stmt, map, probes, locals, unanalysable, digest })
     })?;
-    let mut sealed_len = 0usize;
+    let (mut sealed_len, mut own_len) = (0usize, 0usize);
     let decls = if version >= Version::Sealed {
         let runs = r.seq(R::u32)?;
-        let start = r.pos;
-        let own = r.seq(R::decl)?;
-        let own_bytes = &b[start..r.pos];
+        // encoding 7: the project's declarations' digest and section length;
+        // 6: the declarations themselves
+        let own = if version >= Version::Apart {
+            let digest = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
+            own_len = r.u32()? as usize;
+            Err(digest)
+        } else {
+            let start = r.pos;
+            let own = r.seq(R::decl)?;
+            Ok((own, &b[start..r.pos]))
+        };
         let digest = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
         sealed_len = r.u32()? as usize;
         let at = region.len().checked_sub(sealed_len).ok_or("declarations beyond the unit")?;
         let range = at..region.len();
-        if shell {
-            places.2 = Some(SealedDecls { digest, runs, own: own_bytes.to_vec(), range, all: Default::default() });
-            own
-        } else {
-            merge_decls(&runs, own, sealed_section(&region[range])?)?
+        let own_range = at.checked_sub(own_len).ok_or("declarations beyond the unit")?..at;
+        match (own, shell) {
+            (Ok((own, bytes)), true) => {
+                let own_bytes = OwnDecls::InShell(bytes.to_vec());
+                places.2 = Some(SealedDecls { digest, runs, own: own_bytes, range, all: Default::default() });
+                own
+            }
+            (Err(own_digest), true) => {
+                let own = OwnDecls::Apart { digest: own_digest, range: own_range, decls: Default::default() };
+                places.2 = Some(SealedDecls { digest, runs, own, range, all: Default::default() });
+                Vec::new()
+            }
+            (own, false) => {
+                let own = match own {
+                    Ok((own, _)) => own,
+                    Err(_) => decls_section(&region[own_range])?,
+                };
+                merge_decls(&runs, own, decls_section(&region[range])?)?
+            }
         }
     } else {
         r.seq(R::decl)?
@@ -386,7 +433,7 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
             })
         })?;
     }
-    if r.pos != b.len() || next + sealed_len != region.len() {
+    if r.pos != b.len() || next.checked_add(own_len).and_then(|n| n.checked_add(sealed_len)) != Some(region.len()) {
         return Err("trailing bytes after unit".to_string());
     }
     Ok((u, shell.then_some(places)))
@@ -467,13 +514,29 @@ impl StoredBodies {
         Ok(p)
     }
 
-    /// The unit's declarations in order, from the shell's encoded own ones
-    /// and the system headers' section.
+    /// The unit's declarations in order, from the project's and the system
+    /// headers'; an error says which part is damaged.
     fn decode_decls(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
-        let mut r = R { b: &s.own, pos: 0, version: Version::Sealed };
-        let own = r.seq(R::decl)?;
-        let sealed = sealed_section(self.raw.get(s.range.clone()).ok_or("declarations beyond the unit")?)?;
+        let own = self.decode_own(s)?;
+        let sealed = self.raw.get(s.range.clone()).ok_or("declarations beyond the unit".to_string());
+        let sealed = sealed.and_then(decls_section).map_err(|e| format!("the system headers' declarations: {e}"))?;
         merge_decls(&s.runs, own, sealed)
+    }
+
+    /// The project's declarations in order; an error says they are damaged.
+    fn decode_own(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
+        match &s.own {
+            OwnDecls::InShell(b) => {
+                let mut r = R { b, pos: 0, version: Version::Sealed };
+                r.seq(R::decl)
+            }
+            OwnDecls::Apart { decls, .. } if decls.get().is_some() => Ok(decls.get().cloned().unwrap_or_default()),
+            OwnDecls::Apart { range, .. } => {
+                let section = self.raw.get(range.clone()).ok_or("declarations beyond the unit".to_string());
+                section.and_then(decls_section)
+            }
+        }
+        .map_err(|e| format!("the project's declarations: {e}"))
     }
 
     fn decode_body(&self, i: usize) -> Result<Procedure, String> {
@@ -546,9 +609,27 @@ impl Bodies for StoredBodies {
             self.decode_decls(s).unwrap_or_else(|e| {
                 // the selection stops on the error; the project's declarations
                 // alone would leave out what the system headers declare
-                self.error.borrow_mut().get_or_insert_with(|| format!("the system headers' declarations: {e}"));
-                let mut r = R { b: &s.own, pos: 0, version: Version::Sealed };
-                r.seq(R::decl).unwrap_or_default()
+                self.error.borrow_mut().get_or_insert(e);
+                self.decode_own(s).unwrap_or_default()
+            })
+        }))
+    }
+
+    fn own_digest(&self) -> Option<u128> {
+        match self.sealed.as_ref()?.own {
+            OwnDecls::Apart { digest, .. } => Some(digest),
+            OwnDecls::InShell(_) => None,
+        }
+    }
+
+    fn own_decls(&self) -> Option<&[Declaration]> {
+        let s = self.sealed.as_ref()?;
+        let OwnDecls::Apart { decls, .. } = &s.own else { return None };
+        Some(decls.get_or_init(|| {
+            self.decode_own(s).unwrap_or_else(|e| {
+                // the selection stops on the error
+                self.error.borrow_mut().get_or_insert(e);
+                Vec::new()
             })
         }))
     }
