@@ -117,6 +117,8 @@ fn main() -> ExitCode {
             free: libmimalloc_sys::mi_free,
         }));
     }
+    // SQLite too (nothing has opened a store yet)
+    retest_store::sqlite_on_mimalloc();
     // The wrapper takes the compiler's arguments verbatim: dispatch before clap.
     let argv: Vec<String> = std::env::args().collect();
     if let Some(cmd) = argv.get(1)

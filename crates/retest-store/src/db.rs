@@ -28,6 +28,54 @@ pub(crate) enum Val {
     Blob(Vec<u8>),
 }
 
+/// SQLite allocates through mimalloc, as the rest of a program using it
+/// may: its page cache and statements then come from the heap's pages
+/// already mapped, not from pages `malloc` maps and the kernel faults in one
+/// by one. Call it before any store is opened; `false` when SQLite is
+/// already in use (it then keeps its allocator).
+pub fn sqlite_on_mimalloc() -> bool {
+    use libmimalloc_sys as mi;
+    use std::ffi::{c_int, c_void};
+    // SQLite never asks for 0 or fewer bytes (it returns NULL itself)
+    unsafe extern "C" fn malloc(n: c_int) -> *mut c_void {
+        // SAFETY: mimalloc's malloc, for any size
+        unsafe { mi::mi_malloc(n.max(0) as usize) }
+    }
+    unsafe extern "C" fn free(p: *mut c_void) {
+        // SAFETY: `p` came from `malloc` or `realloc` here (SQLite's contract)
+        unsafe { mi::mi_free(p) }
+    }
+    unsafe extern "C" fn realloc(p: *mut c_void, n: c_int) -> *mut c_void {
+        // SAFETY: as `free`
+        unsafe { mi::mi_realloc(p, n.max(0) as usize) }
+    }
+    unsafe extern "C" fn size(p: *mut c_void) -> c_int {
+        // SAFETY: as `free`; SQLite's allocations are below 2^31 bytes
+        unsafe { mi::mi_usable_size(p).min(c_int::MAX as usize) as c_int }
+    }
+    unsafe extern "C" fn roundup(n: c_int) -> c_int {
+        // SAFETY: a pure function of the size
+        unsafe { mi::mi_good_size(n.max(0) as usize).min(c_int::MAX as usize) as c_int }
+    }
+    unsafe extern "C" fn init(_: *mut c_void) -> c_int {
+        rusqlite::ffi::SQLITE_OK
+    }
+    unsafe extern "C" fn shutdown(_: *mut c_void) {}
+    let methods = rusqlite::ffi::sqlite3_mem_methods {
+        xMalloc: Some(malloc),
+        xFree: Some(free),
+        xRealloc: Some(realloc),
+        xSize: Some(size),
+        xRoundup: Some(roundup),
+        xInit: Some(init),
+        xShutdown: Some(shutdown),
+        pAppData: std::ptr::null_mut(),
+    };
+    // SAFETY: SQLite copies the methods before it returns, and refuses
+    // (SQLITE_MISUSE) once it is initialised.
+    unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MALLOC, &methods) == rusqlite::ffi::SQLITE_OK }
+}
+
 /// An error of the database or of a value read from it.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {

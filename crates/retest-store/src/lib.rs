@@ -49,8 +49,8 @@ use std::time::Duration;
 use roaring::RoaringBitmap;
 use rusqlite::Connection;
 
-pub use db::DbError;
 use db::{Conn, DbResult, Row, p};
+pub use db::{DbError, sqlite_on_mimalloc};
 pub use facts::UnitFacts;
 pub use unitbin::StoredBodies;
 
