@@ -1656,3 +1656,43 @@ fn what_a_selection_reads_per_test_is_read_in_one_pass(f: &Fixture) {
     assert_eq!(missing, s.missing_tests(snap).unwrap());
     assert_eq!(missing.unwrap().iter().map(|t| t.key.as_str()).collect::<Vec<_>>(), ["later"]);
 }
+
+/// A closed store keeps its write-ahead log beside it, empty: the database
+/// file alone is the whole store (a copy of it misses nothing), and a
+/// database copied over it is what the next open reads (the log holds
+/// nothing of the store it belonged to). Without the log truncated at close,
+/// the copied database read back the first store's rows.
+#[test]
+fn a_database_copied_over_a_closed_store_is_what_opens() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (da, db) = (Store::dir_for(a.path()), Store::dir_for(b.path()));
+    let units = [tiny_unit("f"), rich_unit()];
+    {
+        let (mut sa, mut sb) = (Store::init(&da).unwrap(), Store::init(&db).unwrap());
+        for i in 0..200u32 {
+            sa.set_meta(&format!("k{i}"), "a").unwrap();
+        }
+        sa.put_unit(&[1; 16], &units[0]).unwrap();
+        sb.set_meta("k0", "b").unwrap();
+        sb.put_unit(&[2; 16], &units[1]).unwrap();
+    }
+    let wal = da.join(format!("{DB_FILE}-wal"));
+    assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).ok(), Some(0), "the log is kept, empty");
+    // a copy of the database file alone is the whole store
+    let c = tempfile::tempdir().unwrap();
+    let dc = Store::dir_for(c.path());
+    std::fs::create_dir_all(&dc).unwrap();
+    std::fs::copy(da.join(DB_FILE), dc.join(DB_FILE)).unwrap();
+    let sc = Store::open(&dc).unwrap();
+    assert_eq!(sc.meta("k199").unwrap().as_deref(), Some("a"));
+    assert!(sc.unit_by_hash(&[1; 16]).unwrap().is_some());
+    drop(sc);
+    // the other store's database copied over the first
+    std::fs::copy(db.join(DB_FILE), da.join(DB_FILE)).unwrap();
+    let s = Store::open(&da).unwrap();
+    assert_eq!(s.meta("k0").unwrap().as_deref(), Some("b"));
+    assert_eq!(s.meta("k199").unwrap(), None);
+    assert!(s.unit_by_hash(&[1; 16]).unwrap().is_none());
+    let id = s.unit_by_hash(&[2; 16]).unwrap().expect("the copied store's unit");
+    assert_eq!(*s.unit(id).unwrap(), units[1]);
+}
