@@ -312,10 +312,19 @@ pub fn definition_reasons_in(test: &TestSpec, root: &Path, cwd: &str, recorded: 
     out
 }
 
+/// A project source that differs on disk from what a unit was analysed from.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Stale {
+    /// The file, relative to the root.
+    pub path: String,
+    /// The source of the unit analysed with the file's earlier content.
+    pub unit: String,
+}
+
 /// The first project source (relative to the root) that differs on disk
-/// from what the units of `snapshot` were analysed from (`"prog.c changed"`);
-/// sources no longer there are passed over.
-pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<Option<String>, Error> {
+/// from what the units of `snapshot` were analysed from, with a unit that
+/// was; sources no longer there are passed over.
+pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<Option<Stale>, Error> {
     let paths = Paths::new(root);
     // a unit whose source is gone (as `files::check` tells a removed file)
     // is carried into each new snapshot as it was and is never rebuilt
@@ -329,32 +338,36 @@ pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<
         .map(|u| u.key)
         .collect();
     let mut seen: std::collections::HashSet<(String, [u8; 16])> = Default::default();
-    let sources: Vec<FileState> = store
+    let sources: Vec<(String, FileState)> = store
         .snapshot_sources(snapshot)
         .or_fail()?
         .into_iter()
         .filter(|(key, _)| !gone.contains(key))
         .filter(|(_, s)| seen.insert((s.path.clone(), s.hash)))
-        .map(|(_, s)| FileState {
-            kind: Kind::Content,
-            hash: s.hash,
-            stamp: s.stamp.as_deref().and_then(Stamp::from_bytes),
-            path: s.path,
+        .map(|(key, s)| {
+            let state = FileState {
+                kind: Kind::Content,
+                hash: s.hash,
+                stamp: s.stamp.as_deref().and_then(Stamp::from_bytes),
+                path: s.path,
+            };
+            (key, state)
         })
         .collect();
     // a source that is gone is not checked: build systems compile
     // throw-away sources under the root (CMake's compiler checks) and delete
     // them at once, and a unit whose source is gone is not rebuilt from it
-    let stale_one = |s: &FileState| match files::check(&paths, s) {
+    let stale_one = |(key, s): &(String, FileState)| match files::check(&paths, s) {
         None | Some(Change::Removed) => None,
-        Some(_) => Some(format!("{} changed", s.path)),
+        // a unit's key is its source and its output (`src@obj`)
+        Some(_) => Some(Stale { path: s.path.clone(), unit: key.split('@').next().unwrap_or(key).to_string() }),
     };
-    let mut stale: Vec<String> = if sources.len() >= crate::PARALLEL_FROM {
+    let mut stale: Vec<Stale> = if sources.len() >= crate::PARALLEL_FROM {
         sources.par_iter().filter_map(stale_one).collect()
     } else {
         sources.iter().filter_map(stale_one).collect()
     };
-    stale.sort();
+    stale.sort_by(|a, b| (&a.path, &a.unit).cmp(&(&b.path, &b.unit)));
     Ok(stale.into_iter().next())
 }
 

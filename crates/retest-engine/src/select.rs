@@ -688,12 +688,18 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             // and only definitions and files can have changed — if the sources
             // are still what the newest build analysed
             let newest = store.newest_snapshot().or_fail()?.map_or(baseline, |s| s.id);
-            if let Some(what) = crate::deps::stale_source(store, root, newest)? {
+            if let Some(stale) = crate::deps::stale_source(store, root, newest)? {
+                let crate::deps::Stale { path, unit } = stale;
+                let with = if path == unit { String::new() } else { format!(" with `{unit}`") };
                 return Err(Error::new(format!(
-                    "{what} since the newest build with the wrapper (snapshot {}) analysed it",
+                    "{path} changed since the newest build with the wrapper (snapshot {}) analysed it{with}",
                     newest.0
                 ))
-                .hint("rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe"));
+                .hint(format!(
+                    "rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe; \
+                     if the build then compiles nothing, the build system missed the change (`{path}` older than the objects made from it): \
+                     touch `{path}` and build again"
+                )));
             }
             // a build that compiled nothing leaves a snapshot holding the
             // baseline's units as they were: the same code

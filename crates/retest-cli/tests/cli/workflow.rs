@@ -542,6 +542,43 @@ fn a_removed_source_does_not_stop_the_selection_when_its_header_changes() {
     assert!(e.starts_with("error: h.h changed since the newest build"), "{e}");
 }
 
+/// A header rewritten with the time it had before the build (a build step
+/// that copies it keeping its time, as CMake's `file(COPY)` does, within the
+/// second of the last compile) leaves `make` nothing to do, and the program
+/// built from the header's earlier text: the selection stops, naming the
+/// header and the unit analysed with its earlier text, and says to touch
+/// it. Touched and built, the selection goes on.
+#[test]
+fn a_header_older_than_its_objects_names_the_unit_built_without_its_change() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let header = "static inline int twice(int v) { return 2 * v; }\n";
+    std::fs::write(dir.join("h.h"), header).unwrap();
+    std::fs::write(dir.join("t1.c"), "#include \"h.h\"\nint main(void) { return twice(2) == 4 ? 0 : 1; }\n").unwrap();
+    make_project(dir, "t1: t1.c h.h\n\t$(CC) -O0 -o t1 t1.c\n", &[("t1", "./t1")]);
+    retest(dir, &["run"], 0);
+    let h = dir.join("h.h");
+    let before = std::fs::metadata(&h).unwrap().modified().unwrap();
+    let changed = header.replace("2 * v", "v + v");
+    std::fs::write(&h, &changed).unwrap();
+    std::fs::File::options().write(true).open(&h).unwrap().set_modified(before).unwrap();
+    let out = retest(dir, &["build", "--", "make", "-s"], 0);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("nothing to compile"), "make sees nothing to do: {said}");
+    let e = stderr(&retest(dir, &["select"], 5));
+    assert!(
+        e.starts_with("error: h.h changed since the newest build")
+            && e.contains("with `t1.c`")
+            && e.contains("touch `h.h`"),
+        "{e}"
+    );
+    write_newer(&h, &changed);
+    retest(dir, &["build", "--", "make", "-s"], 0);
+    let v = json(&retest(dir, &["select", "--format", "json"], 0));
+    let names: Vec<&str> = v["selected"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["t1"], "{v}");
+}
+
 #[test]
 fn a_changed_function_in_an_isystem_header_selects_its_callers() {
     let d = tempfile::tempdir().unwrap();
