@@ -698,7 +698,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 .hint(format!(
                     "rebuild with the wrapper (`retest build -- make`) first: a selection from code the build did not analyse is not safe; \
                      if the build then compiles nothing, the build system missed the change (`{path}` older than the objects made from it): \
-                     touch `{path}` and build again"
+                     touch `{unit}` (or build from clean) and build again"
                 )));
             }
             // a build that compiled nothing leaves a snapshot holding the
