@@ -137,18 +137,14 @@ pub fn encode_as(u: &Unit, version: Version) -> Vec<u8> {
         let own: Vec<&Declaration> = decls.iter().filter(|d| !d.is_sealed()).collect();
         if version >= Version::Apart {
             w.0.extend(retest_graph::summary::decls_digest(own.iter().copied()).to_le_bytes());
-            let mut ow = W(Vec::with_capacity(1 << 12), version);
-            ow.seq(&own, |w, d| w.decl(d));
-            own_section = lz4_flex::compress_prepend_size(&ow.0);
+            own_section = encode_decls_section(&own, version);
             w.len(own_section.len());
         } else {
             w.seq(&own, |w, d| w.decl(d));
         }
         let sealed: Vec<&Declaration> = decls.iter().filter(|d| d.is_sealed()).collect();
         w.0.extend(retest_graph::summary::decls_digest(sealed.iter().copied()).to_le_bytes());
-        let mut sw = W(Vec::with_capacity(1 << 14), version);
-        sw.seq(&sealed, |w, d| w.decl(d));
-        sealed_section = lz4_flex::compress_prepend_size(&sw.0);
+        sealed_section = encode_decls_section(&sealed, version);
         w.len(sealed_section.len());
     } else {
         w.seq(decls, W::decl);
@@ -270,6 +266,14 @@ enum OwnDecls {
     Apart { digest: u128, range: std::ops::Range<usize>, decls: std::cell::OnceCell<Vec<Declaration>> },
 }
 
+/// Declarations as a section of their own (encodings 6 and 7),
+/// LZ4-compressed: what [`decls_section`] reads.
+fn encode_decls_section(decls: &[&Declaration], version: Version) -> Vec<u8> {
+    let mut w = W(Vec::with_capacity(1 << 12), version);
+    w.seq(decls, |w, d| w.decl(d));
+    lz4_flex::compress_prepend_size(&w.0)
+}
+
 /// The declarations of section `b` (compressed) of encoding 6 or 7.
 fn decls_section(b: &[u8]) -> Result<Vec<Declaration>, String> {
     let bytes = unlz4(b)?;
@@ -352,39 +356,41 @@ fn decode_with(b: &[u8], version: Version, bodies: Option<(&[u8], bool)>) -> Res
     let decls = if version >= Version::Sealed {
         let runs = r.seq(R::u32)?;
         // encoding 7: the project's declarations' digest and section length;
-        // 6: the declarations themselves
+        // 6: the declarations themselves, and their bytes
+        enum Own<'b> {
+            InShell(Vec<Declaration>, &'b [u8]),
+            Apart(u128),
+        }
         let own = if version >= Version::Apart {
             let digest = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
             own_len = r.u32()? as usize;
-            Err(digest)
+            Own::Apart(digest)
         } else {
             let start = r.pos;
             let own = r.seq(R::decl)?;
-            Ok((own, &b[start..r.pos]))
+            Own::InShell(own, &b[start..r.pos])
         };
         let digest = u128::from_le_bytes(r.take(16)?.try_into().expect("16 bytes"));
         sealed_len = r.u32()? as usize;
         let at = region.len().checked_sub(sealed_len).ok_or("declarations beyond the unit")?;
         let range = at..region.len();
         let own_range = at.checked_sub(own_len).ok_or("declarations beyond the unit")?..at;
-        match (own, shell) {
-            (Ok((own, bytes)), true) => {
-                let own_bytes = OwnDecls::InShell(bytes.to_vec());
-                places.2 = Some(SealedDecls { digest, runs, own: own_bytes, range, all: Default::default() });
-                own
-            }
-            (Err(own_digest), true) => {
-                let own = OwnDecls::Apart { digest: own_digest, range: own_range, decls: Default::default() };
-                places.2 = Some(SealedDecls { digest, runs, own, range, all: Default::default() });
-                Vec::new()
-            }
-            (own, false) => {
-                let own = match own {
-                    Ok((own, _)) => own,
-                    Err(_) => decls_section(&region[own_range])?,
-                };
-                merge_decls(&runs, own, decls_section(&region[range])?)?
-            }
+        if shell {
+            // the shell's `decls`: the project's in encoding 6, none in 7
+            let (own, decls) = match own {
+                Own::InShell(own, bytes) => (OwnDecls::InShell(bytes.to_vec()), own),
+                Own::Apart(digest) => {
+                    (OwnDecls::Apart { digest, range: own_range, decls: Default::default() }, Vec::new())
+                }
+            };
+            places.2 = Some(SealedDecls { digest, runs, own, range, all: Default::default() });
+            decls
+        } else {
+            let own = match own {
+                Own::InShell(own, _) => own,
+                Own::Apart(_) => decls_section(&region[own_range])?,
+            };
+            merge_decls(&runs, own, decls_section(&region[range])?)?
         }
     } else {
         r.seq(R::decl)?
@@ -530,11 +536,13 @@ impl StoredBodies {
                 let mut r = R { b, pos: 0, version: Version::Sealed };
                 r.seq(R::decl)
             }
-            OwnDecls::Apart { decls, .. } if decls.get().is_some() => Ok(decls.get().cloned().unwrap_or_default()),
-            OwnDecls::Apart { range, .. } => {
-                let section = self.raw.get(range.clone()).ok_or("declarations beyond the unit".to_string());
-                section.and_then(decls_section)
-            }
+            OwnDecls::Apart { decls, range, .. } => match decls.get() {
+                Some(decls) => Ok(decls.clone()),
+                None => {
+                    let section = self.raw.get(range.clone()).ok_or("declarations beyond the unit".to_string());
+                    section.and_then(decls_section)
+                }
+            },
         }
         .map_err(|e| format!("the project's declarations: {e}"))
     }
