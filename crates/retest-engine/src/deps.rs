@@ -312,8 +312,9 @@ pub fn definition_reasons_in(test: &TestSpec, root: &Path, cwd: &str, recorded: 
     out
 }
 
-/// A project source that differs on disk from what a unit was analysed from.
-#[derive(Debug, PartialEq, Eq)]
+/// A project source that differs on disk from what a unit was analysed from
+/// (ordered by path, then unit).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Stale {
     /// The file, relative to the root.
     pub path: String,
@@ -367,7 +368,7 @@ pub fn stale_source(store: &Store, root: &Path, snapshot: SnapshotId) -> Result<
     } else {
         sources.iter().filter_map(stale_one).collect()
     };
-    stale.sort_by(|a, b| (&a.path, &a.unit).cmp(&(&b.path, &b.unit)));
+    stale.sort();
     Ok(stale.into_iter().next())
 }
 
