@@ -242,8 +242,11 @@ pub fn discover_tests(source: &TestSource, root: &Path, store: &Store) -> Result
 /// The tests listed, and where a CTest listing came from.
 pub type Discovered = (Vec<TestSpec>, Option<retest_run::listing::Listed>);
 
-/// A universe file this long may take a while to read (10^4 tests or so).
-const LONG_UNIVERSE: u64 = 1 << 20;
+/// A universe file this long takes longer to read than a thread costs to
+/// start: 6,000 lines of short commands, a few milliseconds. (At 1 MiB, a
+/// universe of 10^5 short lines was read on the calling thread, 55 ms before
+/// the selection's own reads could start.)
+const LONG_UNIVERSE: u64 = 64 << 10;
 
 /// [`discover_resolved`] when listing is quick: a `retest.toml`, a short
 /// universe file, a CTest listing kept and still holding. `None` when it may
@@ -953,6 +956,25 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::UnrecordedWatch;
+
+    /// A universe of 10^5 short commands (a fleet's scale, under 1 MiB) is
+    /// listed on a thread of its own, while the selection reads the store;
+    /// one of a few hundred lines is read at once, the same tests.
+    #[test]
+    fn a_long_universe_of_short_lines_is_listed_on_a_thread() {
+        let d = tempfile::tempdir().unwrap();
+        let (long, short) = (d.path().join("long.txt"), d.path().join("short.txt"));
+        let lines = |n: usize| (0..n).map(|i| format!("./t {i}\n")).collect::<String>();
+        std::fs::write(&long, lines(100_000)).unwrap();
+        std::fs::write(&short, lines(300)).unwrap();
+        assert!(std::fs::metadata(&long).unwrap().len() < 1 << 20);
+        let source = |u: &std::path::Path| super::TestSource { universe: Some(u.to_path_buf()), ..Default::default() };
+        assert!(super::discover_quick(&source(&long), d.path(), None).is_none(), "long: on a thread");
+        let (quick, _) = super::discover_quick(&source(&short), d.path(), None).expect("short: at once").unwrap();
+        let (listed, _) = super::discover_resolved(&source(&short), d.path(), None).unwrap();
+        assert_eq!(quick.len(), 300);
+        assert_eq!(quick, listed);
+    }
 
     fn report(w: &UnrecordedWatch, group: u32, pid: u32, command: &str) {
         std::fs::write(w.dir.join(format!("{group}-{pid}-00000000000000ab")), format!("{command}\0")).unwrap();

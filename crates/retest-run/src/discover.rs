@@ -988,8 +988,9 @@ pub fn from_universe(path: &Path) -> Result<Vec<TestSpec>, DiscoverError> {
     let dir = parent_dir(&path);
     // one allocation per field of a test, none for the bookkeeping: a
     // universe of 10^5 tests is read by every selection
-    let mut specs = Vec::with_capacity(bytes.iter().filter(|&&b| b == b'\n').count() + 1);
-    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut specs = Vec::with_capacity(lines);
+    let mut seen: HashMap<&[u8], u32> = HashMap::with_capacity(lines);
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let line = std::str::from_utf8(raw).map_err(|_| DiscoverError::Invalid {
