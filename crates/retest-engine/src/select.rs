@@ -378,12 +378,7 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) ->
         unattributed: Vec::new(),
     };
     // the changed units, decoded together (in parallel)
-    let changed: Vec<UnitId> = old_su
-        .iter()
-        .zip(&new_su)
-        .filter(|(o, n)| (o.unit, &o.flags) != (n.unit, &n.flags))
-        .flat_map(|(o, n)| [o.unit, n.unit])
-        .collect();
+    let changed = changed_pairs(&old_su, &new_su);
     if lazy {
         store.units_lazy(&changed).or_fail()?;
     } else {
@@ -391,6 +386,8 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) ->
     }
     // the left-out units' facts, in one read
     let mut stored_facts = store.snapshot_facts(new).or_fail()?;
+    // room for every name exported (10^5 at a fleet's scale), reserved once
+    out.elsewhere.reserve(stored_facts.values().map(|f| f.exported.len()).sum());
     for (o, n) in old_su.into_iter().zip(new_su) {
         if (o.unit, &o.flags) == (n.unit, &n.flags) {
             let mut facts = match stored_facts.remove(&n.unit) {
@@ -425,6 +422,15 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) ->
         out.new_units.push(n);
     }
     Ok(Some(out))
+}
+
+/// The units of two snapshots' lists that differ, pair by pair (old, new).
+fn changed_pairs(old: &[retest_store::SnapshotUnit], new: &[retest_store::SnapshotUnit]) -> Vec<UnitId> {
+    old.iter()
+        .zip(new)
+        .filter(|(o, n)| (o.unit, &o.flags) != (n.unit, &n.flags))
+        .flat_map(|(o, n)| [o.unit, n.unit])
+        .collect()
 }
 
 /// Where a unit's syntax error outside any procedure is (`file:line`, or the unit's key).
@@ -679,6 +685,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         && opts.class.is_none()
         && matches!(opts.algorithm, Algorithm::Dejavu | Algorithm::Function | Algorithm::File);
     let mut pruned = None;
+    let mut matrix_read = None;
     // changes the tester sets aside (`[select]` of retest.toml), read once
     let scope = if opts.scoped { crate::deps::select_settings(&opts.source, root, store)? } else { Default::default() };
     let (new_units, new_snapshot) = match &opts.project {
@@ -720,8 +727,16 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             let hierarchy = opts.class.is_some()
                 || opts.skip_constructors_and_operators
                 || scope.skip_constructor_and_operator_changes;
-            let changed =
-                if opts.whole_program || hierarchy { None } else { changed_units(store, baseline, newest, lazy)? };
+            let pruning = !(opts.whole_program || hierarchy);
+            if pruning && lazy {
+                // the changed units decode on the other cores while this
+                // one reads the baseline's matrix (10^5 rows at a fleet's
+                // scale), in the same read view
+                let (o, n) = (store.snapshot_units(baseline).or_fail()?, store.snapshot_units(newest).or_fail()?);
+                store.decode_units_ahead(&changed_pairs(&o, &n)).or_fail()?;
+                matrix_read = Some(store.matrix_for_selection(baseline).or_fail()?);
+            }
+            let changed = if pruning { changed_units(store, baseline, newest, lazy)? } else { None };
             match changed {
                 Some(c) => {
                     pruned = Some((c.old_units, c.elsewhere, c.unattributed, c.left_out));
@@ -852,7 +867,10 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
 
     // the suite: discovered tests if a source is available, else the matrix's
     // and the tests of the baseline's suite that have no record
-    let (matrix, recorded_deps, missing) = store.matrix_for_selection(baseline).or_fail()?;
+    let (matrix, recorded_deps, missing) = match matrix_read {
+        Some(read) => read,
+        None => store.matrix_for_selection(baseline).or_fail()?,
+    };
     let missing = missing.unwrap_or_default();
     let discovered = match discovery {
         Discovery::Listed(listed) => listed,

@@ -26,7 +26,7 @@ const UNIT_BIN_FACTS: u8 = 3;
 const UNIT_BIN_CLASSES: u8 = 4;
 const UNIT_BIN_LAZY: u8 = 5;
 const UNIT_BIN_SEALED: u8 = 6;
-const UNIT_BIN: u8 = 7;
+pub(crate) const UNIT_BIN: u8 = 7;
 
 pub fn encode_unit(u: &Unit) -> Vec<u8> {
     // encoding 7 compresses its parts itself
@@ -75,20 +75,26 @@ pub fn decode_unit(b: &[u8]) -> Result<Unit, String> {
     }
 }
 
+/// [`decode_unit_lazy_of`] of a borrowed blob.
+#[cfg(test)]
+pub fn decode_unit_lazy(b: &[u8]) -> Result<(Unit, Option<crate::unitbin::StoredBodies>), String> {
+    decode_unit_lazy_of(b.to_vec())
+}
+
 /// A unit whose procedure bodies decode on demand, when its encoding allows
 /// it (5; 6, whose shell leaves out the system headers' declarations; 7,
 /// whose shell leaves out all declarations); a unit of an older encoding is
-/// decoded whole (no bodies).
-pub fn decode_unit_lazy(b: &[u8]) -> Result<(Unit, Option<crate::unitbin::StoredBodies>), String> {
-    use crate::unitbin::Version;
-    match b.split_first() {
-        Some((&UNIT_BIN, rest)) => crate::unitbin::decode_shell(rest, Version::Apart).map(|(u, b)| (u, Some(b))),
-        Some((&UNIT_BIN_SEALED, rest)) => {
-            crate::unitbin::decode_shell(rest, Version::Sealed).map(|(u, b)| (u, Some(b)))
-        }
-        Some((&UNIT_BIN_LAZY, rest)) => crate::unitbin::decode_shell(rest, Version::Lazy).map(|(u, b)| (u, Some(b))),
-        _ => decode_unit(b).map(|u| (u, None)),
-    }
+/// decoded whole (no bodies). The bodies keep the blob, not a copy of
+/// their bytes.
+pub fn decode_unit_lazy_of(b: Vec<u8>) -> Result<(Unit, Option<crate::unitbin::StoredBodies>), String> {
+    use crate::unitbin::{Version, decode_shell_of};
+    let version = match b.first() {
+        Some(&UNIT_BIN) => Version::Apart,
+        Some(&UNIT_BIN_SEALED) => Version::Sealed,
+        Some(&UNIT_BIN_LAZY) => Version::Lazy,
+        _ => return decode_unit(&b).map(|u| (u, None)),
+    };
+    decode_shell_of(b, 1, version).map(|(u, b)| (u, Some(b)))
 }
 
 pub fn encode_plan(p: &[Vec<Probe>]) -> Vec<u8> {

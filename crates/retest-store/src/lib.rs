@@ -363,6 +363,8 @@ pub struct Store {
     shells: RefCell<HashMap<UnitId, Shell>>,
     /// The bodies of [`Store::units_lazy`]'s units decoded so far, shared.
     bodies: Arc<unitbin::DecodedBodies>,
+    /// Units being decoded on a thread of their own ([`Store::decode_units_ahead`]).
+    ahead: RefCell<Option<Ahead>>,
     /// Inside a read view, the edge-index block size of each (snapshot,
     /// unit) read so far: the view cannot see it change.
     marks: RefCell<HashMap<(SnapshotId, UnitId), Option<u32>>>,
@@ -471,6 +473,7 @@ impl Store {
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
             bodies: Default::default(),
+            ahead: RefCell::new(None),
             marks: RefCell::new(HashMap::new()),
         };
         if create {
@@ -529,6 +532,7 @@ impl Store {
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
             bodies: Default::default(),
+            ahead: RefCell::new(None),
             marks: RefCell::new(HashMap::new()),
         };
         s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
@@ -578,6 +582,7 @@ impl Store {
             units: RefCell::new(HashMap::new()),
             shells: RefCell::new(HashMap::new()),
             bodies: Default::default(),
+            ahead: RefCell::new(None),
             marks: RefCell::new(HashMap::new()),
         };
         let c = s.sqlite();
@@ -744,21 +749,10 @@ impl Store {
     /// in parallel.
     #[allow(clippy::type_complexity)]
     pub fn units_lazy(&self, ids: &[UnitId]) -> Result<Vec<(Rc<Unit>, Option<Rc<StoredBodies>>)>> {
-        let known = |id: &UnitId| self.units.borrow().contains_key(id) || self.shells.borrow().contains_key(id);
-        let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !known(id)).collect();
-        todo.sort_unstable_by_key(|id| id.0);
-        todo.dedup();
-        for (id, u) in self.read_units(&todo, blob::decode_unit_lazy)? {
-            match u {
-                (shell, Some(mut bodies)) => {
-                    bodies.share(self.bodies.clone());
-                    self.shells.borrow_mut().insert(id, (Rc::new(shell), Rc::new(bodies)));
-                }
-                (unit, None) => {
-                    self.units.borrow_mut().insert(id, Rc::new(unit));
-                }
-            }
-        }
+        self.units_decoded_ahead()?;
+        let todo = self.not_read_lazily(ids);
+        let blobs = self.unit_blobs(&todo)?;
+        self.keep_lazy(decode_blobs(blobs, blob::decode_unit_lazy_of))?;
         Ok(ids
             .iter()
             .map(|id| match self.units.borrow().get(id) {
@@ -771,6 +765,64 @@ impl Store {
             .collect())
     }
 
+    /// Starts decoding units for [`Store::units_lazy`] on a thread of their
+    /// own (and the cores it can take), their blobs read first: the caller
+    /// reads something else meanwhile, and the next [`Store::units_lazy`]
+    /// takes them. All reads stay on this handle's connection, so in one
+    /// [`Store::read_view`] (`units_decoded_ahead_are_the_units_read`).
+    pub fn decode_units_ahead(&self, ids: &[UnitId]) -> Result<()> {
+        self.decode_units_ahead_from(ids, UNITS_AHEAD)
+    }
+
+    /// [`Store::decode_units_ahead`] on a thread from `bytes` stored bytes.
+    fn decode_units_ahead_from(&self, ids: &[UnitId], bytes: usize) -> Result<()> {
+        self.units_decoded_ahead()?;
+        let todo = self.not_read_lazily(ids);
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let blobs = self.unit_blobs(&todo)?;
+        if blobs.iter().map(|(_, b)| b.len()).sum::<usize>() < bytes {
+            return self.keep_lazy(decode_blobs(blobs, blob::decode_unit_lazy_of));
+        }
+        let decoding = std::thread::spawn(move || decode_blobs(blobs, blob::decode_unit_lazy_of));
+        *self.ahead.borrow_mut() = Some(decoding);
+        Ok(())
+    }
+
+    /// Keeps the units [`Store::decode_units_ahead`] decoded, waiting for them.
+    fn units_decoded_ahead(&self) -> Result<()> {
+        let Some(decoding) = self.ahead.borrow_mut().take() else { return Ok(()) };
+        let decoded = decoding.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.keep_lazy(decoded)
+    }
+
+    /// Of `ids`, the units neither read whole nor as shells yet, in order, once each.
+    fn not_read_lazily(&self, ids: &[UnitId]) -> Vec<UnitId> {
+        let known = |id: &UnitId| self.units.borrow().contains_key(id) || self.shells.borrow().contains_key(id);
+        let mut todo: Vec<UnitId> = ids.iter().copied().filter(|id| !known(id)).collect();
+        todo.sort_unstable_by_key(|id| id.0);
+        todo.dedup();
+        todo
+    }
+
+    /// Keeps units decoded for [`Store::units_lazy`]: shells with their
+    /// bodies, units of an older encoding whole.
+    fn keep_lazy(&self, decoded: Decoded<(Unit, Option<StoredBodies>)>) -> Result<()> {
+        for (id, u) in self.decoded(decoded)? {
+            match u {
+                (shell, Some(mut bodies)) => {
+                    bodies.share(self.bodies.clone());
+                    self.shells.borrow_mut().insert(id, (Rc::new(shell), Rc::new(bodies)));
+                }
+                (unit, None) => {
+                    self.units.borrow_mut().insert(id, Rc::new(unit));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn unit_blob(&self, id: UnitId) -> Result<Vec<u8>> {
         self.one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0))?
             .ok_or(StoreError::Missing { what: "unit", id: id.0 })
@@ -778,27 +830,19 @@ impl Store {
 
     /// Reads and decodes units into the handle's cache; several in parallel.
     fn decode_units(&self, ids: &[UnitId]) -> Result<()> {
-        for (id, unit) in self.read_units(ids, blob::decode_unit)? {
+        let blobs = self.unit_blobs(ids)?;
+        for (id, unit) in self.decoded(decode_blobs(blobs, |b| blob::decode_unit(&b)))? {
             self.units.borrow_mut().insert(id, Rc::new(unit));
         }
         Ok(())
     }
 
-    /// Reads units' blobs and decodes them with `decode`, several in
-    /// parallel (decoding is most of what reading a unit costs); a blob that
-    /// does not decode is a damaged store.
-    fn read_units<T: Send>(
-        &self,
-        ids: &[UnitId],
-        decode: fn(&[u8]) -> std::result::Result<T, String>,
-    ) -> Result<Vec<(UnitId, T)>> {
-        let mut blobs = Vec::with_capacity(ids.len());
-        for &id in ids {
-            blobs.push((id, self.unit_blob(id)?));
-        }
-        let decode = |(id, data): (UnitId, Vec<u8>)| (id, decode(&data));
-        let bytes: usize = blobs.iter().map(|(_, b)| b.len()).sum();
-        let decoded: Vec<(UnitId, std::result::Result<T, String>)> = par_map(blobs, bytes >= UNITS_IN_PARALLEL, decode);
+    fn unit_blobs(&self, ids: &[UnitId]) -> Result<Vec<(UnitId, Vec<u8>)>> {
+        ids.iter().map(|&id| Ok((id, self.unit_blob(id)?))).collect()
+    }
+
+    /// Units decoded ([`decode_blobs`]); a blob that did not decode is a damaged store.
+    fn decoded<T>(&self, decoded: Decoded<T>) -> Result<Vec<(UnitId, T)>> {
         decoded
             .into_iter()
             .map(|(id, u)| u.map(|u| (id, u)).map_err(|e| self.corrupt(format!("unit {}: {e}", id.0))))
@@ -1493,8 +1537,14 @@ impl Store {
         &self,
         snapshot: SnapshotId,
     ) -> Result<(Vec<MatrixTest>, Vec<Option<TestDeps>>, Option<Vec<TestInfo>>)> {
-        let mut matrix: Vec<MatrixTest> = Vec::new();
-        let mut deps: Vec<Option<TestDeps>> = Vec::new();
+        // room for every test there is, reserved before the read: grown row
+        // by row, the vectors were copied and their fresh pages zeroed
+        // again at each doubling (a third of a selection's page faults at
+        // 10^5 tests); pages reserved and not written cost nothing
+        let tests: Option<i64> = self.one("SELECT MAX(id) FROM tests", p![], |r| r.get(0))?.flatten();
+        let room = tests.map_or(0, |n| n.clamp(0, 1 << 24) as usize);
+        let mut matrix: Vec<MatrixTest> = Vec::with_capacity(room);
+        let mut deps: Vec<Option<TestDeps>> = Vec::with_capacity(room);
         // values borrowed from the row, copied only where kept; each test's
         // file states decoded from the row's own bytes
         self.conn
@@ -2185,10 +2235,30 @@ fn par_map<T: Send, R: Send>(items: Vec<T>, parallel: bool, f: impl Fn(T) -> R +
     if parallel { items.into_par_iter().map(f).collect() } else { items.into_iter().map(f).collect() }
 }
 
+/// Units' blobs decoded with `decode`, several in parallel (decoding is
+/// most of what reading a unit costs).
+fn decode_blobs<T: Send>(
+    blobs: Vec<(UnitId, Vec<u8>)>,
+    decode: fn(Vec<u8>) -> std::result::Result<T, String>,
+) -> Decoded<T> {
+    let bytes: usize = blobs.iter().map(|(_, b)| b.len()).sum();
+    par_map(blobs, bytes >= UNITS_IN_PARALLEL, |(id, data)| (id, decode(data)))
+}
+
+/// Units decoded, or why each did not decode.
+type Decoded<T> = Vec<(UnitId, std::result::Result<T, String>)>;
+
+/// Units being decoded on a thread of their own ([`Store::decode_units_ahead`]).
+type Ahead = std::thread::JoinHandle<Decoded<(Unit, Option<StoredBodies>)>>;
+
 /// Units are decoded on every core from this many stored bytes. A jansson
 /// `select` decoding 54 units (2.3 MB) took 0.98–0.99 times as long on one
 /// thread, touching 10 huge pages instead of 15.
 const UNITS_IN_PARALLEL: usize = 8 << 20;
+/// Units are decoded ahead on a thread of their own from this many stored
+/// bytes (a few milliseconds of decoding; below it, a thread and its heap
+/// cost about what they save).
+const UNITS_AHEAD: usize = 1 << 20;
 /// Units' facts are decoded on every core from this many units (a few
 /// microseconds each).
 const FACTS_IN_PARALLEL: usize = 1024;

@@ -1492,6 +1492,42 @@ fn identical_bodies_are_decoded_once() {
     assert_eq!(shared.len(), 3, "small, big and other");
 }
 
+both!(units_decoded_ahead_are_the_units_read);
+/// Units decoded ahead ([`Store::decode_units_ahead`]), on a thread of their
+/// own or at once, are the units [`Store::units_lazy`] reads, with reads of
+/// the same handle in between; a damaged one is an error when they are
+/// taken, naming the unit, never a panic.
+fn units_decoded_ahead_are_the_units_read(f: &Fixture) {
+    use retest_graph::summary::Bodies;
+    let mut s = f.init();
+    let units = [rich_unit(), tiny_unit("f"), tiny_unit("g")];
+    let ids: Vec<UnitId> = units.iter().zip(1u8..).map(|(u, h)| s.put_unit(&[h; 16], u).unwrap()).collect();
+    drop(s);
+    for from in [0, usize::MAX] {
+        let s = f.open();
+        s.decode_units_ahead_from(&ids[..2], from).unwrap();
+        assert_eq!(s.unit_facts(ids[2]).unwrap(), UnitFacts::of(&units[2]), "a read meanwhile");
+        let read = s.units_lazy(&ids).unwrap();
+        assert_eq!(read.len(), 3);
+        for ((shell, bodies), u) in read.iter().zip(&units) {
+            let bodies = bodies.as_ref().expect("encoding 7 has bodies on demand");
+            assert_eq!(shell.procedures.len(), u.procedures.len());
+            for (i, p) in u.procedures.iter().enumerate() {
+                assert_eq!(bodies.body(i), p, "{} decoded ahead from {from} bytes", p.name);
+            }
+        }
+        assert!(s.ahead.borrow().is_none(), "taken");
+    }
+    // the second unit damaged: its shell does not decode
+    let s = f.open();
+    s.conn.exec("UPDATE units SET data = ?1 WHERE id = ?2", db::p![vec![blob::UNIT_BIN, 9, 9, 9], ids[1].0]).unwrap();
+    s.decode_units_ahead_from(&ids, 0).unwrap();
+    match s.units_lazy(&ids) {
+        Err(e) => assert!(e.to_string().contains(&format!("unit {}", ids[1].0)), "{e}"),
+        Ok(_) => panic!("a damaged unit decoded"),
+    }
+}
+
 /// A body damaged after its shell was read is an error the selection
 /// reports, never a panic: the body reads as a changed procedure and
 /// `Bodies::error` says which.

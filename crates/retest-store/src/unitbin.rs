@@ -217,15 +217,24 @@ fn split(b: &[u8]) -> Result<(Vec<u8>, &[u8]), String> {
     Ok((shell, &b[r.pos..]))
 }
 
-/// A unit of encoding 5 without its procedures' bodies: the unit, whose
-/// procedures hold their names, linkage, spans, digests and `unanalysable`
-/// but stand-in CFGs ([`retest_graph::summary::stand_in`]), and the bodies,
-/// decoded on demand.
+/// [`decode_shell_of`] of a borrowed encoding.
+#[cfg(test)]
 pub fn decode_shell(b: &[u8], version: Version) -> Result<(Unit, StoredBodies), String> {
+    decode_shell_of(b.to_vec(), 0, version)
+}
+
+/// A unit of encoding 5 to 7 (`blob[from..]`) without its procedures'
+/// bodies: the unit, whose procedures hold their names, linkage, spans,
+/// digests and `unanalysable` but stand-in CFGs
+/// ([`retest_graph::summary::stand_in`]), and the bodies, decoded on demand.
+/// The bodies keep `blob` rather than a copy of their bytes (a unit of 10^3
+/// procedures is a megabyte).
+pub fn decode_shell_of(blob: Vec<u8>, from: usize, version: Version) -> Result<(Unit, StoredBodies), String> {
+    let b = blob.get(from..).ok_or("an empty unit")?;
     let (shell, region) = split(b)?;
+    let at = from + (b.len() - region.len());
     let (unit, bodies) = decode_with(&shell, version, Some((region, true)))?;
     let (summaries, ranges, sealed) = bodies.expect("a shell is decoded with its bodies' places");
-    let raw = region.to_vec();
     let heads: Vec<Head> = unit
         .procedures
         .iter()
@@ -238,7 +247,20 @@ pub fn decode_shell(b: &[u8], version: Version) -> Result<(Unit, StoredBodies), 
         })
         .collect();
     let cells = (0..heads.len()).map(|_| std::cell::OnceCell::new()).collect();
-    Ok((unit, StoredBodies { raw, ranges, summaries, heads, cells, sealed, shared: None, error: Default::default() }))
+    Ok((
+        unit,
+        StoredBodies {
+            raw: blob,
+            at,
+            ranges,
+            summaries,
+            heads,
+            cells,
+            sealed,
+            shared: None,
+            error: Default::default(),
+        },
+    ))
 }
 
 /// Where each body is in the bodies' bytes, and each procedure's summary;
@@ -456,8 +478,10 @@ struct Head {
 
 /// The bodies of a unit of encoding 5, decoded on first use.
 pub struct StoredBodies {
-    /// The unit's decompressed encoding.
+    /// The unit's blob; its bodies' bytes from `at` on (`ranges` and the
+    /// declaration sections' places are within them).
     raw: Vec<u8>,
+    at: usize,
     ranges: Vec<std::ops::Range<usize>>,
     summaries: Vec<Summary>,
     heads: Vec<Head>,
@@ -491,6 +515,11 @@ impl DecodedBodies {
 }
 
 impl StoredBodies {
+    /// The bodies' bytes.
+    fn region(&self) -> &[u8] {
+        &self.raw[self.at..]
+    }
+
     /// Lets this unit's bodies be decoded once with those of the other
     /// units sharing `with`.
     pub fn share(&mut self, with: Arc<DecodedBodies>) {
@@ -501,7 +530,7 @@ impl StoredBodies {
     /// already for a procedure of the same head.
     fn shared_body(&self, i: usize) -> Result<Arc<Procedure>, String> {
         let Some(shared) = &self.shared else { return self.decode_body(i).map(Arc::new) };
-        let bytes = &self.raw[self.ranges[i].clone()];
+        let bytes = &self.region()[self.ranges[i].clone()];
         let h = &self.heads[i];
         let same_head = |p: &Procedure| {
             let Head { name, is_static, span, digest, unanalysable } = h;
@@ -524,7 +553,7 @@ impl StoredBodies {
     /// headers'; an error says which part is damaged.
     fn decode_decls(&self, s: &SealedDecls) -> Result<Vec<Declaration>, String> {
         let own = self.decode_own(s)?;
-        let sealed = self.raw.get(s.range.clone()).ok_or("declarations beyond the unit".to_string());
+        let sealed = self.region().get(s.range.clone()).ok_or("declarations beyond the unit".to_string());
         let sealed = sealed.and_then(decls_section).map_err(|e| format!("the system headers' declarations: {e}"))?;
         merge_decls(&s.runs, own, sealed)
     }
@@ -539,7 +568,7 @@ impl StoredBodies {
             OwnDecls::Apart { decls, range, .. } => match decls.get() {
                 Some(decls) => Ok(decls.clone()),
                 None => {
-                    let section = self.raw.get(range.clone()).ok_or("declarations beyond the unit".to_string());
+                    let section = self.region().get(range.clone()).ok_or("declarations beyond the unit".to_string());
                     section.and_then(decls_section)
                 }
             },
@@ -548,7 +577,7 @@ impl StoredBodies {
     }
 
     fn decode_body(&self, i: usize) -> Result<Procedure, String> {
-        let bytes = unlz4(&self.raw[self.ranges[i].clone()])?;
+        let bytes = unlz4(&self.region()[self.ranges[i].clone()])?;
         let mut r = R { b: &bytes, pos: 0, version: Version::Lazy };
         let (cond, stmt, map, probes, locals) = r.body()?;
         if r.pos != bytes.len() {
