@@ -765,35 +765,55 @@ impl Store {
             .collect())
     }
 
-    /// Starts decoding units for [`Store::units_lazy`] on a thread of their
-    /// own (and the cores it can take), their blobs read first: the caller
-    /// reads something else meanwhile, and the next [`Store::units_lazy`]
-    /// takes them. All reads stay on this handle's connection, so in one
-    /// [`Store::read_view`] (`units_decoded_ahead_are_the_units_read`).
+    /// Starts reading and decoding units for [`Store::units_lazy`] on a
+    /// thread of their own (and the cores it can take), through a
+    /// connection of its own: the caller reads something else meanwhile,
+    /// and the next [`Store::units_lazy`] takes them. A unit's blob never
+    /// changes once stored (units are stored by the hash of what they were
+    /// analysed from, and only added), so any connection reads what this
+    /// handle's [`Store::read_view`] would. Few units are read and decoded
+    /// at once: a thread and a connection would cost about what they save.
+    /// If the thread cannot connect, the blobs are read on this handle when
+    /// the units are taken (`units_decoded_ahead_are_the_units_read`).
     pub fn decode_units_ahead(&self, ids: &[UnitId]) -> Result<()> {
         self.decode_units_ahead_from(ids, UNITS_AHEAD)
     }
 
-    /// [`Store::decode_units_ahead`] on a thread from `bytes` stored bytes.
-    fn decode_units_ahead_from(&self, ids: &[UnitId], bytes: usize) -> Result<()> {
+    /// [`Store::decode_units_ahead`] on a thread from units of `edges` edges.
+    fn decode_units_ahead_from(&self, ids: &[UnitId], edges: i64) -> Result<()> {
         self.units_decoded_ahead()?;
         let todo = self.not_read_lazily(ids);
-        if todo.is_empty() {
-            return Ok(());
+        let mut sum = 0;
+        for &id in &todo {
+            sum += self.one("SELECT edges FROM units WHERE id = ?1", p![id.0], |r| r.get::<i64>(0))?.unwrap_or(0);
         }
-        let blobs = self.unit_blobs(&todo)?;
-        if blobs.iter().map(|(_, b)| b.len()).sum::<usize>() < bytes {
+        if todo.is_empty() || sum < edges {
+            let blobs = self.unit_blobs(&todo)?;
             return self.keep_lazy(decode_blobs(blobs, blob::decode_unit_lazy_of));
         }
-        let decoding = std::thread::spawn(move || decode_blobs(blobs, blob::decode_unit_lazy_of));
-        *self.ahead.borrow_mut() = Some(decoding);
+        let reader = match &self.url {
+            Some(url) => Reader::Postgres(url.clone()),
+            None => Reader::Sqlite(self.path.clone()),
+        };
+        let ids = todo.clone();
+        let decoding = std::thread::spawn(move || {
+            let conn = reader.connect()?;
+            let blob = |id: UnitId| conn.row("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0));
+            let blobs: Option<Vec<(UnitId, Vec<u8>)>> = ids.iter().map(|&id| Some((id, blob(id).ok()??))).collect();
+            Some(decode_blobs(blobs?, blob::decode_unit_lazy_of))
+        });
+        *self.ahead.borrow_mut() = Some(Ahead { ids: todo, decoding });
         Ok(())
     }
 
-    /// Keeps the units [`Store::decode_units_ahead`] decoded, waiting for them.
+    /// Keeps the units [`Store::decode_units_ahead`] decoded, waiting for
+    /// them; read on this handle if the thread could not read them.
     fn units_decoded_ahead(&self) -> Result<()> {
-        let Some(decoding) = self.ahead.borrow_mut().take() else { return Ok(()) };
-        let decoded = decoding.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let Some(Ahead { ids, decoding }) = self.ahead.borrow_mut().take() else { return Ok(()) };
+        let decoded = match decoding.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+            Some(decoded) => decoded,
+            None => decode_blobs(self.unit_blobs(&ids)?, blob::decode_unit_lazy_of),
+        };
         self.keep_lazy(decoded)
     }
 
@@ -808,7 +828,7 @@ impl Store {
 
     /// Keeps units decoded for [`Store::units_lazy`]: shells with their
     /// bodies, units of an older encoding whole.
-    fn keep_lazy(&self, decoded: Decoded<(Unit, Option<StoredBodies>)>) -> Result<()> {
+    fn keep_lazy(&self, decoded: Decoded<LazyUnit>) -> Result<()> {
         for (id, u) in self.decoded(decoded)? {
             match u {
                 (shell, Some(mut bodies)) => {
@@ -2245,20 +2265,51 @@ fn decode_blobs<T: Send>(
     par_map(blobs, bytes >= UNITS_IN_PARALLEL, |(id, data)| (id, decode(data)))
 }
 
+/// A unit as [`Store::units_lazy`] decodes it: a shell with its bodies, or
+/// (an older encoding) whole.
+type LazyUnit = (Unit, Option<StoredBodies>);
+
 /// Units decoded, or why each did not decode.
 type Decoded<T> = Vec<(UnitId, std::result::Result<T, String>)>;
 
-/// Units being decoded on a thread of their own ([`Store::decode_units_ahead`]).
-type Ahead = std::thread::JoinHandle<Decoded<(Unit, Option<StoredBodies>)>>;
+/// Units being read and decoded on a thread of their own
+/// ([`Store::decode_units_ahead`]); `None` from the thread if it could not
+/// read them.
+struct Ahead {
+    ids: Vec<UnitId>,
+    decoding: std::thread::JoinHandle<Option<Decoded<LazyUnit>>>,
+}
+
+/// Where a thread of its own connects to read units ([`Store::decode_units_ahead`]).
+enum Reader {
+    /// The database file, opened to read only.
+    Sqlite(PathBuf),
+    /// The PostgreSQL store's URL.
+    Postgres(String),
+}
+
+impl Reader {
+    fn connect(&self) -> Option<Conn> {
+        match self {
+            Reader::Sqlite(db) => {
+                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                let c = Connection::open_with_flags(db, flags).ok()?;
+                c.busy_timeout(Duration::from_secs(120)).ok()?;
+                Some(Conn::Sqlite(c))
+            }
+            Reader::Postgres(url) => postgres::Client::connect(url, postgres::NoTls).ok().map(Conn::postgres),
+        }
+    }
+}
 
 /// Units are decoded on every core from this many stored bytes. A jansson
 /// `select` decoding 54 units (2.3 MB) took 0.98–0.99 times as long on one
 /// thread, touching 10 huge pages instead of 15.
 const UNITS_IN_PARALLEL: usize = 8 << 20;
-/// Units are decoded ahead on a thread of their own from this many stored
-/// bytes (a few milliseconds of decoding; below it, a thread and its heap
-/// cost about what they save).
-const UNITS_AHEAD: usize = 1 << 20;
+/// Units are read and decoded ahead on a thread of their own from this many
+/// condition-level edges (about a megabyte stored, a few milliseconds of
+/// decoding; a jansson header change compares units of 10^4 edges).
+const UNITS_AHEAD: i64 = 100_000;
 /// Units' facts are decoded on every core from this many units (a few
 /// microseconds each).
 const FACTS_IN_PARALLEL: usize = 1024;

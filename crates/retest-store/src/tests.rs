@@ -1494,18 +1494,33 @@ fn identical_bodies_are_decoded_once() {
 
 both!(units_decoded_ahead_are_the_units_read);
 /// Units decoded ahead ([`Store::decode_units_ahead`]), on a thread of their
-/// own or at once, are the units [`Store::units_lazy`] reads, with reads of
-/// the same handle in between; a damaged one is an error when they are
-/// taken, naming the unit, never a panic.
+/// own through a connection of its own, or at once, are the units
+/// [`Store::units_lazy`] reads, with reads of the same handle in between; a
+/// damaged one is an error when they are taken, naming the unit, never a
+/// panic.
 fn units_decoded_ahead_are_the_units_read(f: &Fixture) {
     use retest_graph::summary::Bodies;
     let mut s = f.init();
     let units = [rich_unit(), tiny_unit("f"), tiny_unit("g")];
     let ids: Vec<UnitId> = units.iter().zip(1u8..).map(|(u, h)| s.put_unit(&[h; 16], u).unwrap()).collect();
     drop(s);
-    for from in [0, usize::MAX] {
+    // on a thread of its own, at once, and read on the handle when the
+    // thread could not connect
+    for from in [Some(0), Some(i64::MAX), None] {
         let s = f.open();
-        s.decode_units_ahead_from(&ids[..2], from).unwrap();
+        match from {
+            Some(0) => {
+                s.decode_units_ahead_from(&ids[..2], 0).unwrap();
+                let Ahead { ids, decoding } = s.ahead.borrow_mut().take().expect("on a thread");
+                let decoded = decoding.join().unwrap();
+                assert!(decoded.is_some(), "the thread read through a connection of its own");
+                *s.ahead.borrow_mut() = Some(Ahead { ids, decoding: std::thread::spawn(|| decoded) });
+            }
+            Some(from) => s.decode_units_ahead_from(&ids[..2], from).unwrap(),
+            None => {
+                *s.ahead.borrow_mut() = Some(Ahead { ids: ids[..2].to_vec(), decoding: std::thread::spawn(|| None) })
+            }
+        }
         assert_eq!(s.unit_facts(ids[2]).unwrap(), UnitFacts::of(&units[2]), "a read meanwhile");
         let read = s.units_lazy(&ids).unwrap();
         assert_eq!(read.len(), 3);
@@ -1513,7 +1528,7 @@ fn units_decoded_ahead_are_the_units_read(f: &Fixture) {
             let bodies = bodies.as_ref().expect("encoding 7 has bodies on demand");
             assert_eq!(shell.procedures.len(), u.procedures.len());
             for (i, p) in u.procedures.iter().enumerate() {
-                assert_eq!(bodies.body(i), p, "{} decoded ahead from {from} bytes", p.name);
+                assert_eq!(bodies.body(i), p, "{} decoded ahead ({from:?} edges)", p.name);
             }
         }
         assert!(s.ahead.borrow().is_none(), "taken");
