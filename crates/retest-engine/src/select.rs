@@ -424,6 +424,30 @@ fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) ->
     Ok(Some(out))
 }
 
+/// The row of the matrix (whose tests have the keys `matrix`, each once) of
+/// each test of `keys`, if it has one. A universe file or a CTest listing
+/// keeps its order from run to run, and the matrix is ordered by test id,
+/// given in the order tests were first seen: most tests are at the row
+/// after the last one found, and only the others are looked up by key (a map
+/// of 10^5 keys cost a selection at a fleet's scale 10–15 ms).
+fn matrix_rows(keys: &[&str], matrix: &[&str]) -> Vec<Option<usize>> {
+    let mut by_key: Option<HashMap<&str, usize>> = None;
+    let mut next = 0;
+    keys.iter()
+        .map(|k| {
+            let j = if matrix.get(next) == Some(k) {
+                Some(next)
+            } else {
+                by_key.get_or_insert_with(|| matrix.iter().enumerate().map(|(i, m)| (*m, i)).collect()).get(k).copied()
+            };
+            if let Some(j) = j {
+                next = j + 1;
+            }
+            j
+        })
+        .collect()
+}
+
 /// The units of two snapshots' lists that differ, pair by pair (old, new).
 fn changed_pairs(old: &[retest_store::SnapshotUnit], new: &[retest_store::SnapshotUnit]) -> Vec<UnitId> {
     old.iter()
@@ -915,7 +939,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             first.join(", ")
         ));
     }
-    let by_key: HashMap<&str, usize> = matrix.iter().enumerate().map(|(i, m)| (m.key.as_str(), i)).collect();
+    let rows = matrix_rows(&keys, &matrix.iter().map(|m| m.key.as_str()).collect::<Vec<_>>());
     // the matrix's tests the suite still has (the others were removed)
     let mut listed = vec![false; matrix.len()];
     let settings = crate::deps::settings(&opts.source, root, store)?;
@@ -968,7 +992,7 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
         f
     }
     let beyond_one = pinned(|cwd, i| {
-        let j = *by_key.get(keys[i])?;
+        let j = rows[i]?;
         let deps = recorded_deps[j].as_ref();
         let mut beyond = Vec::new();
         if let Some(spec) = specs.as_ref().map(|s| &s[i]) {
@@ -1087,7 +1111,6 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
 
     drop(old);
     drop(new);
-    drop(by_key);
     Ok(Selection {
         _held: Held { _specs: specs, _matrix: matrix, _deps: recorded_deps },
         algorithm: opts.algorithm,
@@ -1332,5 +1355,44 @@ impl Selection {
             files_changed: sel.files_changed,
             warnings: &sel.warnings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Each listed test's matrix row is the row of its key, whatever
+        /// the suite's order against the matrix's: tests kept in order,
+        /// moved, added and removed (`matrix_rows` against a map).
+        #[test]
+        fn a_listed_test_finds_the_row_of_its_key(
+            n in 0usize..60,
+            mut order in proptest::collection::vec(0usize..80, 0..80),
+            sorted in any::<bool>(),
+        ) {
+            if sorted {
+                order.sort_unstable();
+            }
+            let matrix: Vec<String> = (0..n).map(|i| format!("t{i}")).collect();
+            let mut seen = std::collections::HashSet::new();
+            let keys: Vec<String> = order.iter().filter(|&&i| seen.insert(i)).map(|i| format!("t{i}")).collect();
+            let (m, k): (Vec<&str>, Vec<&str>) =
+                (matrix.iter().map(String::as_str).collect(), keys.iter().map(String::as_str).collect());
+            let rows = super::matrix_rows(&k, &m);
+            prop_assert_eq!(rows.len(), k.len());
+            for (key, row) in k.iter().zip(&rows) {
+                prop_assert_eq!(*row, m.iter().position(|x| x == key));
+            }
+        }
+    }
+
+    /// A suite in the matrix's order is found row by row.
+    #[test]
+    fn a_suite_in_the_matrix_order_is_found_in_order() {
+        let m = ["a", "b", "c", "d"];
+        assert_eq!(super::matrix_rows(&["a", "b", "x", "c", "d"], &m), [Some(0), Some(1), None, Some(2), Some(3)]);
+        assert_eq!(super::matrix_rows(&["d", "a", "b"], &m), [Some(3), Some(0), Some(1)]);
     }
 }
