@@ -800,7 +800,10 @@ impl Store {
             let conn = reader.connect()?;
             let blob = |id: UnitId| conn.row("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0));
             let blobs: Option<Vec<(UnitId, Vec<u8>)>> = ids.iter().map(|&id| Some((id, blob(id).ok()??))).collect();
-            Some(decode_blobs(blobs?, blob::decode_unit_lazy_of))
+            // one after the other: the caller's thread, reading meanwhile,
+            // keeps a core (on 2 cores, decoding on both slowed the matrix's
+            // read more than it sped the decoding)
+            Some(blobs?.into_iter().map(|(id, b)| (id, blob::decode_unit_lazy_of(b))).collect())
         });
         *self.ahead.borrow_mut() = Some(Ahead { ids: todo, decoding });
         Ok(())
