@@ -766,12 +766,12 @@ impl Store {
     }
 
     /// Starts reading and decoding units for [`Store::units_lazy`] on a
-    /// thread of their own (and the cores it can take), through a
-    /// connection of its own: the caller reads something else meanwhile,
-    /// and the next [`Store::units_lazy`] takes them. A unit's blob never
-    /// changes once stored (units are stored by the hash of what they were
-    /// analysed from, and only added), so any connection reads what this
-    /// handle's [`Store::read_view`] would. Few units are read and decoded
+    /// thread of their own, through a connection of its own: the caller
+    /// reads something else meanwhile, and the next [`Store::units_lazy`]
+    /// takes them. A unit's blob never changes once stored (units are
+    /// stored by the hash of what they were analysed from, and only added),
+    /// so any connection reads what this handle's [`Store::read_view`]
+    /// would. Few units are read and decoded
     /// at once: a thread and a connection would cost about what they save.
     /// If the thread cannot connect, the blobs are read on this handle when
     /// the units are taken (`units_decoded_ahead_are_the_units_read`).
