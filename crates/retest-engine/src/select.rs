@@ -753,9 +753,9 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
                 || scope.skip_constructor_and_operator_changes;
             let pruning = !(opts.whole_program || hierarchy);
             if pruning && lazy {
-                // the changed units decode on the other cores while this
-                // one reads the baseline's matrix (10^5 rows at a fleet's
-                // scale), in the same read view
+                // the changed units decode on a thread of their own while
+                // this one reads the baseline's matrix (10^5 rows at a
+                // fleet's scale) in the read view
                 let (o, n) = (store.snapshot_units(baseline).or_fail()?, store.snapshot_units(newest).or_fail()?);
                 store.decode_units_ahead(&changed_pairs(&o, &n)).or_fail()?;
                 matrix_read = Some(store.matrix_for_selection(baseline).or_fail()?);

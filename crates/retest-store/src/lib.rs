@@ -771,10 +771,10 @@ impl Store {
     /// takes them. A unit's blob never changes once stored (units are
     /// stored by the hash of what they were analysed from, and only added),
     /// so any connection reads what this handle's [`Store::read_view`]
-    /// would. Few units are read and decoded
-    /// at once: a thread and a connection would cost about what they save.
-    /// If the thread cannot connect, the blobs are read on this handle when
-    /// the units are taken (`units_decoded_ahead_are_the_units_read`).
+    /// would. Few units are read and decoded at once: a thread and a
+    /// connection would cost about what they save. If the thread cannot
+    /// connect, the blobs are read on this handle when the units are taken
+    /// (`units_decoded_ahead_are_the_units_read`).
     pub fn decode_units_ahead(&self, ids: &[UnitId]) -> Result<()> {
         self.decode_units_ahead_from(ids, UNITS_AHEAD)
     }
