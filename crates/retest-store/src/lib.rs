@@ -2275,6 +2275,17 @@ type LazyUnit = (Unit, Option<StoredBodies>);
 /// Units decoded, or why each did not decode.
 type Decoded<T> = Vec<(UnitId, std::result::Result<T, String>)>;
 
+/// A store waits for the units it decodes ahead before it closes: the
+/// thread's connection closes first, and the store's, the last, empties the
+/// write-ahead log (`a_store_dropped_while_units_decode_ahead_closes_last`).
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(ahead) = self.ahead.get_mut().take() {
+            let _ = ahead.decoding.join();
+        }
+    }
+}
+
 /// Units being read and decoded on a thread of their own
 /// ([`Store::decode_units_ahead`]); `None` from the thread if it could not
 /// read them.

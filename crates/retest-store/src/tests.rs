@@ -1543,6 +1543,33 @@ fn units_decoded_ahead_are_the_units_read(f: &Fixture) {
     }
 }
 
+/// A store dropped while units decode ahead waits for their thread, so that
+/// its own connection closes last and empties the write-ahead log: a closed
+/// store is its database file alone (`a_database_copied_over_a_closed_store_is_what_opens`).
+#[test]
+fn a_store_dropped_while_units_decode_ahead_closes_last() {
+    let a = tempfile::tempdir().unwrap();
+    let d = Store::dir_for(a.path());
+    let mut s = Store::init(&d).unwrap();
+    let reader = Reader::Sqlite(d.join(DB_FILE));
+    let (reading, read) = std::sync::mpsc::channel();
+    let decoding = std::thread::spawn(move || {
+        let conn = reader.connect().expect("a read-only connection");
+        conn.row("SELECT count(*) FROM units", db::p![], |r| r.get::<i64>(0)).unwrap();
+        reading.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        None
+    });
+    *s.ahead.borrow_mut() = Some(Ahead { ids: Vec::new(), decoding });
+    read.recv().unwrap();
+    for i in 0..50u32 {
+        s.set_meta(&format!("k{i}"), "v").unwrap();
+    }
+    drop(s);
+    let wal = d.join(format!("{DB_FILE}-wal"));
+    assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).ok(), Some(0), "the store's connection closed last");
+}
+
 /// A body damaged after its shell was read is an error the selection
 /// reports, never a panic: the body reads as a changed procedure and
 /// `Bodies::error` says which.
