@@ -521,9 +521,7 @@ impl Store {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             });
         }
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(db, flags)
-            .map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
+        let conn = open_read_only(db).map_err(|source| StoreError::Sqlite { path: db.to_path_buf(), source })?;
         let s = Store {
             conn: Conn::Sqlite(conn),
             path: db.to_path_buf(),
@@ -535,7 +533,6 @@ impl Store {
             ahead: RefCell::new(None),
             marks: RefCell::new(HashMap::new()),
         };
-        s.sqlite().busy_timeout(Duration::from_secs(120)).map_err(|e| s.sql(e.into()))?;
         let found = schema::found_version(s.sqlite(), db).map_err(damaged)?;
         if found > schema::VERSION {
             return Err(StoreError::TooNew { path: db.to_path_buf(), found, known: schema::VERSION });
@@ -798,8 +795,8 @@ impl Store {
         let ids = todo.clone();
         let decoding = std::thread::spawn(move || {
             let conn = reader.connect()?;
-            let blob = |id: UnitId| conn.row("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0));
-            let blobs: Option<Vec<(UnitId, Vec<u8>)>> = ids.iter().map(|&id| Some((id, blob(id).ok()??))).collect();
+            let blobs: Option<Vec<(UnitId, Vec<u8>)>> =
+                ids.iter().map(|&id| Some((id, unit_blob_on(&conn, id).ok()??))).collect();
             // one after the other: the caller's thread, reading meanwhile,
             // keeps a core (on 2 cores, decoding on both slowed the matrix's
             // read more than it sped the decoding)
@@ -847,8 +844,7 @@ impl Store {
     }
 
     fn unit_blob(&self, id: UnitId) -> Result<Vec<u8>> {
-        self.one("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0))?
-            .ok_or(StoreError::Missing { what: "unit", id: id.0 })
+        unit_blob_on(&self.conn, id).map_err(|e| self.sql(e))?.ok_or(StoreError::Missing { what: "unit", id: id.0 })
     }
 
     /// Reads and decodes units into the handle's cache; several in parallel.
@@ -2294,6 +2290,20 @@ struct Ahead {
     decoding: std::thread::JoinHandle<Option<Decoded<LazyUnit>>>,
 }
 
+/// A SQLite database file opened to read only, waiting for writers as the
+/// store's connections do.
+fn open_read_only(db: &Path) -> rusqlite::Result<Connection> {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let c = Connection::open_with_flags(db, flags)?;
+    c.busy_timeout(Duration::from_secs(120))?;
+    Ok(c)
+}
+
+/// A unit's blob, read through `conn`.
+fn unit_blob_on(conn: &Conn, id: UnitId) -> DbResult<Option<Vec<u8>>> {
+    conn.row("SELECT data FROM units WHERE id = ?1", p![id.0], |r| r.take(0))
+}
+
 /// Where a thread of its own connects to read units ([`Store::decode_units_ahead`]).
 enum Reader {
     /// The database file, opened to read only.
@@ -2305,12 +2315,7 @@ enum Reader {
 impl Reader {
     fn connect(&self) -> Option<Conn> {
         match self {
-            Reader::Sqlite(db) => {
-                let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-                let c = Connection::open_with_flags(db, flags).ok()?;
-                c.busy_timeout(Duration::from_secs(120)).ok()?;
-                Some(Conn::Sqlite(c))
-            }
+            Reader::Sqlite(db) => open_read_only(db).ok().map(Conn::Sqlite),
             Reader::Postgres(url) => postgres::Client::connect(url, postgres::NoTls).ok().map(Conn::postgres),
         }
     }
