@@ -336,7 +336,8 @@ struct Changed {
 }
 
 /// The units a change touched, when comparing only them selects what
-/// comparing every unit does.
+/// comparing every unit does (`old_su`, `new_su`: the units of the baseline
+/// and of the new snapshot `new`).
 ///
 /// A unit with the same preprocessed text (the same stored unit) and flags in
 /// both snapshots compares equal to itself, procedure by procedure: DejaVu
@@ -364,9 +365,13 @@ struct Changed {
 /// whole program. Guarded by the test
 /// `selecting_from_the_changed_units_alone_selects_what_the_whole_program_does`
 /// (invariant **changed_units_select_as_the_whole_program**).
-fn changed_units(store: &Store, old: SnapshotId, new: SnapshotId, lazy: bool) -> Result<Option<Changed>, Error> {
-    let old_su = store.snapshot_units(old).or_fail()?;
-    let new_su = store.snapshot_units(new).or_fail()?;
+fn changed_units(
+    store: &Store,
+    old_su: Vec<retest_store::SnapshotUnit>,
+    new_su: Vec<retest_store::SnapshotUnit>,
+    new: SnapshotId,
+    lazy: bool,
+) -> Result<Option<Changed>, Error> {
     if old_su.len() != new_su.len() || old_su.iter().zip(&new_su).any(|(a, b)| a.key != b.key) {
         return Ok(None);
     }
@@ -751,16 +756,19 @@ fn compute_in(store: &mut Store, root: &Path, opts: &SelectOptions) -> Result<Se
             let hierarchy = opts.class.is_some()
                 || opts.skip_constructors_and_operators
                 || scope.skip_constructor_and_operator_changes;
-            let pruning = !(opts.whole_program || hierarchy);
-            if pruning && lazy {
-                // the changed units decode on a thread of their own while
-                // this one reads the baseline's matrix (10^5 rows at a
-                // fleet's scale) in the read view
+            let changed = if opts.whole_program || hierarchy {
+                None
+            } else {
                 let (o, n) = (store.snapshot_units(baseline).or_fail()?, store.snapshot_units(newest).or_fail()?);
-                store.decode_units_ahead(&changed_pairs(&o, &n)).or_fail()?;
-                matrix_read = Some(store.matrix_for_selection(baseline).or_fail()?);
-            }
-            let changed = if pruning { changed_units(store, baseline, newest, lazy)? } else { None };
+                if lazy {
+                    // the changed units decode on a thread of their own while
+                    // this one reads the baseline's matrix (10^5 rows at a
+                    // fleet's scale) in the read view
+                    store.decode_units_ahead(&changed_pairs(&o, &n)).or_fail()?;
+                    matrix_read = Some(store.matrix_for_selection(baseline).or_fail()?);
+                }
+                changed_units(store, o, n, newest, lazy)?
+            };
             match changed {
                 Some(c) => {
                     pruned = Some((c.old_units, c.elsewhere, c.unattributed, c.left_out));
